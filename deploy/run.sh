@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Run Klondike Race locally, from a fresh Debian machine with Python 3.11: installs the
+# project into .venv, then starts it. Extra arguments go to the klondike-race command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! python3 -c 'import ensurepip' 2>/dev/null; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv
+fi
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+
+if [ $# -eq 0 ]; then set -- deal --seed demo; fi
+exec .venv/bin/klondike-race "$@"

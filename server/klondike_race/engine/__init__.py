@@ -1,0 +1,38 @@
+"""The pure Klondike rules engine: no I/O, no clock, no randomness.
+
+Cards are ints (``cards``), deals come from seeds or explicit lists (``deal``), settings
+hold every room option (``settings``), moves have a compact notation (``moves``), a
+``Game`` checks and applies them (``game``), ``views`` say what others may see, and
+``record`` stores and replays whole games. Errors are listed in ``errors``.
+"""
+
+from .cards import NAMES, RANK, SUIT, card_name, parse_card
+from .deal import Deal, shuffle
+from .errors import EngineError, IllegalMove, NotationError
+from .game import OUT_OF_TIME, PLAYING, RESIGNED, STUCK, WON, Game
+from .moves import (
+    CARDS,
+    DRAW,
+    DRAW_MOVE,
+    FOUND0,
+    FOUNDATION,
+    RECYCLE,
+    RECYCLE_MOVE,
+    STOCK,
+    UNDO,
+    UNDO_MOVE,
+    WASTE,
+    Move,
+    pile_name,
+)
+from .record import GameRecord
+from .settings import DEFAULT, UNLIMITED, Settings
+from .views import board_view, progress
+
+__all__ = [
+    "CARDS", "DEFAULT", "DRAW", "DRAW_MOVE", "FOUND0", "FOUNDATION", "NAMES", "OUT_OF_TIME",
+    "PLAYING", "RANK", "RECYCLE", "RECYCLE_MOVE", "RESIGNED", "STOCK", "STUCK", "SUIT",
+    "UNDO", "UNDO_MOVE", "UNLIMITED", "WASTE", "WON", "Deal", "EngineError", "Game",
+    "GameRecord", "IllegalMove", "Move", "NotationError", "Settings", "board_view",
+    "card_name", "parse_card", "pile_name", "progress", "shuffle",
+]

@@ -1,0 +1,18 @@
+"""Shared test helpers: paths to ../shared and the reference deal corpus."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+DEALS = SHARED / "deals" / "deals.jsonl"
+
+
+@cache
+def reference_deals() -> tuple[dict, ...]:
+    """The 600 reference records of ../shared/deals/deals.jsonl (300 deals x 2 draws)."""
+    with DEALS.open() as f:
+        return tuple(json.loads(line) for line in f)

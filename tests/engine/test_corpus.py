@@ -1,0 +1,43 @@
+"""Every reference winning line replays through the checked API and ends in a win."""
+
+from __future__ import annotations
+
+import pytest
+
+from klondike_race.engine import WON, Deal, Game, Move, Settings, parse_card
+from klondike_race.engine.moves import DRAW_MOVE, RECYCLE_MOVE
+from tests.conftest import reference_deals
+
+
+def step_to_move(step: object) -> Move:
+    """A step of ../shared/deals/README.md's neutral notation as an engine move."""
+    if step == "draw":
+        return DRAW_MOVE
+    if step == "recycle":
+        return RECYCLE_MOVE
+    assert isinstance(step, dict)
+    return Move.from_wire(step["from"], step["to"], step["count"])
+
+
+WINS = [d for d in reference_deals() if d["result"] == "win"]
+
+
+def test_corpus_has_every_line() -> None:
+    assert len(reference_deals()) == 600
+    assert len(WINS) == 277 + 256
+
+
+@pytest.mark.parametrize("ref", WINS, ids=lambda d: f"{d['id']}-draw{d['draw']}")
+def test_reference_line_replays_as_a_win(ref: dict) -> None:
+    game = Game(Deal.from_cards(ref["cards"]), Settings(draw=ref["draw"]))
+    for i, step in enumerate(ref["line"]):
+        move = step_to_move(step)
+        if move.kind == 0:  # the named card is the one that moves
+            src = game.columns[move.src] if move.src < 7 else None
+            if src is not None:
+                assert src[-move.count] == parse_card(step["card"]), f"step {i}"
+        assert game.status != WON, f"won before step {i}"
+        game.play(move)
+    assert game.status == WON
+    assert game.found_count == 52
+    assert game.moves == ref["steps"]

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian machine with Python 3.11: installs what the
+# tests need (a virtualenv with the project and its dev extra; Debian packages only when
+# missing), checks style, then runs pytest. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@"
+}
+
+python3 -c 'import ensurepip' 2>/dev/null || apt_install python3-venv
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+
+.venv/bin/ruff check server tests bench
+exec .venv/bin/python -m pytest "$@"
