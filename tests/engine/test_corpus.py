@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from klondike_race.engine import WON, Deal, Game, Move, Settings, parse_card
+from klondike_race.engine import PLAYING, WON, Deal, Game, Move, Settings, parse_card
 from klondike_race.engine.moves import DRAW_MOVE, RECYCLE_MOVE
 from tests.conftest import reference_deals
 
@@ -41,3 +41,24 @@ def test_reference_line_replays_as_a_win(ref: dict) -> None:
     assert game.status == WON
     assert game.found_count == 52
     assert game.moves == ref["steps"]
+
+
+@pytest.mark.parametrize("ref", WINS, ids=lambda d: f"{d['id']}-draw{d['draw']}")
+def test_every_step_of_a_winning_line_is_offered_and_the_game_never_sticks(ref: dict) -> None:
+    """A position on a winning line is never stuck, legal_moves() offers each step, and
+    auto-complete, once available, finishes the game."""
+    game = Game(Deal.from_cards(ref["cards"]), Settings(draw=ref["draw"]))
+    finished = False
+    for step in ref["line"]:
+        assert game.status == PLAYING
+        move = step_to_move(step)
+        assert move in game.legal_moves()
+        game.play(move)
+        if not finished and game.autocomplete_available():
+            finish = game.copy()
+            for auto in game.autocomplete_moves():
+                finish.play(auto)
+            assert finish.status == WON
+            assert finish.moves == game.moves + 52 - game.found_count
+            finished = True
+    assert game.status == WON

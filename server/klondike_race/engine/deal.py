@@ -34,6 +34,8 @@ def seed_text(seed: object) -> str:
     """The canonical text of a seed: any str, or an int written in decimal."""
     if isinstance(seed, bool) or not isinstance(seed, (str, int)):
         raise NotationError("bad_deal", f"a seed is a string or an integer, not {seed!r}")
+    if isinstance(seed, int) and not -(10**200) < seed < 10**200:
+        raise NotationError("bad_deal", "a seed is 1 to 200 characters")
     text = str(seed)
     if not text or len(text) > 200:
         raise NotationError("bad_deal", "a seed is 1 to 200 characters")

@@ -14,6 +14,8 @@
     ``same_pile``           source and target are the same pile
     ``empty_source``        nothing to move from that pile
     ``card_not_available``  the count reaches into face-down cards or past the column
+    ``not_a_run``           the cards to move do not form a run (cannot happen in a
+                            position reached by legal moves; guards the invariant)
     ``illegal_target``      the card does not fit the target (rank, colour or suit)
     ``kings_only``          an empty column takes only a King (or a run headed by one)
     ``foundation_to_column_forbidden``  the room forbids moves off a foundation

@@ -27,6 +27,7 @@ from .moves import (
     RECYCLE,
     RECYCLE_MOVE,
     UNDO,
+    UNDO_MOVE,
     WASTE,
     Move,
     pile_name,
@@ -164,6 +165,8 @@ class Game:
         if not isinstance(move, Move):
             move = Move.parse(move)
         kind = move.kind
+        if kind in (DRAW, RECYCLE, UNDO) and move.count != 0:
+            raise IllegalMove("bad_count", "draw, recycle and undo carry no count")
         if kind == UNDO:
             if self.history is None:
                 raise IllegalMove("undo_disabled", "undo is off in this game")
@@ -171,7 +174,7 @@ class Game:
                 raise IllegalMove("game_over", f"the game is over ({self.status})")
             if not self.history:
                 raise IllegalMove("nothing_to_undo", "there is no move to undo")
-            return move
+            return UNDO_MOVE
         if self.over:
             raise IllegalMove("game_over", f"the game is over ({self.status})")
         if kind == DRAW:
@@ -370,8 +373,10 @@ class Game:
     def _undo(self, at_ms: int) -> None:
         assert self.history
         before = self.found_count
-        (self.columns, self.down, self.stock, self.waste, self.found, self.fan,
-         self.recycles, self.score) = self.history.pop()  # fmt: skip
+        # copy the lists out: a copy() of this game shares the snapshot
+        columns, down, stock, waste, found, self.fan, self.recycles, self.score = self.history.pop()
+        self.columns = [col[:] for col in columns]
+        self.down, self.stock, self.waste, self.found = down[:], stock[:], waste[:], found[:]
         self.found_count = sum(self.found)
         if self.found_count != before:
             self.reached_moves = self.moves
@@ -526,7 +531,7 @@ class Game:
         end_ms = self.reached_ms if self.found_count == 52 else elapsed_ms
         score = max(0, self.score - 2 * (end_ms // 10_000))
         if self.found_count == 52 and end_ms > 30_000:
-            score += 700_000 // (end_ms // 1000)
+            score += 700_000 // max(31, end_ms // 1000)
         return score
 
     def __repr__(self) -> str:

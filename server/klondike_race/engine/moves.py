@@ -73,7 +73,8 @@ class Move(NamedTuple):
                 dst_text, x, count_text = tail.partition("x")
                 src = _TEXT_PILE.get(head)
                 dst = _TEXT_PILE.get(dst_text)
-                if x and count_text.isdigit() and 1 <= len(count_text) <= 2:
+                digits = count_text.isascii() and count_text.isdigit()  # not '²'
+                if x and digits and 1 <= len(count_text) <= 2:
                     count = int(count_text)
                 else:
                     count = 1 if not x else 0

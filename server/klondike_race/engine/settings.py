@@ -42,9 +42,9 @@ class Settings:
     undo: bool = False
 
     def __post_init__(self) -> None:
-        if self.draw not in _DRAWS or isinstance(self.draw, bool):
+        if type(self.draw) is not int or self.draw not in _DRAWS:
             raise _bad(f"draw must be 1 or 3, not {self.draw!r}")
-        if self.passes not in _PASSES or isinstance(self.passes, bool):
+        if type(self.passes) is not int or self.passes not in _PASSES:
             raise _bad(f"passes must be unlimited, 3 or 1, not {self.passes!r}")
         if self.empty not in _EMPTY:
             raise _bad(f"empty must be kings or any, not {self.empty!r}")
@@ -136,7 +136,7 @@ def _number(value: object, name: str) -> int:
         raise _bad(f"{name} must be a number")
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isdigit() and len(value) < 3:
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 3:
         return int(value)
     raise _bad(f"{name} must be a number, not {value!r}")
 
