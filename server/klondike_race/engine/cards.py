@@ -22,9 +22,7 @@ _BY_NAME = {name: i for i, name in enumerate(NAMES)}
 # FITS_ON[c]: the two cards that ``c`` may be placed on in a column
 # (one rank higher, other colour). Empty for Kings.
 FITS_ON: tuple[frozenset[int], ...] = tuple(
-    frozenset(
-        t for t in range(52) if RANK[t] == RANK[c] + 1 and RED[t] != RED[c]
-    )
+    frozenset(t for t in range(52) if RANK[t] == RANK[c] + 1 and RED[t] != RED[c])
     for c in range(52)
 )
 

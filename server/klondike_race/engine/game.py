@@ -536,4 +536,3 @@ class Game:
 
     def __repr__(self) -> str:
         return f"<Game {self.deal.id} {self.settings} moves={self.moves} {self.status}>"
-

@@ -141,8 +141,16 @@ def _number(value: object, name: str) -> int:
     raise _bad(f"{name} must be a number, not {value!r}")
 
 
-_ON = {True: True, False: False, "on": True, "off": False, "allowed": True, "forbidden": False,
-       "true": True, "false": False}
+_ON = {
+    True: True,
+    False: False,
+    "on": True,
+    "off": False,
+    "allowed": True,
+    "forbidden": False,
+    "true": True,
+    "false": False,
+}
 
 
 def _switch(value: object, name: str) -> bool:
