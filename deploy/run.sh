@@ -12,5 +12,5 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 
-if [ $# -eq 0 ]; then set -- deal --seed demo; fi
+if [ $# -eq 0 ]; then set -- serve; fi  # prints the URL to open
 exec .venv/bin/klondike-race "$@"

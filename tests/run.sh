@@ -13,6 +13,9 @@ apt_install() {
 }
 
 python3 -c 'import ensurepip' 2>/dev/null || apt_install python3-venv
+# The browser tests (tests/client) drive Debian's Chromium through Playwright's driver;
+# a Playwright browser download is never used. Without Chromium those tests fail.
+[ -x /usr/bin/chromium ] || apt_install chromium fonts-dejavu-core
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 

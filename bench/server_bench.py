@@ -1,0 +1,570 @@
+"""Race server benchmark: prints figures (docs/benchmarks.md), it is not a timed test.
+
+One server process (``--role server``: the race Node and, on the same event loop, a bare
+websockets echo server) against a real redis-server with append-only persistence, and
+this process as the load client: bots that make legal moves over real WebSockets.
+
+    .venv/bin/python bench/server_bench.py            # the full run (a few minutes)
+    .venv/bin/python bench/server_bench.py --quick    # a short smoke run
+
+Scenarios:
+  echo        closed loop against the echo server: the same-loop ceiling in msg/s
+  sat-3+5     closed loop, rooms of 3 racers and 5 spectators (each move: ack + 7 updates)
+  sat-1v1     closed loop, head-to-head rooms
+  open-1000   1,000 racers in head-to-head rooms, 2 moves/s each at random (exponential)
+              intervals, open loop: p50/p99 acknowledgement latency
+  memory      server RSS per idle connection
+
+Bots see only their own board; they play cards home when they can and otherwise draw or
+recycle, which is always legal with unlimited passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import orjson
+from websockets.asyncio.client import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+RANKS = "A23456789TJQK"
+
+
+# ---- the server process ------------------------------------------------------------------
+async def serve_role(args: argparse.Namespace) -> None:
+    from websockets.asyncio.server import serve
+
+    from klondike_race.service.app import Node
+    from klondike_race.service.config import Config
+    from klondike_race.service.logs import configure
+
+    configure(json=True, level="error")
+    import gc
+
+    from klondike_race.service.cli import tune_gc
+
+    tune_gc()  # as `klondike-race serve` does
+    if os.environ.get("KR_BENCH_GC"):  # experiments: "700,10,10" is Python's default
+        gc.set_threshold(*(int(x) for x in os.environ["KR_BENCH_GC"].split(",")))
+    pauses: list[tuple[int, float]] = []
+    started: list[float] = [0.0]
+
+    def gc_watch(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses.append((info["generation"], time.perf_counter() - started[0]))
+
+    gc.callbacks.append(gc_watch)
+    config = Config(
+        host="127.0.0.1",
+        port=args.port,
+        redis_url=args.redis,
+        countdown_ms=300,
+        rate=1e6,
+        burst=1e6,
+        log_level="error",
+        spectator_batch_ms=int(os.environ.get("KR_SPECTATOR_BATCH_MS", "0")),
+    )
+    node = Node(config, args.redis)
+    await node.start()
+
+    async def echo(ws) -> None:
+        async for message in ws:
+            await ws.send(message)
+
+    echo_server = await serve(echo, "127.0.0.1", args.echo_port, compression=None, max_size=4096)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    profile = None
+    if os.environ.get("KR_BENCH_PROFILE"):
+        import cProfile
+
+        profile = cProfile.Profile()
+        profile.enable()
+    print("ready", flush=True)
+    await stop.wait()
+    worst = sorted(pauses, key=lambda p: -p[1])[:3]
+    print(
+        f"gc: {len(pauses)} collections, worst {[(g, round(t * 1000, 1)) for g, t in worst]} ms",
+        file=sys.stderr,
+        flush=True,
+    )
+    if profile is not None:
+        profile.disable()
+        profile.dump_stats(os.environ["KR_BENCH_PROFILE"])
+    echo_server.close()
+    await node.stop()
+
+
+# ---- bots ------------------------------------------------------------------------------------
+def _rank(card: str) -> int:
+    return RANKS.index(card[0]) + 1
+
+
+def choose(board: dict) -> dict | None:
+    """A legal move from what the bot can see: a card home, else draw, else recycle."""
+    found = board["foundations"]
+
+    def home(card: str) -> bool:
+        top = found[card[1]]
+        return _rank(card) == (_rank(top) if top else 0) + 1
+
+    fan = board["waste"]["fan"]
+    if fan and home(fan[-1]):
+        return {"from": "waste", "to": "foundation", "count": 1}
+    for i, col in enumerate(board["columns"]):
+        if col["up"] and home(col["up"][-1]):
+            return {"from": f"col{i + 1}", "to": "foundation", "count": 1}
+    if board["stock"]:
+        return {"action": "draw"}
+    if board["waste"]["count"]:
+        return {"action": "recycle"}
+    return None
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.acks = 0
+        self.refused = 0
+        self.updates = 0
+
+
+async def open_ws(port: int):
+    return await connect(
+        f"ws://127.0.0.1:{port}/",
+        compression=None,
+        max_size=2**20,
+        ping_interval=None,
+        open_timeout=60,
+    )
+
+
+async def recv_type(ws, *types: str) -> dict:
+    while True:
+        message = orjson.loads(await ws.recv())
+        if message["type"] in types:
+            return message
+        if message["type"] == "error":
+            raise RuntimeError(message)
+
+
+class Room:
+    def __init__(self) -> None:
+        self.racers: list = []  # [ws, board, seq]
+        self.spectators: list = []
+
+
+async def make_room(port: int, racers: int, spectators: int) -> Room:
+    room = Room()
+    host = await open_ws(port)
+    await host.send(orjson.dumps({"type": "create", "name": "h", "capacity": racers}))
+    code = (await recv_type(host, "welcome"))["room"]["code"]
+    conns = [host]
+    for i in range(1, racers):
+        ws = await open_ws(port)
+        await ws.send(orjson.dumps({"type": "join", "code": code, "name": f"r{i}"}))
+        await recv_type(ws, "welcome")
+        conns.append(ws)
+    for _ in range(spectators):
+        ws = await open_ws(port)
+        await ws.send(orjson.dumps({"type": "watch", "code": code}))
+        await recv_type(ws, "welcome")
+        room.spectators.append(ws)
+    for ws in conns:
+        await ws.send(b'{"type":"ready"}')
+    for ws in conns:
+        start = await recv_type(ws, "start")
+        room.racers.append([ws, start["board"], 0])
+    return room
+
+
+async def count_updates(ws, stats: Stats, stop: asyncio.Event) -> None:
+    with contextlib.suppress(Exception):
+        while not stop.is_set():
+            await ws.recv()
+            stats.updates += 1
+
+
+async def racer_loop(
+    racer: list,
+    stats: Stats,
+    stop: asyncio.Event,
+    rate: float | None,
+    rng: random.Random,
+    measuring: list[bool],
+) -> None:
+    ws = racer[0]
+    next_at = time.perf_counter()
+    while not stop.is_set():
+        if rate is not None:
+            next_at += rng.expovariate(rate)
+            delay = next_at - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+        move = choose(racer[1])
+        if move is None or racer[1]["status"] != "playing":
+            return
+        racer[2] += 1
+        t0 = time.perf_counter()
+        await ws.send(orjson.dumps({"type": "move", "seq": racer[2], **move}))
+        while True:
+            message = orjson.loads(await ws.recv())
+            kind = message["type"]
+            if kind == "ack":
+                if measuring[0]:
+                    stats.latencies.append(time.perf_counter() - t0)
+                    stats.acks += 1
+                racer[1] = message["board"]
+                break
+            if kind == "refused":
+                stats.refused += 1
+                return
+            if measuring[0]:
+                stats.updates += 1
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] * 1000
+
+
+async def run_rooms(
+    port: int,
+    rooms: int,
+    racers: int,
+    spectators: int,
+    seconds: float,
+    rate: float | None,
+    warmup: float = 1.0,
+) -> dict:
+    made = []
+    for i in range(0, rooms, 20):
+        made += await asyncio.gather(
+            *(make_room(port, racers, spectators) for _ in range(min(20, rooms - i)))
+        )
+    stats, stop, measuring = Stats(), asyncio.Event(), [False]
+    buckets = {}
+    rng = random.Random(1)
+    tasks = [
+        asyncio.create_task(
+            racer_loop(r, stats, stop, rate, random.Random(rng.random()), measuring)
+        )
+        for room in made
+        for r in room.racers
+    ]
+    spect_stats = Stats()
+    tasks += [
+        asyncio.create_task(count_updates(ws, spect_stats, stop))
+        for room in made
+        for ws in room.spectators
+    ]
+    await asyncio.sleep(warmup)
+    measuring[0] = True
+    spect_stats.updates = 0
+    buckets = await ack_buckets(port)
+    redis_buckets = await ack_buckets(port, "kr_redis_latency_seconds")
+    t0 = time.perf_counter()
+    cpu = CPU()
+    await asyncio.sleep(seconds)
+    measuring[0] = False
+    elapsed = time.perf_counter() - t0
+    cpu_use = cpu.done()
+    updates = spect_stats.updates
+    after = await ack_buckets(port)
+    redis_after = await ack_buckets(port, "kr_redis_latency_seconds")
+    stop.set()
+    for room in made:
+        for ws in [r[0] for r in room.racers] + room.spectators:
+            await ws.close()
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return {
+        "moves_per_s": stats.acks / elapsed,
+        "p50_ms": pct(stats.latencies, 0.50),
+        "p99_ms": pct(stats.latencies, 0.99),
+        "mean_ms": statistics.fmean(stats.latencies) * 1000 if stats.latencies else 0,
+        "server_p50": bucket_quantile(buckets, after, 0.50),
+        "server_p99": bucket_quantile(buckets, after, 0.99),
+        "redis_p50": bucket_quantile(redis_buckets, redis_after, 0.50),
+        "redis_p99": bucket_quantile(redis_buckets, redis_after, 0.99),
+        "round_trips_per_s": (redis_after["+Inf"] - redis_buckets["+Inf"]) / elapsed,
+        "spectator_updates_per_s": updates / elapsed,
+        "racer_updates_per_s": stats.updates / elapsed,
+        "refused": stats.refused,
+        "connections": rooms * (racers + spectators),
+        **cpu_use,
+    }
+
+
+async def run_echo(port: int, connections: int, seconds: float) -> dict:
+    payload = orjson.dumps(
+        {"type": "move", "seq": 1, "from": "col3", "to": "foundation", "count": 1}
+    )
+    conns = [await open_ws(port) for _ in range(connections)]
+    count, stop, latencies = [0], asyncio.Event(), []
+
+    async def loop(ws) -> None:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            await ws.send(payload)
+            await ws.recv()
+            count[0] += 1
+            latencies.append(time.perf_counter() - t0)
+
+    tasks = [asyncio.create_task(loop(ws)) for ws in conns]
+    await asyncio.sleep(1.0)
+    count[0], latencies[:] = 0, []
+    t0 = time.perf_counter()
+    cpu = CPU()
+    await asyncio.sleep(seconds)
+    elapsed = time.perf_counter() - t0
+    done = count[0]
+    cpu_use = cpu.done()
+    stop.set()
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for ws in conns:
+        await ws.close()
+    return {
+        "msgs_per_s": done / elapsed,
+        "p50_ms": pct(latencies, 0.5),
+        "p99_ms": pct(latencies, 0.99),
+        **cpu_use,
+    }
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """CPU time (user + system) of a process, or of this one."""
+    if pid is None:
+        t = os.times()
+        return t.user + t.system
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CPU:
+    """CPU use of the server, Redis and this load client over a measured window."""
+
+    pids: ClassVar[dict[str, int | None]] = {}
+
+    def __init__(self) -> None:
+        self.start = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+        self.t0 = time.perf_counter()
+
+    def done(self) -> dict:
+        elapsed = time.perf_counter() - self.t0
+        return {
+            f"cpu_{name}": (cpu_seconds(pid) - self.start[name]) / elapsed
+            for name, pid in self.pids.items()
+        }
+
+
+async def ack_buckets(port: int, name: str = "kr_ack_latency_seconds") -> dict[str, int]:
+    """A histogram of the server's own (cumulative bucket counts) from /metrics."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    text = (await reader.read()).decode()
+    writer.close()
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(name + "_bucket"):
+            bound = line.split('le="', 1)[1].split('"', 1)[0]
+            out[bound] = int(line.rsplit(" ", 1)[1])
+    return out
+
+
+def bucket_quantile(before: dict[str, int], after: dict[str, int], q: float) -> str:
+    """The histogram bucket holding quantile q of the observations between two scrapes."""
+    total = after["+Inf"] - before.get("+Inf", 0)
+    if not total:
+        return "n/a"
+    for bound, count in after.items():
+        if count - before.get(bound, 0) >= q * total:
+            return f"<={float(bound) * 1000:g}ms" if bound != "+Inf" else ">2.5s"
+    return ">2.5s"
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def run_memory(port: int, pid: int, n: int) -> dict:
+    await asyncio.sleep(0.5)
+    before = rss_kb(pid)
+    conns = []
+    for i in range(0, n, 100):
+        conns += await asyncio.gather(*(open_ws(port) for _ in range(min(100, n - i))))
+    for ws in conns:  # one round trip each, so every connection is fully set up
+        await ws.send(b'{"type":"ping"}')
+    for ws in conns:
+        await ws.recv()
+    await asyncio.sleep(1.0)
+    after = rss_kb(pid)
+    for ws in conns:
+        await ws.close()
+    return {
+        "connections": n,
+        "rss_before_kb": before,
+        "rss_after_kb": after,
+        "kb_per_connection": (after - before) / n,
+    }
+
+
+# ---- main --------------------------------------------------------------------------------------
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--role", choices=("load", "server"), default="load")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--echo-port", type=int, default=0)
+    parser.add_argument("--redis", default=None, help="use this Redis (default: start one)")
+    parser.add_argument("--quick", action="store_true", help="a short smoke run")
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--only", default=None, help="comma-separated scenario names")
+    parser.add_argument("--uvloop", action="store_true", help="run the server on uvloop")
+    parser.add_argument("--scale", type=int, default=1, help="saturation: connections x N")
+    parser.add_argument("--racers", type=int, default=None, help="open loop: racers (1000)")
+    parser.add_argument("--rate", type=float, default=2.0, help="open loop: moves/s per racer")
+    args = parser.parse_args()
+    if args.role == "server":
+        if args.uvloop:
+            import uvloop
+
+            uvloop.run(serve_role(args))
+        else:
+            asyncio.run(serve_role(args))
+        return 0
+    return asyncio.run(load_main(args))
+
+
+async def load_main(args: argparse.Namespace) -> int:
+    sys.path.insert(0, str(ROOT / "server"))
+    from klondike_race.service.embedded import EmbeddedRedis, free_port
+
+    seconds = args.seconds or (3.0 if args.quick else 10.0)
+    only = set(args.only.split(",")) if args.only else None
+    redis = None
+    url = args.redis
+    tmp = tempfile.TemporaryDirectory(prefix="kr-bench-")
+    if url is None:
+        redis = EmbeddedRedis(Path(tmp.name) / "redis", appendfsync="everysec").start()
+        url = redis.url
+    port, echo_port = free_port(), free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--role",
+            "server",
+            "--port",
+            str(port),
+            "--echo-port",
+            str(echo_port),
+            "--redis",
+            url,
+            *(["--uvloop"] if args.uvloop else []),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert server.stdout is not None
+    if server.stdout.readline().strip() != "ready":
+        print("server did not start", file=sys.stderr)
+        return 1
+    CPU.pids = {"server": server.pid, "redis": redis.process.pid if redis else None, "client": None}
+    if redis is None:
+        del CPU.pids["redis"]
+    print(
+        f"python {sys.version.split()[0]}, server loop {'uvloop' if args.uvloop else 'asyncio'}, "
+        f"redis appendonly=yes "
+        f"appendfsync=everysec, cores={os.cpu_count()}"
+    )
+
+    def want(name: str) -> bool:
+        return only is None or name in only
+
+    results: dict = {}
+    try:
+        if want("memory"):
+            results["memory"] = await run_memory(port, server.pid, 200 if args.quick else 2000)
+            print("memory   ", _fmt(results["memory"]), flush=True)
+        if want("echo"):
+            results["echo"] = await run_echo(
+                echo_port, args.scale * (96 if not args.quick else 24), seconds
+            )
+            print("echo     ", _fmt(results["echo"]), flush=True)
+        if want("sat-3+5"):
+            rooms = args.scale * (8 if args.quick else 32)
+            results["sat-3+5"] = await run_rooms(port, rooms, 3, 5, seconds, None)
+            print("sat-3+5  ", _fmt(results["sat-3+5"]), flush=True)
+        if want("sat-1v1"):
+            rooms = args.scale * (12 if args.quick else 48)
+            results["sat-1v1"] = await run_rooms(port, rooms, 2, 0, seconds, None)
+            print("sat-1v1  ", _fmt(results["sat-1v1"]), flush=True)
+        if want("open-1000"):
+            racers = args.racers or (200 if args.quick else 1000)
+            results["open-1000"] = await run_rooms(
+                port, racers // 2, 2, 0, seconds, args.rate, warmup=2.0
+            )
+            print("open-1000", _fmt(results["open-1000"]), flush=True)
+        if "echo" in results:
+            echo = results["echo"]
+            echo_cpu = echo["msgs_per_s"] / max(echo["cpu_server"], 1e-9)
+            for name in ("sat-3+5", "sat-1v1"):
+                if name in results:
+                    r = results[name]
+                    per_cpu = r["moves_per_s"] / max(r["cpu_server"], 1e-9)
+                    print(
+                        f"{name}: {r['moves_per_s']:.0f} durable moves/s = "
+                        f"{r['moves_per_s'] / echo['msgs_per_s']:.1%} of the same-loop echo "
+                        f"ceiling ({echo['msgs_per_s']:.0f} msg/s); per server CPU second: "
+                        f"{per_cpu:.0f} moves vs {echo_cpu:.0f} echoes = "
+                        f"{per_cpu / echo_cpu:.1%}"
+                    )
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        server.stdout.close()
+        if redis is not None:
+            redis.stop()
+        tmp.cleanup()
+    return 0
+
+
+def _fmt(d: dict) -> str:
+    return "  ".join(
+        f"{k}={v:.0%}"
+        if k.startswith("cpu_")
+        else f"{k}={v:.1f}"
+        if isinstance(v, float)
+        else f"{k}={v}"
+        for k, v in d.items()
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Server configuration: environment variables, overridden by ``serve`` flags.
+
+docs/operations.md lists every setting.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+
+def _env_bool(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(slots=True)
+class Config:
+    host: str = "127.0.0.1"  # KR_HOST
+    port: int = 8765  # KR_PORT (0: any free port)
+    redis_url: str | None = None  # REDIS_URL; None starts an embedded redis-server
+    data_dir: str = "data"  # KR_DATA_DIR: the embedded redis-server's folder
+    appendfsync: str = "everysec"  # KR_APPENDFSYNC: embedded redis: always/everysec/no
+    countdown_ms: int = 3000  # KR_COUNTDOWN_MS
+    max_message: int = 4096  # KR_MAX_MESSAGE: bytes per frame; larger closes with 1009
+    rate: float = 20.0  # KR_RATE: messages per second a connection may sustain
+    burst: float = 40.0  # KR_BURST: ... and in a burst; beyond closes with 1008
+    dev: bool = False  # KR_DEV: allow explicit deals in create (tests, development)
+    log_json: bool | None = None  # KR_LOG_JSON: JSON lines; default: when not a terminal
+    log_level: str = "info"  # KR_LOG_LEVEL
+    client_dir: str | None = None  # KR_CLIENT_DIR: static files served at /
+    uvloop: bool = False  # KR_UVLOOP: run on uvloop when it is installed
+    spectator_batch_ms: int = 0  # KR_SPECTATOR_BATCH_MS: spectator updates leave together
+    keep_finished_s: int = 7 * 86400  # KR_KEEP_FINISHED_S: a finished room's keys expire
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Config:
+        env = dict(os.environ if env is None else env)
+        config = cls()
+        names = {"redis_url": "REDIS_URL"}
+        for f in fields(cls):
+            key = names.get(f.name, "KR_" + f.name.upper())
+            if key not in env or env[key] == "":
+                continue
+            raw = env[key]
+            current = getattr(config, f.name)
+            if f.name in ("dev", "log_json", "uvloop"):
+                value: object = _env_bool(raw)
+            elif isinstance(current, bool):
+                value = _env_bool(raw)
+            elif isinstance(current, int):
+                value = int(raw)
+            elif isinstance(current, float):
+                value = float(raw)
+            else:
+                value = raw
+            setattr(config, f.name, value)
+        return config

@@ -1,0 +1,112 @@
+"""Sending without waiting: each message framed once, one write per connection per turn.
+
+Every message the server sends goes through ``push(connections, text)``. The WebSocket
+frame is built once per message, not once per recipient: frames from a server are not
+masked and compression is off, so the same bytes go to every connection. The writes are
+deferred to the end of the event-loop turn, so everything a group commit produces for
+one connection (an ack and several room updates) leaves in a single ``write``: one
+system call instead of one per message, which is most of a message's cost. Like
+``websockets.broadcast`` there is no backpressure: keepalive pings drop dead peers, and a
+peer that leaves more than ``MAX_BACKLOG`` bytes unread is dropped at once. Spectators'
+updates may be ``batched`` (``KR_SPECTATOR_BATCH_MS``, off by default): they wait up to
+``batch_interval`` and leave together, so a spectator of a very busy room costs a few
+writes a second, not one per move. Connections
+that are not open are skipped. Control frames (ping, pong, close) still go
+through the connection's protocol object; pending data frames of a connection that is
+closing are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+import structlog
+from websockets.asyncio.connection import Connection
+from websockets.protocol import OPEN
+
+log = structlog.get_logger("klondike_race.fanout")
+
+MAX_BACKLOG = 1 << 20  # bytes a connection may leave unread before it is dropped
+
+_pending: dict[Connection, list[bytes]] = {}
+_scheduled: asyncio.AbstractEventLoop | None = None  # the loop a flush is scheduled on
+_batched: dict[Connection, list[bytes]] = {}
+_batch_timer: asyncio.TimerHandle | None = None
+batch_interval = 0.0  # seconds a batched (spectator) update may wait; 0: not batched
+
+
+def frame(data: bytes) -> bytes:
+    """One unmasked, final text frame (RFC 6455 section 5.2)."""
+    n = len(data)
+    if n < 126:
+        return bytes((0x81, n)) + data
+    if n < 65536:
+        return b"\x81\x7e" + n.to_bytes(2, "big") + data
+    return b"\x81\x7f" + n.to_bytes(8, "big") + data
+
+
+def push(connections: Iterable[Connection], text: str | bytes, batched: bool = False) -> None:
+    """Send ``text`` to each connection at the end of this loop turn, or with ``batched``
+    within ``batch_interval`` together with the other batched updates for it (spectators:
+    every update still arrives, in order, in fewer writes)."""
+    global _scheduled, _batch_timer
+    framed = None
+    batched = batched and batch_interval > 0
+    for ws in connections:
+        if ws.protocol.state is not OPEN or ws.send_in_progress is not None:
+            continue
+        if framed is None:
+            framed = frame(text.encode() if isinstance(text, str) else text)
+        if batched:
+            later = _batched.get(ws)
+            if later is None:
+                _batched[ws] = [framed]
+            else:
+                later.append(framed)
+            continue
+        chunks = _pending.get(ws)
+        if chunks is None:
+            # anything the protocol has queued (a pong, say) goes first
+            chunks = _pending[ws] = ws.protocol.data_to_send()
+        earlier = _batched.pop(ws, None)  # batched updates sent before this message
+        if earlier is not None:
+            chunks += earlier
+        chunks.append(framed)
+    if _pending:
+        loop = asyncio.get_running_loop()
+        if _scheduled is not loop:
+            _scheduled = loop
+            loop.call_soon(_flush)
+    if _batched and _batch_timer is None:
+        _batch_timer = asyncio.get_running_loop().call_later(batch_interval, _flush_batched)
+
+
+def _flush() -> None:
+    global _scheduled
+    _scheduled = None
+    pending = list(_pending.items())
+    _pending.clear()
+    _write(pending)
+
+
+def _flush_batched() -> None:
+    global _batch_timer
+    _batch_timer = None
+    pending = list(_batched.items())
+    _batched.clear()
+    _write(pending)
+
+
+def _write(pending: list[tuple[Connection, list[bytes]]]) -> None:
+    for ws, chunks in pending:
+        try:
+            if ws.protocol.state is not OPEN or ws.transport.is_closing():
+                continue
+            chunks += ws.protocol.data_to_send()
+            ws.transport.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            if ws.transport.get_write_buffer_size() > MAX_BACKLOG:
+                log.warning("slow consumer: dropping the connection", backlog=MAX_BACKLOG)
+                ws.transport.abort()
+        except Exception as err:  # the connection is going away; its handler cleans up
+            log.warning("write failed", error=repr(err))

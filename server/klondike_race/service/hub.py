@@ -1,0 +1,403 @@
+"""One room as seen from one server node: its local connections and its event stream.
+
+A hub holds connection handles and caches only (progress, boards, the public room); the
+truth is in Redis. Room events arrive with a version, from this node's own commits or
+through Redis pub/sub, possibly out of order: the hub delivers them in version order,
+filling any gap from the room's stored events, and sends each connection what its role
+may see. A racer whose game is not over gets opponents' progress, never their boards;
+spectators, finished players and everyone after the race get boards too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from ..engine import Game, Move, board_view
+from . import ranking
+from .fanout import push as broadcast
+from .protocol import encode_text
+from .race import COUNTDOWN, FINISHED, RACING, WAITING, Room
+
+if TYPE_CHECKING:
+    from .app import Conn, Node
+
+log = structlog.get_logger("klondike_race.hub")
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def phase_of(public: dict, now: int) -> str:
+    """The phase of a public room dict at ``now`` (the same rule as Room.phase)."""
+    if public["phase"] == FINISHED:
+        return FINISHED
+    start_at = public.get("start_at")
+    if start_at is None:
+        return WAITING
+    if now < start_at:
+        return COUNTDOWN
+    ends_at = public.get("ends_at")
+    if ends_at is not None and now >= ends_at:
+        return FINISHED
+    return RACING
+
+
+def replay(game: Game, entries: list[str]) -> Game:
+    """Apply a stored move log (``TEXT@AT_MS``; moves were checked before they were stored)."""
+    for entry in entries:
+        text, _, ms = entry.rpartition("@")
+        if text == "resign":
+            if not game.over:
+                game.resign()
+        else:
+            game.apply(Move.parse(text), int(ms))
+    return game
+
+
+def initial_progress() -> dict:
+    return {
+        "foundation": 0,
+        "moves": 0,
+        "reached_moves": 0,
+        "reached_ms": 0,
+        "status": "playing",
+        "score": None,
+        "last_ms": 0,
+    }
+
+
+def is_over(progress: dict, undo: bool) -> bool:
+    status = progress["status"]
+    return status != "playing" and not (status == "stuck" and undo)
+
+
+class RoomHub:
+    def __init__(self, node: Node, code: str) -> None:
+        self.node = node
+        self.code = code
+        self.conns: set[Conn] = set()
+        self.version: int | None = None  # None while opening
+        self.pending: dict[int, dict] = {}
+        self.room: Room | None = None  # node-internal: holds the secret deal
+        self.public: dict = {}
+        self.progress: dict[str, dict] = {}
+        self.boards: dict[str, dict] | None = None
+        self.spectators = 0
+        self.local_spectators = 0
+        self.opened = asyncio.Event()
+        self.closed = False
+        self._filling: asyncio.Task | None = None
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._started_sent = False
+        self._boards_lock = asyncio.Lock()
+        self.last_leaderboard: list[dict] = []
+
+    # ---- opening and closing ----------------------------------------------------------
+    async def open(self) -> None:
+        store = self.node.store
+        try:
+            await store.enter_room(self.code)
+            loaded = await store.load_room(self.code)
+            if loaded is None:
+                raise LookupError(self.code)
+            self.room = Room.from_json(loaded[0])
+            version, progress, spectators = await store.snapshot(self.code)
+            self.public = self.room.public(now_ms())
+            self.progress = progress
+            self.spectators = spectators
+            self.version = version
+            if phase_of(self.public, now_ms()) in (RACING, FINISHED):
+                self._started_sent = True
+            self._schedule()
+            self._drain()
+        finally:
+            self.opened.set()
+
+    async def close(self) -> None:
+        self.closed = True
+        for timer in self._timers.values():
+            timer.cancel()
+        if self._filling is not None:
+            self._filling.cancel()
+        await self.node.store.exit_room(self.code)
+        if self.local_spectators:
+            self.local_spectators = 0
+            await self.node.store.set_spectators(self.code, 0)
+
+    # ---- roles --------------------------------------------------------------------------
+    @property
+    def undo(self) -> bool:
+        return self.room is not None and self.room.settings.undo
+
+    def phase(self) -> str:
+        return phase_of(self.public, now_ms())
+
+    def sees_boards(self, conn: Conn) -> bool:
+        if conn.role == "spectator":
+            return True
+        if self.phase() == FINISHED:
+            return True
+        return conn.over
+
+    # ---- events -------------------------------------------------------------------------
+    def feed(self, event: dict, skip: Conn | None = None) -> None:
+        """An event of this room with its version ``v``, from anywhere, in any order.
+        ``skip``: the connection whose own move this is (its ack carries the news)."""
+        v = event.get("v")
+        if not isinstance(v, int) or self.closed:
+            return
+        if self.version is not None and v <= self.version:
+            return
+        if skip is not None:
+            event = {**event, "_skip": skip}
+        self.pending[v] = event
+        self._drain()
+
+    def _drain(self) -> None:
+        if self.version is None:
+            return
+        for v in [v for v in self.pending if v <= self.version]:
+            del self.pending[v]
+        while self.version + 1 in self.pending:
+            self.version += 1
+            event = self.pending.pop(self.version)
+            try:
+                self._deliver(event)
+            except Exception:
+                log.exception("event delivery failed", room=self.code, v=self.version)
+        if self.pending and self._filling is None:
+            self._filling = asyncio.create_task(self._fill_gap())
+
+    async def _fill_gap(self) -> None:
+        try:
+            await asyncio.sleep(0.2)
+            if not self.pending or self.version is None:
+                return
+            oldest = await self.node.store.oldest_event(self.code)
+            if oldest is not None and oldest > self.version + 1:
+                await self.resync()
+                return
+            for event in await self.node.store.events_since(self.code, self.version):
+                if event["v"] > self.version:
+                    self.pending[event["v"]] = event
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("event gap fill failed", room=self.code)
+        finally:
+            self._filling = None
+        self._drain()
+
+    async def resync(self) -> None:
+        """Reload everything and send each connection a full snapshot."""
+        version, progress, spectators = await self.node.store.snapshot(self.code)
+        loaded = await self.node.store.load_room(self.code)
+        if loaded is not None:
+            self.room = Room.from_json(loaded[0])
+            self.public = self.room.public(now_ms())
+        self.progress, self.spectators, self.version = progress, spectators, version
+        self.pending.clear()
+        self.boards = None
+        for conn in list(self.conns):
+            await conn.send(await self.snapshot(conn, "resync"))
+
+    def _split(self, skip: Conn | None = None) -> tuple[list, list, list]:
+        """Racers (no boards), players who may see boards, and spectators."""
+        racers, viewers, spectators = [], [], []
+        finished = self.phase() == FINISHED
+        for conn in self.conns:
+            if conn is skip:
+                continue
+            if conn.role == "spectator":
+                spectators.append(conn.ws)
+            elif finished or conn.over:
+                viewers.append(conn.ws)
+            else:
+                racers.append(conn.ws)
+        return racers, viewers, spectators
+
+    def _deliver(self, event: dict) -> None:
+        kind = event.get("type")
+        v = event["v"]
+        if kind == "progress":
+            player = event["player"]
+            self.progress[player] = event["progress"]
+            if self.boards is not None:
+                self.boards[player] = event["board"]
+            board = self.last_leaderboard = self.leaderboard()
+            racers, viewers, spectators = self._split(event.get("_skip"))
+            if racers:
+                broadcast(
+                    racers,
+                    encode_text(
+                        "progress",
+                        v=v,
+                        player=player,
+                        progress=event["progress"],
+                        leaderboard=board,
+                    ),
+                )
+            if viewers or spectators:
+                text = encode_text(
+                    "progress",
+                    v=v,
+                    player=player,
+                    progress=event["progress"],
+                    board=event["board"],
+                    leaderboard=board,
+                )
+                if viewers:
+                    broadcast(viewers, text)
+                if spectators:
+                    broadcast(spectators, text, batched=True)
+        elif kind == "room":
+            self.public = event["room"]
+            results = event.get("results")
+            if results is not None:
+                self.progress = results["progress"]
+                self.boards = results["boards"]
+            fields: dict[str, Any] = {
+                "v": v,
+                "room": self.public,
+                "leaderboard": self.leaderboard(),
+            }
+            if results is not None:
+                fields["boards"] = results["boards"]
+            broadcast([c.ws for c in self.conns], encode_text("room", **fields))
+            self._schedule()
+        elif kind == "spectators":
+            self.spectators = event["count"]
+            broadcast(
+                [c.ws for c in self.conns], encode_text("spectators", v=v, count=event["count"])
+            )
+
+    def transform(self, event: dict, conn: Conn) -> str | None:
+        """A stored event as ``conn`` may see it now (for a resume that replays events)."""
+        kind = event.get("type")
+        if kind == "progress":
+            fields = {"v": event["v"], "player": event["player"], "progress": event["progress"]}
+            if self.sees_boards(conn):
+                fields["board"] = event["board"]
+            return encode_text("progress", **fields)
+        if kind == "room":
+            fields = {"v": event["v"], "room": event["room"]}
+            if "results" in event:
+                fields["boards"] = event["results"]["boards"]
+            return encode_text("room", **fields)
+        if kind == "spectators":
+            return encode_text("spectators", v=event["v"], count=event["count"])
+        return None
+
+    # ---- views ------------------------------------------------------------------------
+    def leaderboard(self) -> list[dict]:
+        rank_by = self.public.get("rank_by", "progress")
+        names = {p["id"]: p["name"] for p in self.public.get("players", ())}
+        finished = self.phase() == FINISHED
+        keys, rows = [], {}
+        for pid in names:
+            prog = self.progress.get(pid) or initial_progress()
+            status = prog["status"]
+            if finished and status == "playing":
+                status = "out_of_time" if self.public.get("end_reason") == "time_limit" else status
+            keys.append((pid, ranking.rank_key(prog, rank_by, prog.get("last_ms", 0))))
+            rows[pid] = {
+                "player": pid,
+                "name": names[pid],
+                "foundation": prog["foundation"],
+                "moves": prog["moves"],
+                "reached_moves": prog["reached_moves"],
+                "reached_ms": prog["reached_ms"],
+                "status": status,
+                "score": prog.get("score"),
+            }
+        return [{**rows[pid], "rank": rank} for pid, rank, _ in ranking.ranks(keys)]
+
+    async def ensure_boards(self) -> dict[str, dict]:
+        """Every player's board, rebuilt from the move logs when not cached."""
+        async with self._boards_lock:
+            if self.boards is None:
+                assert self.room is not None
+                boards = {}
+                elapsed = self.elapsed()
+                for p in self.public.get("players", ()):
+                    game = Game(self.room.game_deal, self.room.settings)
+                    replay(game, await self.node.store.moves(self.code, p["id"]))
+                    boards[p["id"]] = board_view(game, elapsed)
+                self.boards = boards
+            return self.boards
+
+    def elapsed(self) -> int:
+        start_at = self.public.get("start_at")
+        return max(0, now_ms() - start_at) if start_at else 0
+
+    async def snapshot(self, conn: Conn, kind: str = "welcome", **extra: Any) -> str:
+        phase = self.phase()
+        fields: dict[str, Any] = {
+            "v": self.version,
+            "role": conn.role,
+            "room": {**self.public, "phase": phase},
+            "progress": self.progress,
+            "leaderboard": self.leaderboard(),
+            "spectators": self.spectators,
+            "server_time": now_ms(),
+            **extra,
+        }
+        if conn.role == "player" and conn.game is not None:
+            fields["player"] = conn.player
+            fields["seq"] = conn.game.moves
+            if phase in (RACING, FINISHED):
+                fields["board"] = board_view(conn.game, self.elapsed())
+        if phase in (RACING, FINISHED) and self.sees_boards(conn):
+            fields["boards"] = await self.ensure_boards()
+        return encode_text(kind, **fields)
+
+    # ---- timers -------------------------------------------------------------------------
+    def _schedule(self) -> None:
+        if self.closed:
+            return
+        now = now_ms()
+        start_at = self.public.get("start_at")
+        if start_at is not None and not self._started_sent and "start" not in self._timers:
+            delay = max(0.0, (start_at - now) / 1000)
+            self._timers["start"] = asyncio.get_running_loop().call_later(delay, self._start)
+        ends_at = self.public.get("ends_at")
+        if ends_at is not None and self.public["phase"] != FINISHED and "end" not in self._timers:
+            delay = max(0.0, (ends_at - now) / 1000) + 0.01
+            self._timers["end"] = asyncio.get_running_loop().call_later(
+                delay, lambda: self.node.spawn(self.node.finish_room(self.code, "time_limit"))
+            )
+
+    def _start(self) -> None:
+        """The race starts now: everyone here gets their first view at this moment."""
+        self._started_sent = True
+        if self.closed or self.room is None:
+            return
+        racers, viewers = [], []
+        public = {**self.public, "phase": RACING}
+        for conn in self.conns:
+            if conn.role == "player" and conn.game is not None:
+                racers.append(conn)
+            else:
+                viewers.append(conn.ws)
+        for conn in racers:
+            broadcast(
+                (conn.ws,),
+                encode_text(
+                    "start",
+                    player=conn.player,
+                    board=board_view(conn.game, 0),
+                    server_time=now_ms(),
+                    room=public,
+                ),
+            )
+        if viewers:
+            first = board_view(Game(self.room.game_deal, self.room.settings), 0)
+            boards = {p["id"]: first for p in self.public.get("players", ())}
+            broadcast(
+                viewers, encode_text("start", boards=boards, server_time=now_ms(), room=public)
+            )

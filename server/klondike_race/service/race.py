@@ -1,0 +1,232 @@
+"""A room and its race as explicit states, changed only by pure transition functions.
+
+A room is ``waiting`` (players join and get ready), then ``countdown`` (stored status
+``started`` with a start time in the future), ``racing`` (the start time has passed) and
+``finished`` (stored, or the time limit has passed). Every transition returns a new
+``Room`` or raises ``RoomError`` with a reason and changes nothing. No clock is read here:
+``now`` (epoch milliseconds, the server's) comes in as an argument.
+
+RoomError reasons: ``room_full``, ``not_waiting``, ``not_host``, ``not_in_room``,
+``no_players``, ``room_finished``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..engine import Deal, Settings
+
+WAITING, COUNTDOWN, RACING, FINISHED = "waiting", "countdown", "racing", "finished"
+STARTED = "started"  # the stored status of countdown and racing
+
+
+class RoomError(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def commitment(salt: str, deal_id: str) -> str:
+    """SHA-256 (hex) of ``salt + ":" + deal_id``; ``deal_id`` is ``v1:SEED`` for a seed."""
+    return hashlib.sha256(f"{salt}:{deal_id}".encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    id: str  # p1..p8
+    name: str
+    token_hash: str
+    ready: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    code: str
+    created: int
+    settings: Settings
+    deal: dict  # {"seed": S} or {"cards": [...]}: SECRET until finished
+    salt: str  # SECRET until finished
+    capacity: int = 2
+    private: bool = False
+    time_limit: int | None = None  # seconds
+    rank_by: str = "progress"
+    quick: bool = False
+    status: str = WAITING  # waiting, started, finished
+    start_at: int | None = None  # epoch ms the race starts
+    ended: int | None = None
+    end_reason: str | None = None
+    host: str | None = None
+    seats: tuple[Seat, ...] = field(default_factory=tuple)
+    next_seat: int = 1
+
+    # ---- derived ----------------------------------------------------------------------
+    @property
+    def game_deal(self) -> Deal:
+        return Deal.from_json(self.deal)
+
+    @property
+    def commitment(self) -> str:
+        return commitment(self.salt, self.game_deal.id)
+
+    def phase(self, now: int) -> str:
+        if self.status == FINISHED:
+            return FINISHED
+        if self.status == WAITING or self.start_at is None:
+            return WAITING
+        if now < self.start_at:
+            return COUNTDOWN
+        if self.time_limit is not None and now >= self.start_at + self.time_limit * 1000:
+            return FINISHED
+        return RACING
+
+    def ends_at(self) -> int | None:
+        if self.start_at is None or self.time_limit is None:
+            return None
+        return self.start_at + self.time_limit * 1000
+
+    def seat(self, player: str) -> Seat | None:
+        return next((s for s in self.seats if s.id == player), None)
+
+    def public(self, now: int) -> dict[str, Any]:
+        """What anyone in the room may know: never the deal or the salt before the end."""
+        phase = self.phase(now)
+        out: dict[str, Any] = {
+            "code": self.code,
+            "phase": phase,
+            "settings": self.settings.to_dict(),
+            "capacity": self.capacity,
+            "private": self.private,
+            "time_limit": self.time_limit,
+            "rank_by": self.rank_by,
+            "quick": self.quick,
+            "host": self.host,
+            "players": [{"id": s.id, "name": s.name, "ready": s.ready} for s in self.seats],
+            "start_at": self.start_at,
+            "ends_at": self.ends_at(),
+            "commitment": self.commitment if phase != WAITING else None,
+        }
+        if phase == FINISHED:
+            out["reveal"] = self.reveal()
+            out["end_reason"] = self.end_reason or "time_limit"
+        return out
+
+    def reveal(self) -> dict[str, Any]:
+        deal = self.game_deal
+        return {
+            "seed": deal.seed,
+            "deal": deal.id,
+            "salt": self.salt,
+            "commitment": self.commitment,
+        }
+
+    # ---- storage form -----------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "created": self.created,
+            "settings": self.settings.to_dict(),
+            "deal": self.deal,
+            "salt": self.salt,
+            "capacity": self.capacity,
+            "private": self.private,
+            "time_limit": self.time_limit,
+            "rank_by": self.rank_by,
+            "quick": self.quick,
+            "status": self.status,
+            "start_at": self.start_at,
+            "ended": self.ended,
+            "end_reason": self.end_reason,
+            "host": self.host,
+            "seats": [[s.id, s.name, s.token_hash, s.ready] for s in self.seats],
+            "next_seat": self.next_seat,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Room:
+        return cls(
+            code=d["code"],
+            created=d["created"],
+            settings=Settings.from_dict(d["settings"]),
+            deal=d["deal"],
+            salt=d["salt"],
+            capacity=d["capacity"],
+            private=d["private"],
+            time_limit=d["time_limit"],
+            rank_by=d["rank_by"],
+            quick=d["quick"],
+            status=d["status"],
+            start_at=d["start_at"],
+            ended=d["ended"],
+            end_reason=d["end_reason"],
+            host=d["host"],
+            seats=tuple(Seat(*s) for s in d["seats"]),
+            next_seat=d["next_seat"],
+        )
+
+
+# ---- transitions ------------------------------------------------------------------------
+def add_player(room: Room, name: str, token_hash: str, now: int) -> tuple[Room, str]:
+    phase = room.phase(now)
+    if phase == FINISHED:
+        raise RoomError("room_finished", "this race is over")
+    if phase != WAITING:
+        raise RoomError("not_waiting", "this race has already started")
+    if len(room.seats) >= room.capacity:
+        raise RoomError("room_full", f"the room is full ({room.capacity} players)")
+    pid = f"p{room.next_seat}"
+    seat = Seat(pid, name, token_hash, ready=room.quick)
+    room = replace(
+        room, seats=(*room.seats, seat), next_seat=room.next_seat + 1, host=room.host or pid
+    )
+    return room, pid
+
+
+def remove_player(room: Room, player: str, now: int) -> Room:
+    """A player leaves a room that has not started (racing players resign instead)."""
+    if room.phase(now) != WAITING:
+        raise RoomError("not_waiting", "the race has started: resign instead")
+    if room.seat(player) is None:
+        raise RoomError("not_in_room", "not a player of this room")
+    seats = tuple(s for s in room.seats if s.id != player)
+    host = room.host if room.host != player else (seats[0].id if seats else None)
+    room = replace(room, seats=seats, host=host)
+    if not seats:
+        room = replace(room, status=FINISHED, ended=now, end_reason="abandoned")
+    return room
+
+
+def set_ready(room: Room, player: str, ready: bool, now: int) -> Room:
+    if room.phase(now) != WAITING:
+        raise RoomError("not_waiting", "the race has already started")
+    if room.seat(player) is None:
+        raise RoomError("not_in_room", "not a player of this room")
+    seats = tuple(replace(s, ready=ready) if s.id == player else s for s in room.seats)
+    return replace(room, seats=seats)
+
+
+def all_ready(room: Room) -> bool:
+    return len(room.seats) >= 2 and all(s.ready for s in room.seats)
+
+
+def start(room: Room, now: int, countdown_ms: int, by: str | None = None) -> Room:
+    """Begin the countdown: by the host (``by``), or when every seated player is ready."""
+    if room.phase(now) != WAITING:
+        raise RoomError("not_waiting", "the race has already started")
+    if by is not None and by != room.host:
+        raise RoomError("not_host", "only the host can start the race")
+    if not room.seats:
+        raise RoomError("no_players", "nobody to race")
+    return replace(room, status=STARTED, start_at=now + countdown_ms)
+
+
+def finish(room: Room, now: int, reason: str) -> Room:
+    """End the race (``all_over``, ``time_limit`` or ``abandoned``); idempotent."""
+    if room.status == FINISHED:
+        return room
+    ended = now
+    if room.phase(now) == FINISHED and room.ends_at() is not None:
+        ended = room.ends_at()  # the time limit passed: it ended then
+        reason = "time_limit"
+    return replace(room, status=FINISHED, ended=ended, end_reason=reason)

@@ -1,0 +1,254 @@
+"""Fixtures: a real redis-server on a free port, the race server in-process on port 0 or
+as a subprocess, and a small WebSocket client."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import redis
+from websockets.asyncio.client import ClientConnection, connect
+
+from klondike_race.service.app import Node
+from klondike_race.service.config import Config
+from klondike_race.service.embedded import EmbeddedRedis, free_port
+from klondike_race.service.logs import configure
+from tests.conftest import ROOT, reference_deals
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), appendfsync="always").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: EmbeddedRedis) -> str:
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    return redis_server.url
+
+
+def make_config(redis_url: str, **overrides: Any) -> Config:
+    values: dict[str, Any] = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "redis_url": redis_url,
+        "countdown_ms": 150,
+        "dev": True,
+        "rate": 200.0,
+        "burst": 400.0,
+    }
+    values.update(overrides)
+    return Config(**values)
+
+
+@pytest.fixture
+async def node(redis_url: str) -> AsyncIterator[Node]:
+    configure(json=False, level="warning")
+    node = Node(make_config(redis_url), redis_url)
+    node.port = await node.start()  # type: ignore[attr-defined]
+    yield node
+    await node.stop()
+
+
+class Client:
+    """A real WebSocket client that keeps every message it receives, in order."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.seen: list[dict] = []
+        self.raw: list[str] = []
+        self._index = 0
+        self.token: str | None = None
+        self.player: str | None = None
+        self.seq = 0
+
+    @classmethod
+    async def open(cls, port: int, **kwargs: Any) -> Client:
+        kwargs.setdefault("max_queue", None)  # keep everything: tests read at their pace
+        ws = await connect(f"ws://127.0.0.1:{port}/ws", compression=None, **kwargs)
+        return cls(ws)
+
+    async def send(self, type: str, **fields: Any) -> None:
+        await self.ws.send(orjson.dumps({"type": type, **fields}).decode())
+
+    async def send_raw(self, data: str | bytes) -> None:
+        await self.ws.send(data)
+
+    async def recv(self, timeout: float = 5.0) -> dict:
+        if self._index < len(self.seen):
+            self._index += 1
+            return self.seen[self._index - 1]
+        raw = await asyncio.wait_for(self.ws.recv(), timeout)
+        self.raw.append(raw)
+        message = orjson.loads(raw)
+        self.seen.append(message)
+        self._index += 1
+        return message
+
+    async def expect(self, *types: str, timeout: float = 5.0) -> dict:
+        """The next message of one of ``types``, skipping others (still kept in seen)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            message = await self.recv(max(0.01, deadline - time.monotonic()))
+            if message["type"] in types:
+                if message["type"] in ("welcome", "resumed") and message.get("player"):
+                    self.player = message["player"]
+                    self.seq = message.get("seq", self.seq)
+                if message.get("token"):
+                    self.token = message["token"]
+                return message
+
+    async def request(self, type: str, *answers: str, **fields: Any) -> dict:
+        await self.send(type, **fields)
+        return await self.expect(*answers, "error")
+
+    async def move(self, step: Any, seq: int | None = None) -> dict:
+        """Send one move (a reference-line step, or a wire dict) and wait for its answer."""
+        if seq is None:
+            seq = self.seq + 1
+        fields = step_fields(step)
+        await self.send("move", seq=seq, **fields)
+        answer = await self.expect("ack", "refused", "error")
+        if answer["type"] == "ack" and not answer.get("duplicate"):
+            self.seq = max(self.seq, seq)
+        return answer
+
+    async def drain(self, wait: float = 0.05) -> list[dict]:
+        out = []
+        while True:
+            try:
+                out.append(await self.recv(wait))
+            except TimeoutError:
+                return out
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+def step_fields(step: Any) -> dict:
+    if step in ("draw", "recycle", "undo"):
+        return {"action": step}
+    return {"from": step["from"], "to": step["to"], "count": step["count"]}
+
+
+def winnable(draw: int = 1, index: int = 0) -> dict:
+    wins = [d for d in reference_deals() if d["result"] == "win" and d["draw"] == draw]
+    return wins[index]
+
+
+async def start_race(
+    port: int, players: int = 2, deal: dict | None = None, **create: Any
+) -> list[Client]:
+    """Create a room, seat ``players`` clients, make all ready, wait for the start."""
+    host = await Client.open(port)
+    fields: dict[str, Any] = {"name": "host", "capacity": max(2, players)}
+    if deal is not None:
+        fields["deal"] = deal
+    fields.update(create)
+    welcome = await host.request("create", "welcome", **fields)
+    assert welcome["type"] == "welcome", welcome
+    clients = [host]
+    for i in range(1, players):
+        c = await Client.open(port)
+        answer = await c.request("join", "welcome", code=welcome["room"]["code"], name=f"p{i}")
+        assert answer["type"] == "welcome", answer
+        clients.append(c)
+    if players == 1:
+        await host.send("start")
+    else:
+        for c in clients:
+            await c.send("ready")
+    for c in clients:
+        await c.expect("start", timeout=5)
+    return clients
+
+
+class ServerProcess:
+    """``klondike-race serve`` as a subprocess (for SIGKILL and two-node tests)."""
+
+    def __init__(
+        self,
+        redis_url: str | None,
+        port: int | None = None,
+        data_dir: Path | None = None,
+        **env: str,
+    ) -> None:
+        self.port = port or free_port()
+        self.env = {
+            **os.environ,
+            "KR_PORT": str(self.port),
+            "KR_COUNTDOWN_MS": "150",
+            "KR_DEV": "1",
+            "KR_RATE": "200",
+            "KR_BURST": "400",
+            "KR_LOG_LEVEL": "warning",
+            **env,
+        }
+        if redis_url:
+            self.env["REDIS_URL"] = redis_url
+        else:
+            self.env.pop("REDIS_URL", None)
+        if data_dir is not None:
+            self.env["KR_DATA_DIR"] = str(data_dir)
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 15.0) -> ServerProcess:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "klondike_race.cli", "serve"],
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if "is running" in line:
+                self.output: list[str] = []
+                self._reader = threading.Thread(target=self._drain, daemon=True)
+                self._reader.start()
+                return self
+            if not line and self.process.poll() is not None:
+                self.process.stdout.close()
+                raise RuntimeError(f"server exited with {self.process.returncode}")
+        raise RuntimeError("server did not start")
+
+    def _drain(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        with self.process.stdout:
+            for line in self.process.stdout:
+                self.output.append(line)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+        self._reader.join(10)
+
+    def stop(self) -> int:
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._reader.join(10)
+        return self.process.returncode

@@ -1,0 +1,58 @@
+"""/healthz, /metrics and the static root."""
+
+from __future__ import annotations
+
+import asyncio
+
+from .conftest import start_race
+
+
+async def get(port: int, path: str) -> tuple[int, str]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
+    data = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    head, _, body = data.decode().partition("\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+async def test_health_metrics_and_root(node) -> None:
+    assert await get(node.port, "/healthz") == (200, "ok\n")
+    clients = await start_race(node.port)
+    await clients[0].move("draw")
+    await clients[0].move({"from": "col1", "to": "col1", "count": 1})
+    status, text = await get(node.port, "/metrics")
+    assert status == 200
+    lines = dict(line.rsplit(" ", 1) for line in text.splitlines() if not line.startswith("#"))
+    assert lines["kr_connections"] == "2"
+    assert lines["kr_rooms"] == "1"
+    assert lines["kr_moves_accepted_total"] == "1"
+    assert lines['kr_moves_refused_total{reason="same_pile"}'] == "1"
+    assert int(lines["kr_ack_latency_seconds_count"]) == 1
+    assert int(lines["kr_redis_latency_seconds_count"]) > 0
+    status, body = await get(node.port, "/")
+    assert status == 200 and body
+    assert (await get(node.port, "/../../etc/passwd"))[0] == 404
+    for c in clients:
+        await c.close()
+
+
+async def test_an_unexpected_error_closes_only_that_connection_with_1011(node) -> None:
+    import pytest
+    from websockets.exceptions import ConnectionClosed
+
+    from .conftest import Client
+
+    async def broken(conn) -> None:
+        raise RuntimeError("a bug")
+
+    node.on_rooms = broken
+    bystander = await Client.open(node.port)
+    c = await Client.open(node.port)
+    await c.send("rooms")
+    with pytest.raises(ConnectionClosed) as info:
+        await c.recv()
+    assert info.value.rcvd is not None and info.value.rcvd.code == 1011
+    assert (await bystander.request("ping", "pong"))["type"] == "pong"
+    await bystander.close()

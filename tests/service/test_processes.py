@@ -1,0 +1,142 @@
+"""Whole server processes: SIGKILL mid-race and restart; two nodes sharing one Redis."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import Client, ServerProcess, winnable
+
+
+async def seat_race(port_a: int, port_b: int, deal: dict) -> tuple[Client, Client]:
+    host = await Client.open(port_a)
+    welcome = await host.request("create", "welcome", name="host", deal=deal)
+    guest = await Client.open(port_b)
+    await guest.request("join", "welcome", code=welcome["room"]["code"], name="guest")
+    await host.send("ready")
+    await guest.send("ready")
+    await host.expect("start")
+    await guest.expect("start")
+    return host, guest
+
+
+async def finished(client: Client) -> dict:
+    room = await client.expect("room")
+    while room["room"]["phase"] != "finished":
+        room = await client.expect("room")
+    return room
+
+
+@pytest.mark.parametrize("embedded", [False, True], ids=["redis-url", "embedded-redis"])
+async def test_sigkill_mid_race_loses_nothing_acknowledged(redis_url, tmp_path, embedded) -> None:
+    ref = winnable(draw=1, index=5)
+    url = None if embedded else redis_url
+    server = ServerProcess(url, data_dir=tmp_path / "data").start()
+    try:
+        host, guest = await seat_race(server.port, server.port, {"cards": ref["cards"]})
+        last = None
+        for step in ref["line"][:40]:
+            last = await host.move(step)
+            assert last["type"] == "ack"
+        for _ in range(4):
+            assert (await guest.move("draw"))["type"] == "ack"
+        server.kill()  # SIGKILL: no shutdown at all
+        server = ServerProcess(url, port=server.port, data_dir=tmp_path / "data").start()
+        host2 = await Client.open(server.port)
+        welcome = await host2.request("resume", "welcome", token=host.token)
+        assert welcome["seq"] == 40 and welcome["board"] == last["board"]
+        guest2 = await Client.open(server.port)
+        welcome = await guest2.request("resume", "welcome", token=guest.token)
+        assert welcome["seq"] == 4
+        assert welcome["progress"]["p1"]["moves"] == 40
+        # the race goes on to its end
+        for i, step in enumerate(ref["line"][40:], start=41):
+            answer = await host2.move(step, seq=i)
+            assert answer["type"] == "ack", answer
+        assert answer["board"]["status"] == "won"
+        assert (await guest2.request("resign", "ack", seq=5))["type"] == "ack"
+        room = await finished(guest2)
+        assert room["leaderboard"][0]["foundation"] == 52
+    finally:
+        assert server.stop() == 0  # SIGTERM: a graceful exit
+
+
+async def test_two_nodes_serve_one_room(redis_url) -> None:
+    ref = winnable(draw=1, index=7)
+    a = ServerProcess(redis_url).start()
+    b = ServerProcess(redis_url).start()
+    try:
+        host, guest = await seat_race(a.port, b.port, {"cards": ref["cards"]})
+        code = host.seen[0]["room"]["code"]
+        watch_a = await Client.open(a.port)
+        watch_b = await Client.open(b.port)
+        await watch_a.request("watch", "welcome", code=code)
+        await watch_b.request("watch", "welcome", code=code)
+        count = await host.expect("spectators")
+        while count["count"] != 2:
+            count = await host.expect("spectators")
+        for step in ref["line"][:30]:
+            assert (await host.move(step))["type"] == "ack"
+        for _ in range(5):
+            assert (await guest.move("draw"))["type"] == "ack"
+        # node B's racer sees node A's racer's progress (no board); spectators see boards
+        progress = [m for m in await guest.drain(0.3) if m["type"] == "progress"]
+        seen = [m for m in guest.seen if m["type"] == "progress" and m["player"] == "p1"]
+        assert seen and seen[-1]["progress"]["moves"] == 30 and "board" not in seen[-1]
+        for w in (watch_a, watch_b):
+            await w.drain(0.3)
+            p1 = [m for m in w.seen if m["type"] == "progress" and m["player"] == "p1"]
+            p2 = [m for m in w.seen if m["type"] == "progress" and m["player"] == "p2"]
+            assert len(p1) == 30 and len(p2) == 5
+            assert p1[-1]["board"]["moves"] == 30 and p2[-1]["board"]["moves"] == 5
+            versions = [m["v"] for m in w.seen if "v" in m and m["type"] != "welcome"]
+            assert versions == sorted(versions) and len(set(versions)) == len(versions)
+        del progress
+        # the host moves over to node B mid-race, and finishes there
+        await host.ws.close()
+        moved = await Client.open(b.port)
+        welcome = await moved.request("resume", "welcome", token=host.token)
+        assert welcome["seq"] == 30
+        for i, step in enumerate(ref["line"][30:], start=31):
+            assert (await moved.move(step, seq=i))["type"] == "ack"
+        assert (await guest.request("resign", "ack", seq=6))["type"] == "ack"
+        for c in (moved, guest, watch_a, watch_b):
+            room = await finished(c)
+            assert [r["player"] for r in room["leaderboard"]] == ["p1", "p2"]
+            assert room["room"]["reveal"]["salt"]
+        for c in (moved, guest, watch_a, watch_b):
+            await c.close()
+        # quick match across nodes: one waits on A, the other arrives on B
+        first = await Client.open(a.port)
+        assert (await first.request("quick", "queued", name="ann"))["type"] == "queued"
+        second = await Client.open(b.port)
+        welcome = await second.request("quick", "welcome", name="bob")
+        matched = await first.expect("welcome")
+        assert matched["room"]["code"] == welcome["room"]["code"]
+        assert (await first.expect("matched"))["token"]
+        await first.expect("start")
+        await second.expect("start")
+        assert (await first.move("draw"))["type"] == "ack"
+        progress = await second.expect("progress")
+        assert progress["player"] == matched["player"] and "board" not in progress
+        for c in (first, second):
+            await c.close()
+    finally:
+        assert a.stop() == 0
+        assert b.stop() == 0
+
+
+async def test_sigterm_closes_connections_with_1001_and_exits_cleanly(redis_url) -> None:
+    import asyncio
+
+    from websockets.exceptions import ConnectionClosed
+
+    server = ServerProcess(redis_url).start()
+    try:
+        c = await Client.open(server.port)
+        assert (await c.request("ping", "pong"))["type"] == "pong"
+        server.process.terminate()  # SIGTERM
+        with pytest.raises(ConnectionClosed) as info:
+            await asyncio.wait_for(c.ws.recv(), 10)
+        assert info.value.rcvd is not None and info.value.rcvd.code == 1001
+    finally:
+        assert server.stop() == 0

@@ -1,0 +1,111 @@
+"""The one decode point: every malformed message gets a specific reason; nothing crashes."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from klondike_race.engine import DRAW_MOVE, Move
+from klondike_race.service import protocol as P
+
+
+def reason(data) -> str:
+    with pytest.raises(P.ProtocolError) as info:
+        P.decode(data)
+    return info.value.reason
+
+
+def test_valid_messages_decode_to_frozen_types() -> None:
+    m = P.decode('{"type":"move","seq":3,"from":"col3","to":"col7","count":2}')
+    assert m == P.MoveRequest(3, Move.from_wire("col3", "col7", 2))
+    assert P.decode(b'{"type":"move","seq":1,"action":"draw"}').move == DRAW_MOVE
+    c = P.decode(
+        '{"type":"create","name":"ann","settings":{"draw":3},"capacity":4,'
+        '"private":true,"time_limit":300,"rank_by":"progress"}'
+    )
+    assert isinstance(c, P.Create) and c.settings.draw == 3 and c.capacity == 4
+    assert P.decode('{"type":"join","code":"abcdef","name":"x"}') == P.Join("ABCDEF", "x")
+    with pytest.raises(AttributeError):
+        c.name = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ("not json", "bad_json"),
+        ("[1,2]", "bad_json"),
+        (b"\xff\xfe", "bad_json"),
+        ('{"seq":1}', "unknown_type"),
+        ('{"type":"fly"}', "unknown_type"),
+        ('{"type":7}', "unknown_type"),
+        ('{"type":"move","from":"col1","to":"col2"}', "missing_field"),
+        ('{"type":"move","seq":"1","action":"draw"}', "bad_field"),
+        ('{"type":"move","seq":true,"action":"draw"}', "bad_field"),
+        ('{"type":"move","seq":0,"action":"draw"}', "bad_field"),
+        ('{"type":"move","seq":1,"action":"fly"}', "bad_field"),
+        ('{"type":"move","seq":1,"from":"col9","to":"col2"}', "bad_field"),
+        ('{"type":"move","seq":1,"from":"col1","to":"col2","count":14}', "bad_field"),
+        ('{"type":"move","seq":1,"action":"draw","extra":1}', "bad_field"),
+        ('{"type":"create","name":""}', "bad_field"),
+        ('{"type":"create","name":"a","capacity":9}', "bad_field"),
+        ('{"type":"create","name":"a","capacity":1}', "bad_field"),
+        ('{"type":"create","name":"a","settings":{"draw":2}}', "bad_field"),
+        ('{"type":"create","name":"a","time_limit":5}', "bad_field"),
+        ('{"type":"create","name":"a","rank_by":"score"}', "bad_field"),
+        ('{"type":"join","code":"AB","name":"x"}', "bad_field"),
+        ('{"type":"join","name":"x"}', "missing_field"),
+        ('{"type":"resume","token":"short"}', "bad_field"),
+        ('{"type":"ping","id":[1]}', "bad_field"),
+    ],
+)
+def test_bad_input_gets_a_specific_reason(data, expected: str) -> None:
+    assert reason(data) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text(max_size=8),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(
+                st.sampled_from(
+                    [
+                        "type",
+                        "seq",
+                        "from",
+                        "to",
+                        "count",
+                        "action",
+                        "name",
+                        "code",
+                        "settings",
+                        "token",
+                        "since",
+                        "player",
+                    ]
+                ),
+                inner,
+                max_size=6,
+            )
+        ),
+        max_leaves=12,
+    )
+)
+def test_decode_never_raises_anything_but_protocol_error(value) -> None:
+    import json
+
+    for data in (
+        json.dumps(value),
+        json.dumps({"type": "move", "x": value}),
+        json.dumps(value if isinstance(value, dict) else {"type": "move"}),
+    ):
+        with contextlib.suppress(P.ProtocolError):
+            P.decode(data)

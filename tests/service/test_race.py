@@ -1,0 +1,96 @@
+"""A whole head-to-head race over real WebSockets and a real Redis."""
+
+from __future__ import annotations
+
+import hashlib
+
+import redis
+
+from klondike_race.engine import Deal, Game, Settings
+from klondike_race.service import ranking
+from klondike_race.service.store import moves_key, room_key
+
+from .conftest import Client, start_race, winnable
+
+
+async def test_head_to_head_race_to_a_win(node, redis_url) -> None:
+    ref = winnable(draw=1)
+    host, guest = await start_race(node.port, deal={"cards": ref["cards"]})
+    # The guest makes a few moves; the host plays the reference line to a win.
+    for _ in range(3):
+        answer = await guest.move("draw")
+        assert answer["type"] == "ack"
+    last = None
+    for step in ref["line"]:
+        last = await host.move(step)
+        assert last["type"] == "ack", (step, last)
+    assert last["board"]["status"] == "won"
+    assert last["board"]["foundation"] == 52
+    # The host's game is over: they may now see boards; the guest still racing may not.
+    boards = await host.expect("boards")
+    assert set(boards["boards"]) == {"p1", "p2"}
+    # The guest resigns: every game is over, so the race finishes with results.
+    answer = await guest.request("resign", "ack", seq=guest.seq + 1)
+    assert answer["type"] == "ack" and answer["move"] == "resign"
+    for c in (host, guest):
+        room = await c.expect("room")
+        while room["room"]["phase"] != "finished":
+            room = await c.expect("room")
+        board = room["leaderboard"]
+        assert [r["player"] for r in board] == ["p1", "p2"]
+        assert board[0]["foundation"] == 52 and board[0]["rank"] == 1
+        assert board[1]["status"] == "resigned"
+        reveal = room["room"]["reveal"]
+        expected = hashlib.sha256(f"{reveal['salt']}:{reveal['deal']}".encode()).hexdigest()
+        assert reveal["commitment"] == expected
+    # the stored leaderboard agrees, and a finished room's keys expire
+    code = host.seen[0]["room"]["code"]
+    rds = redis.Redis.from_url(redis_url)
+    assert [m.decode() for m in rds.zrange(room_key(code) + ":rank", 0, -1)] == ["p1", "p2"]
+    assert rds.zscore(room_key(code) + ":rank", "p1") == ranking.progress_key(
+        52, ref["steps"], last["board"]["reached_ms"]
+    )
+    assert 0 < rds.ttl(moves_key(code, "p1")) <= 7 * 86400
+    await host.close()
+    await guest.close()
+
+
+async def test_seeded_race_commitment_matches_revealed_seed(node) -> None:
+    host, guest = await start_race(node.port)
+    welcome = host.seen[0]
+    assert welcome["type"] == "welcome"
+    start = next(m for m in host.seen if m["type"] == "start")
+    commitment = start["room"]["commitment"]
+    assert commitment and "seed" not in str(start)
+    await host.request("resign", "ack", seq=1)
+    await guest.request("resign", "ack", seq=1)
+    room = await guest.expect("room")
+    while room["room"]["phase"] != "finished":
+        room = await guest.expect("room")
+    reveal = room["room"]["reveal"]
+    assert reveal["deal"] == f"v1:{reveal['seed']}"
+    digest = hashlib.sha256(f"{reveal['salt']}:v1:{reveal['seed']}".encode()).hexdigest()
+    assert digest == commitment == reveal["commitment"]
+    # and the revealed seed is the deal that was played
+    game = Game(Deal.from_seed(reveal["seed"]), Settings())
+    first = next(m for m in guest.seen if m["type"] == "start")["board"]
+    assert first["columns"][0]["up"] == [Deal.from_seed(reveal["seed"]).names()[0]]
+    assert game.columns[6][-1] == Deal.from_seed(reveal["seed"]).cards[27]
+    for c in (host, guest):
+        await c.close()
+
+
+async def test_quick_match_pairs_two_players(node) -> None:
+    a = await Client.open(node.port)
+    b = await Client.open(node.port)
+    assert (await a.request("quick", "queued", name="ann"))["type"] == "queued"
+    welcome_b = await b.request("quick", "welcome", name="bob")
+    assert welcome_b["type"] == "welcome" and welcome_b["room"]["quick"]
+    welcome_a = await a.expect("welcome")
+    assert welcome_a["room"]["code"] == welcome_b["room"]["code"]
+    assert welcome_a["player"] != welcome_b["player"]
+    await a.expect("start")
+    await b.expect("start")
+    assert (await a.move("draw"))["type"] == "ack"
+    await a.close()
+    await b.close()

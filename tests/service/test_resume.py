@@ -1,0 +1,74 @@
+"""Reconnect with the player token, resume at the last acknowledged move; duplicates."""
+
+from __future__ import annotations
+
+import redis
+
+from klondike_race.service.store import moves_key
+
+from .conftest import Client, start_race, winnable
+
+
+async def test_reconnect_resumes_at_the_last_acknowledged_move(node, redis_url) -> None:
+    ref = winnable(draw=1, index=3)
+    a, b = await start_race(node.port, deal={"cards": ref["cards"]})
+    token, code = a.token, a.seen[0]["room"]["code"]
+    last = None
+    for step in ref["line"][:20]:
+        last = await a.move(step)
+        assert last["type"] == "ack"
+    version = last["v"]
+    await a.ws.close()  # the connection drops
+    for _ in range(3):
+        assert (await b.move("draw"))["type"] == "ack"
+    # a full resync: welcome with the board at exactly move 20
+    c = await Client.open(node.port)
+    welcome = await c.request("resume", "welcome", token=token)
+    assert welcome["type"] == "welcome" and welcome["player"] == "p1"
+    assert welcome["seq"] == 20
+    assert welcome["board"] == last["board"]
+    assert welcome["progress"]["p2"]["moves"] == 3
+    assert "boards" not in welcome  # still racing: no opponent boards
+    # the next move continues the game
+    assert (await c.move(ref["line"][20], seq=21))["type"] == "ack"
+    await c.ws.close()
+    # resume with the version last seen: only the missed events follow
+    d = await Client.open(node.port)
+    resumed = await d.request("resume", "resumed", token=token, since=version)
+    assert resumed["type"] == "resumed" and resumed["seq"] == 21
+    missed = await d.drain(0.2)
+    versions = [m["v"] for m in missed if "v" in m]
+    assert versions == list(range(version + 1, version + 1 + len(versions)))
+    assert [m["player"] for m in missed if m["type"] == "progress"] == ["p2"] * 3 + ["p1"]
+    assert all("board" not in m for m in missed)
+    log = redis.Redis.from_url(redis_url).lrange(moves_key(code, "p1"), 0, -1)
+    assert len(log) == 21
+    for client in (b, d):
+        await client.close()
+
+
+async def test_duplicate_sequence_numbers_are_answered_not_applied(node, redis_url) -> None:
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    first = await a.move("draw", seq=1)
+    again = await a.move("draw", seq=1)
+    assert again["type"] == "ack" and again["duplicate"] is True
+    assert again["board"]["moves"] == 1 and again["board"]["stock"] == first["board"]["stock"]
+    # a burst of the same message, as a retrying client might send
+    for _ in range(5):
+        await a.send("move", seq=2, action="draw")
+    answers = [await a.expect("ack", "refused") for _ in range(5)]
+    assert [m.get("duplicate", False) for m in answers] == [False] + [True] * 4
+    # the same seq from a second connection of the same player (another tab)
+    other = await Client.open(node.port)
+    await other.request("resume", "welcome", token=a.token)
+    dup = await other.move("draw", seq=2)
+    assert dup["type"] == "ack" and dup["duplicate"] is True
+    assert (await other.move("draw", seq=3))["type"] == "ack"
+    # the first connection's game is stale now: its seq 3 is answered as a duplicate
+    stale = await a.move("draw", seq=3)
+    assert stale["type"] == "ack" and stale["duplicate"] is True
+    log = redis.Redis.from_url(redis_url).lrange(moves_key(code, "p1"), 0, -1)
+    assert [e.decode().split("@")[0] for e in log] == ["d", "d", "d"]
+    for client in (a, b, other):
+        await client.close()
