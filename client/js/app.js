@@ -1,0 +1,429 @@
+// The app: wires network, state, rendering and input together, and handles the buttons
+// and forms of the screens. Intents go to the server one at a time, each with the next
+// sequence number; the board changes only when the server answers.
+
+import { Input } from './input.js';
+import { Net, defaultUrl } from './net.js';
+import { reasonText } from './cards.js';
+import { Renderer } from './render.js';
+import {
+  Store, initialState, leaveRoom, myGameOver, phaseOf, receive, serverNow, viewOf,
+} from './state.js';
+
+const $ = (sel) => document.querySelector(sel);
+const params = new URLSearchParams(location.search);
+const RANK_ORDER = 'A23456789TJQK';
+
+const storage = {
+  get(key) {
+    try { return JSON.parse(localStorage.getItem(key)); } catch { return null; }
+  },
+  set(key, value) {
+    try {
+      if (value == null) localStorage.removeItem(key);
+      else localStorage.setItem(key, JSON.stringify(value));
+    } catch { /* private mode: nothing kept */ }
+  },
+};
+
+const store = new Store(initialState());
+const state = store.state;
+state.name = storage.get('kr.name') || '';
+let pendingIntent = null; // what to do once connected: {type, ...}
+if (params.get('watch')) pendingIntent = { type: 'watch', code: params.get('watch').toUpperCase() };
+else if (params.get('join')) pendingIntent = { type: 'join', code: params.get('join').toUpperCase() };
+
+const renderer = new Renderer(store);
+const net = new Net(defaultUrl(), {
+  onMessage: (msg) => onMessage(msg),
+  onOpen: () => onOpen(),
+  onStatus: (status) => store.update((s) => {
+    s.conn = status;
+    if (status === 'open') s.everConnected = true;
+  }),
+});
+
+// ---- connection ------------------------------------------------------------------------
+function onOpen() {
+  const session = storage.get('kr.session');
+  const wanted = pendingIntent;
+  if (session && session.token && (!wanted || wanted.code === session.code)) {
+    net.send({ type: 'resume', token: session.token });
+    if (wanted && wanted.type === 'join') pendingIntent = null;
+    return;
+  }
+  if (wanted) {
+    if (wanted.type === 'watch') {
+      net.send({ type: 'watch', code: wanted.code });
+      return;
+    }
+    if (wanted.type === 'join' && state.name) {
+      net.send({ type: 'join', code: wanted.code, name: state.name });
+      pendingIntent = null;
+      return;
+    }
+    $('#join-code').value = wanted.code;
+  }
+  if (state.view === 'queue' && !state.room && state.name) {
+    net.send({ type: 'quick', name: state.name }); // the queue ticket died with the socket
+    return;
+  }
+  if (state.role === 'spectator' && state.room) {
+    net.send({ type: 'watch', code: state.room.code });
+    return;
+  }
+  store.update(leaveRoom);
+  net.send({ type: 'rooms' });
+}
+
+function onMessage(msg) {
+  let effect = null;
+  const inflight = state.inflight;
+  store.update((s) => { effect = receive(s, msg); });
+  switch (effect) {
+    case 'token':
+      storage.set('kr.session', { token: state.token, code: state.token.split('.')[0] });
+      afterEntry();
+      break;
+    case 'welcome':
+      if (inflight && inflight.drag) settleDrag(inflight.drag, false);
+      afterEntry();
+      break;
+    case 'ack':
+      if (inflight && inflight.drag) settleDrag(inflight.drag, true);
+      pump();
+      autoNext();
+      break;
+    case 'refused':
+      if (inflight && inflight.drag) settleDrag(inflight.drag, false);
+      showRefusal(msg);
+      stopAuto();
+      if (msg.reason === 'bad_seq' || msg.reason === 'not_your_game') resume();
+      break;
+    case 'room':
+      checkCommitment();
+      break;
+    case 'left':
+      storage.set('kr.session', null);
+      history.replaceState(null, '', location.pathname);
+      net.send({ type: 'rooms' });
+      break;
+    case 'error':
+      onError(msg);
+      break;
+    default:
+      break;
+  }
+}
+
+function afterEntry() {
+  pendingIntent = null;
+  const room = state.room;
+  if (!room) return;
+  if (state.role === 'spectator') {
+    history.replaceState(null, '', `${location.pathname}?watch=${room.code}`);
+  } else {
+    history.replaceState(null, '', location.pathname);
+  }
+  checkCommitment();
+}
+
+function onError(msg) {
+  toast(msg.message || msg.reason, 'error');
+  if (msg.reason === 'bad_token' || (msg.about === 'resume' && msg.reason === 'no_room')) {
+    storage.set('kr.session', null);
+    store.update(leaveRoom);
+    if (pendingIntent) onOpen();
+    else net.send({ type: 'rooms' });
+  } else if ((msg.about === 'watch' || msg.about === 'join') && !state.room) {
+    pendingIntent = null;
+    history.replaceState(null, '', location.pathname);
+    store.update(leaveRoom);
+  }
+}
+
+function resume() {
+  const session = storage.get('kr.session');
+  if (session && session.token) net.send({ type: 'resume', token: session.token });
+}
+
+// ---- moves ----------------------------------------------------------------------------
+function canPlay() {
+  return state.role === 'player' && viewOf(state) === 'race'
+    && phaseOf(state.room, serverNow(state)) === 'racing' && state.board && !myGameOver(state);
+}
+
+function intent(what, drag) {
+  if (!canPlay() || !net.open) {
+    if (drag) settleDrag(drag, false);
+    if (!net.open) toast('Offline: the move was not sent', 'error');
+    return;
+  }
+  store.update((s) => { s.queue.push({ what, drag }); });
+  pump();
+}
+
+function pump() {
+  if (state.inflight || !state.queue.length) return;
+  const { what, drag } = state.queue[0];
+  const seq = state.seq + 1;
+  const msg = what.resign ? { type: 'resign', seq }
+    : what.action ? { type: 'move', seq, action: what.action }
+      : { type: 'move', seq, from: what.from, to: what.to, count: what.count };
+  if (!net.send(msg)) {
+    if (drag) settleDrag(drag, false);
+    store.update((s) => { s.queue = []; });
+    return;
+  }
+  store.update((s) => {
+    s.queue.shift();
+    s.inflight = { seq, what, drag };
+  });
+}
+
+function settleDrag(drag, accepted) {
+  if (accepted) {
+    input.land(drag);
+    store.update((s) => { s.inflightDrag = null; });
+  } else {
+    input.snapBack(drag, () => store.update((s) => { s.inflightDrag = null; }));
+  }
+}
+
+let refusalTimer = null;
+function showRefusal(msg) {
+  const box = $('#refusal');
+  box.textContent = reasonText(msg.reason, msg.message);
+  box.dataset.reason = msg.reason;
+  box.hidden = false;
+  clearTimeout(refusalTimer);
+  refusalTimer = setTimeout(() => { box.hidden = true; }, 3000);
+}
+
+// Auto-complete: offered only when the server's board says so; each card it plays is an
+// ordinary move, lowest rank first (the server refuses anything that does not fit).
+let auto = false;
+function startAuto() {
+  if (!state.board || !state.board.autocomplete || auto) return;
+  auto = true;
+  autoNext();
+}
+function stopAuto() { auto = false; }
+function autoNext() {
+  if (!auto) return;
+  const board = state.board;
+  if (!board || board.foundation >= 52 || board.status !== 'playing' || !canPlay()) {
+    auto = false;
+    return;
+  }
+  if (state.inflight || state.queue.length) return;
+  const tops = [];
+  board.columns.forEach((col, i) => {
+    if (col.up.length) tops.push({ from: `col${i + 1}`, card: col.up[col.up.length - 1] });
+  });
+  if (board.waste.fan.length) tops.push({ from: 'waste', card: board.waste.fan[board.waste.fan.length - 1] });
+  if (!tops.length) { auto = false; return; }
+  tops.sort((a, b) => RANK_ORDER.indexOf(a.card[0]) - RANK_ORDER.indexOf(b.card[0]));
+  setTimeout(() => {
+    if (auto) intent({ from: tops[0].from, to: 'foundation', count: 1 }, null);
+  }, 70);
+}
+
+const input = new Input($('#my-board'), {
+  board: () => state.board,
+  selection: () => state.selection,
+  select: (sel) => store.update((s) => { s.selection = sel; }),
+  lift: (cards) => store.update((s) => { s.inflightDrag = cards; }),
+  intent,
+  enabled: canPlay,
+  action: (name) => {
+    if (name === 'autocomplete') startAuto();
+    if (name === 'undo' && state.room.settings.undo) intent({ action: 'undo' }, null);
+  },
+});
+
+// ---- commitment check (Web Crypto) ----------------------------------------------------
+async function sha256Hex(text) {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+async function checkCommitment() {
+  const reveal = state.room && state.room.reveal;
+  if (!reveal || (state.commitmentCheck && state.commitmentCheck.commitment === reveal.commitment)) return;
+  if (!(window.crypto && crypto.subtle)) {
+    store.update((s) => { s.commitmentCheck = { commitment: reveal.commitment, ok: false, unavailable: true }; });
+    return;
+  }
+  const hex = await sha256Hex(`${reveal.salt}:${reveal.deal}`);
+  store.update((s) => { s.commitmentCheck = { commitment: reveal.commitment, ok: hex === reveal.commitment, computed: hex }; });
+}
+
+// ---- lobby and rooms ----------------------------------------------------------------------
+function needName() {
+  const field = $('#name');
+  const name = field.value.trim();
+  if (!name) {
+    field.focus();
+    field.setCustomValidity('Choose a display name first');
+    field.reportValidity();
+    return null;
+  }
+  field.setCustomValidity('');
+  store.update((s) => { s.name = name; });
+  storage.set('kr.name', name);
+  return name;
+}
+
+function settingsFromForm(form) {
+  const f = new FormData(form);
+  const passes = f.get('passes');
+  return {
+    draw: Number(f.get('draw')),
+    passes: passes === 'unlimited' ? 'unlimited' : Number(passes),
+    empty: f.get('empty'),
+    foundation_to_column: f.get('foundation_to_column') === 'on',
+    scoring: f.get('scoring'),
+    timed: f.get('timed') === 'on' && f.get('scoring') === 'standard',
+    undo: f.get('undo') === 'on',
+  };
+}
+
+function create(settings, extra) {
+  const msg = { type: 'create', name: state.name, settings, ...extra };
+  // dev servers only (--dev): a named deal, for tests and development
+  if (params.get('seed')) msg.deal = { seed: params.get('seed') };
+  else if (params.get('cards')) msg.deal = { cards: params.get('cards').split(',') };
+  net.send(msg);
+}
+
+$('#name').value = state.name;
+$('#name').addEventListener('change', () => needName());
+$('#create-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  if (!needName()) return;
+  const form = e.target;
+  const f = new FormData(form);
+  const limit = f.get('time_limit');
+  const rankBy = f.get('rank_by');
+  const settings = settingsFromForm(form);
+  create(settings, {
+    capacity: Number(f.get('capacity')),
+    private: f.get('private') === 'on',
+    time_limit: limit ? Number(limit) : null,
+    rank_by: rankBy === 'score' && settings.scoring !== 'none' ? 'score' : 'progress',
+  });
+});
+$('#join-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const code = $('#join-code').value.trim().toUpperCase();
+  if (!needName() || !code) return;
+  net.send({ type: 'join', code, name: state.name });
+});
+$('#btn-watch-code').addEventListener('click', () => {
+  const code = $('#join-code').value.trim().toUpperCase();
+  if (code) net.send({ type: 'watch', code });
+});
+$('#btn-quick').addEventListener('click', () => {
+  if (needName()) net.send({ type: 'quick', name: state.name });
+});
+$('#btn-cancel-quick').addEventListener('click', () => {
+  store.update((s) => { s.view = 'lobby'; });
+  net.drop(); // the server drops the queue ticket with the connection; we reconnect
+});
+$('#btn-refresh').addEventListener('click', () => net.send({ type: 'rooms' }));
+$('#live-rooms').addEventListener('click', (e) => {
+  const watch = e.target.closest('[data-watch]');
+  const join = e.target.closest('[data-join]');
+  if (watch) net.send({ type: 'watch', code: watch.dataset.watch });
+  if (join && needName()) net.send({ type: 'join', code: join.dataset.join, name: state.name });
+});
+setInterval(() => {
+  if (viewOf(state) === 'lobby' && net.open) net.send({ type: 'rooms' });
+}, 5000);
+
+$('#btn-copy').addEventListener('click', async () => {
+  const link = $('#room-link').value;
+  try {
+    await navigator.clipboard.writeText(link);
+    toast('Link copied');
+  } catch {
+    $('#room-link').select();
+  }
+});
+$('#btn-ready').addEventListener('click', () => {
+  const me = state.room.players.find((p) => p.id === state.player);
+  net.send({ type: 'ready', ready: !(me && me.ready) });
+});
+$('#btn-start').addEventListener('click', () => net.send({ type: 'start' }));
+$('#btn-leave').addEventListener('click', () => net.send({ type: 'leave' }));
+
+// ---- race buttons -----------------------------------------------------------------------
+$('#btn-auto').addEventListener('click', startAuto);
+$('#btn-undo').addEventListener('click', () => intent({ action: 'undo' }, null));
+$('#btn-help').addEventListener('click', () => {
+  const help = $('#help');
+  help.hidden = !help.hidden;
+  $('#btn-help').setAttribute('aria-expanded', String(!help.hidden));
+});
+let resignArmed = null;
+$('#btn-resign').addEventListener('click', () => {
+  const btn = $('#btn-resign');
+  if (!resignArmed) {
+    btn.textContent = 'Really resign?';
+    resignArmed = setTimeout(() => { resignArmed = null; btn.textContent = 'Resign'; }, 3000);
+    return;
+  }
+  clearTimeout(resignArmed);
+  resignArmed = null;
+  btn.textContent = 'Resign';
+  intent({ resign: true }, null);
+});
+
+// ---- results and watching ------------------------------------------------------------------
+$('#btn-rematch').addEventListener('click', () => {
+  const room = state.room;
+  if (!room || !state.name) return;
+  storage.set('kr.session', null);
+  net.send({ type: 'leave' });
+  create(room.settings, {
+    capacity: room.capacity, private: room.private, time_limit: room.time_limit, rank_by: room.rank_by,
+  });
+});
+$('#btn-lobby').addEventListener('click', () => {
+  storage.set('kr.session', null);
+  net.send({ type: 'leave' });
+  store.update(leaveRoom);
+  history.replaceState(null, '', location.pathname);
+  net.send({ type: 'rooms' });
+});
+$('#btn-stop-watch').addEventListener('click', () => {
+  net.send({ type: 'leave' });
+  store.update(leaveRoom);
+  history.replaceState(null, '', location.pathname);
+});
+function follow(e) {
+  const cell = e.target.closest('.grid-cell');
+  if (cell && state.role === 'spectator') store.update((s) => { s.follow = cell.dataset.player; });
+}
+$('#watch-grid').addEventListener('click', follow);
+$('#btn-unfollow').addEventListener('click', () => store.update((s) => { s.follow = null; }));
+
+// ---- notices -----------------------------------------------------------------------------
+let toastTimer = null;
+function toast(message, kind = 'info') {
+  const box = $('#toast');
+  box.textContent = message;
+  box.dataset.kind = kind;
+  box.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { box.hidden = true; }, 3500);
+}
+
+store.subscribe((s) => {
+  const me = $('#me-name');
+  if (me.textContent !== s.name) me.textContent = s.name;
+});
+
+window.kr = { store, net, intent }; // for the browser console and the tests
+net.connect();

@@ -1,0 +1,312 @@
+// One board on screen, drawn from a board_view the server sent (engine/views.py):
+// {columns: [{down, up: [names]}], stock, waste: {count, fan}, foundations: {c,d,h,s}}.
+// It knows how to lay cards out at any size; it knows nothing of the rules.
+
+import { COLUMNS, FOUNDATIONS, SUITS, SUIT_SYMBOLS, SUIT_WORDS, cardFace, pileLabel } from './cards.js';
+
+const CARD_RATIO = 1.4;
+const REDUCED_MOTION = window.matchMedia('(prefers-reduced-motion: reduce)');
+
+function el(tag, cls, attrs) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (attrs) for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+
+export function cardElement(name, extra = {}) {
+  const face = cardFace(name);
+  const node = el('div', `card face ${face.red ? 'red' : 'black'} suit-${face.suit}`);
+  node.dataset.card = name;
+  node.setAttribute('aria-label', face.label);
+  const corner = el('span', 'corner', { 'aria-hidden': 'true' });
+  corner.append(el('span', 'rank'), el('span', 'suit'));
+  corner.firstChild.textContent = face.rank;
+  corner.lastChild.textContent = face.symbol;
+  const pip = el('span', 'pip', { 'aria-hidden': 'true' });
+  pip.textContent = face.symbol;
+  const foot = el('span', 'corner foot', { 'aria-hidden': 'true' });
+  foot.append(el('span', 'rank'), el('span', 'suit'));
+  foot.firstChild.textContent = face.rank;
+  foot.lastChild.textContent = face.symbol;
+  node.append(corner, pip, foot);
+  Object.assign(node.dataset, extra);
+  return node;
+}
+
+function backElement() {
+  const node = el('div', 'card back', { 'aria-label': 'face-down card', role: 'img' });
+  return node;
+}
+
+export class BoardView {
+  // options: interactive (cards focusable, input attaches), maxCard (px), fitHeight
+  // (a function giving the height the board may use, to squeeze long columns)
+  constructor(root, options = {}) {
+    this.root = root;
+    this.options = options;
+    this.board = null;
+    this.ui = {};
+    root.classList.add('board');
+    if (options.interactive) root.classList.add('interactive');
+    root.replaceChildren();
+    const top = el('div', 'row top');
+    this.piles = {};
+    const stock = el('div', 'pile slot stock', { 'data-pile': 'stock' });
+    const waste = el('div', 'pile slot waste', { 'data-pile': 'waste' });
+    const gap = el('div', 'slot spacer');
+    top.append(stock, waste, gap);
+    this.piles.stock = stock;
+    this.piles.waste = waste;
+    for (const s of SUITS) {
+      const f = el('div', 'pile slot found', { 'data-pile': `found-${s}` });
+      const mark = el('span', 'mark', { 'aria-hidden': 'true' });
+      mark.textContent = SUIT_SYMBOLS[s];
+      f.dataset.mark = s;
+      top.append(f);
+      this.piles[`found-${s}`] = f;
+    }
+    const tableau = el('div', 'row tableau');
+    for (const c of COLUMNS) {
+      const col = el('div', 'pile col', { 'data-pile': c });
+      tableau.append(col);
+      this.piles[c] = col;
+    }
+    root.append(top, tableau);
+    this.tableau = tableau;
+    this.observer = new ResizeObserver(() => this.layout());
+    this.observer.observe(root);
+  }
+
+  destroy() {
+    this.observer.disconnect();
+  }
+
+  update(board, ui = {}) {
+    const same = board === this.board && Object.keys({ ...ui, ...this.ui })
+      .every((k) => ui[k] === this.ui[k]);
+    if (same) return;
+    this.board = board;
+    this.ui = ui;
+    this.paint();
+  }
+
+  focusKey() {
+    const active = document.activeElement;
+    if (!active || !this.root.contains(active)) return null;
+    return active.dataset.key || null;
+  }
+
+  // Where each face-up card is now, by name: the start of a move's animation.
+  positions() {
+    const out = new Map();
+    if (!this.options.animate || REDUCED_MOTION.matches || !this.root.isConnected) return out;
+    for (const card of this.root.querySelectorAll('.card.face:not(.lifted)')) {
+      out.set(card.dataset.card, card.getBoundingClientRect());
+    }
+    return out;
+  }
+
+  // Slide cards that changed place from where they were (FLIP); skipped for reduced motion.
+  animate(before) {
+    if (!before.size) return;
+    for (const card of this.root.querySelectorAll('.card.face')) {
+      const was = before.get(card.dataset.card);
+      if (!was || card.classList.contains('lifted')) continue;
+      const now = card.getBoundingClientRect();
+      const dx = was.left - now.left;
+      const dy = was.top - now.top;
+      if (Math.abs(dx) < 1 && Math.abs(dy) < 1) continue;
+      card.animate([{ transform: `translate(${dx}px, ${dy}px)`, zIndex: 50 },
+        { transform: 'translate(0, 0)', zIndex: 50 }], { duration: 160, easing: 'ease-out' });
+    }
+  }
+
+  paint() {
+    const board = this.board;
+    const keep = this.focusKey();
+    const before = this.positions();
+    const interactive = Boolean(this.options.interactive);
+    const tab = interactive ? '0' : null;
+    const sel = this.ui.selection;
+    const hidden = this.ui.inflight; // {pile, index}: cards lifted by a drag in flight
+    this.root.classList.toggle('empty-board', !board);
+    for (const pile of Object.values(this.piles)) {
+      pile.replaceChildren();
+      if (pile !== this.piles.stock) {
+        delete pile.dataset.key;
+        pile.removeAttribute('tabindex');
+        pile.removeAttribute('role');
+      }
+    }
+    if (!board) return;
+
+    // stock
+    const stock = this.piles.stock;
+    if (board.stock > 0) {
+      const back = backElement();
+      back.classList.add('stock-card');
+      if (board.stock > 1) back.classList.add('stacked');
+      stock.append(back);
+    } else {
+      const mark = el('span', 'mark recycle', { 'aria-hidden': 'true' });
+      const canRecycle = board.waste.count > 0 && board.passes_left !== 0 && board.passes_left !== 1;
+      mark.textContent = canRecycle ? '\u21bb' : '\u2715';
+      stock.append(mark);
+    }
+    const count = el('span', 'count');
+    count.textContent = board.stock;
+    stock.append(count);
+    const stockAction = board.stock > 0 ? 'draw' : 'recycle';
+    stock.setAttribute('aria-label',
+      `Stock, ${board.stock} card${board.stock === 1 ? '' : 's'}: ${stockAction}`);
+    stock.dataset.key = 'stock';
+    stock.setAttribute('role', 'button');
+    if (tab) stock.tabIndex = 0;
+
+    // waste: the fan, top card last
+    const waste = this.piles.waste;
+    const fan = board.waste.fan || [];
+    waste.dataset.count = board.waste.count;
+    waste.setAttribute('aria-label', `Waste, ${board.waste.count} card${board.waste.count === 1 ? '' : 's'}`);
+    fan.forEach((name, i) => {
+      const top = i === fan.length - 1;
+      const card = cardElement(name, { pile: 'waste', index: String(i) });
+      card.dataset.fan = String(i);
+      if (top && board.waste.count > fan.length) card.classList.add('stacked');
+      if (top) this.playable(card, 'waste', i, tab);
+      if (top && sel && sel.pile === 'waste') card.classList.add('selected');
+      if (top && hidden && hidden.pile === 'waste') card.classList.add('lifted');
+      waste.append(card);
+    });
+    if (!fan.length) this.emptyTarget(waste, 'waste', tab);
+
+    // foundations
+    for (const s of SUITS) {
+      const pile = this.piles[`found-${s}`];
+      const mark = el('span', 'mark', { 'aria-hidden': 'true' });
+      mark.textContent = SUIT_SYMBOLS[s];
+      pile.append(mark);
+      const top = board.foundations[s];
+      pile.setAttribute('aria-label', `${SUIT_WORDS[s]} foundation${top ? '' : ', empty'}`);
+      if (top) {
+        const card = cardElement(top, { pile: `found-${s}`, index: '0' });
+        if (top[0] !== 'A') card.classList.add('stacked');
+        this.playable(card, `found-${s}`, 0, tab);
+        if (sel && sel.pile === `found-${s}`) card.classList.add('selected');
+        if (hidden && hidden.pile === `found-${s}`) card.classList.add('lifted');
+        pile.append(card);
+      } else {
+        this.emptyTarget(pile, `found-${s}`, tab);
+      }
+    }
+
+    // columns
+    board.columns.forEach((column, c) => {
+      const name = COLUMNS[c];
+      const pile = this.piles[name];
+      pile.setAttribute('aria-label', `${pileLabel(name)}: ${column.down} face down, ${column.up.length} face up`);
+      for (let i = 0; i < column.down; i += 1) pile.append(backElement());
+      column.up.forEach((cardName, i) => {
+        const card = cardElement(cardName, { pile: name, index: String(i) });
+        this.playable(card, name, i, tab);
+        if (sel && sel.pile === name && i >= sel.index) card.classList.add('selected');
+        if (hidden && hidden.pile === name && i >= hidden.index) card.classList.add('lifted');
+        pile.append(card);
+      });
+      if (!column.down && !column.up.length) this.emptyTarget(pile, name, tab);
+    });
+
+    this.layout();
+    this.animate(before);
+    if (keep) this.refocus(keep);
+  }
+
+  playable(card, pile, index, tab) {
+    card.dataset.key = `${pile}:${index}`;
+    if (tab) {
+      card.tabIndex = 0;
+      card.setAttribute('role', 'button');
+    } else {
+      card.setAttribute('role', 'img');
+    }
+    const label = card.getAttribute('aria-label');
+    card.setAttribute('aria-label', `${label}, ${pileLabel(pile)}`);
+  }
+
+  emptyTarget(pile, name, tab) {
+    pile.dataset.key = `${name}:empty`;
+    if (tab) {
+      pile.tabIndex = 0;
+      pile.setAttribute('role', 'button');
+    }
+  }
+
+  refocus(key) {
+    const [pile] = key.split(':');
+    const exact = this.root.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (exact) { exact.focus({ preventScroll: true }); return; }
+    const p = this.piles[pile];
+    if (!p) return;
+    const cards = p.querySelectorAll('[data-key]');
+    const target = cards.length ? cards[cards.length - 1] : (p.dataset.key ? p : null);
+    if (target) target.focus({ preventScroll: true });
+  }
+
+  layout() {
+    const width = this.root.clientWidth;
+    if (!width) return;
+    const narrow = width < 560;
+    const gap = narrow ? Math.max(3, Math.round(width * 0.011)) : Math.round(Math.min(16, width * 0.016));
+    const cw = Math.max(20, Math.min(this.options.maxCard || 120, Math.floor((width - 6 * gap) / 7)));
+    const ch = Math.round(cw * CARD_RATIO);
+    const style = this.root.style;
+    style.setProperty('--cw', `${cw}px`);
+    style.setProperty('--ch', `${ch}px`);
+    style.setProperty('--gap', `${gap}px`);
+    if (!this.board) return;
+
+    // waste fan, left to right
+    const fanStep = Math.round(cw * 0.38);
+    this.piles.waste.querySelectorAll('.card').forEach((card, i) => {
+      card.style.left = `${i * fanStep}px`;
+      card.style.top = '0px';
+    });
+
+    // columns: face-down cards close, face-up cards far enough to read their corner,
+    // squeezed when a long column would not fit the height the board may use
+    const downStep = Math.max(4, Math.round(ch * 0.1));
+    const upStep = Math.max(14, Math.round(ch * 0.27));
+    const minUp = Math.max(12, Math.round(ch * 0.17));
+    const room = this.options.fitHeight ? this.options.fitHeight(this.tableau) : Infinity;
+    let tallest = ch;
+    this.board.columns.forEach((column, c) => {
+      const pile = this.piles[COLUMNS[c]];
+      const ups = column.up.length;
+      let step = upStep;
+      if (ups > 1 && Number.isFinite(room)) {
+        const fit = Math.floor((room - ch - column.down * downStep) / (ups - 1));
+        step = Math.max(minUp, Math.min(upStep, fit));
+      }
+      let y = 0;
+      const cards = pile.querySelectorAll('.card');
+      cards.forEach((card, i) => {
+        card.style.top = `${y}px`;
+        card.style.left = '0px';
+        y += i < column.down ? downStep : step;
+      });
+      const height = cards.length ? y - (cards.length <= column.down ? downStep : step) + ch : ch;
+      tallest = Math.max(tallest, height);
+    });
+    this.tableau.style.minHeight = `${tallest}px`;
+    for (const c of COLUMNS) this.piles[c].style.height = `${tallest}px`;
+  }
+
+  // Where each card of a pile is on screen (for snapping a refused drag back).
+  rectOf(pile, index) {
+    const p = this.piles[pile];
+    if (!p) return null;
+    const card = p.querySelector(`[data-index="${index}"]`);
+    return card ? card.getBoundingClientRect() : p.getBoundingClientRect();
+  }
+}

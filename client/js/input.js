@@ -1,0 +1,348 @@
+// Input: pointer drag and drop (mouse and touch), click-to-select then click-a-target,
+// double-click or double-tap to send a card home, and the keyboard. It turns gestures
+// into intents ({from, to, count} or {action}) and hands them to the app; whether an
+// intent is legal is for the server to say.
+
+import { COLUMNS } from './cards.js';
+
+const DRAG_START = 6; // px of movement before a press becomes a drag
+const DOUBLE_MS = 400;
+
+function isFoundation(pile) {
+  return pile === 'foundation' || pile.startsWith('found-');
+}
+
+export class Input {
+  // hooks: board() -> the board_view; selection() -> {pile,index,count}|null;
+  // select(sel|null); lift({pile,index}|null): cards being dragged; intent(intent,
+  // drag|null); action(name) for buttons' keys; enabled() -> whether play is possible
+  constructor(root, hooks) {
+    this.root = root;
+    this.hooks = hooks;
+    this.press = null;
+    this.drag = null;
+    this.lastTap = null;
+    root.addEventListener('pointerdown', (e) => this.down(e));
+    root.addEventListener('pointermove', (e) => this.move(e));
+    root.addEventListener('pointerup', (e) => this.up(e));
+    root.addEventListener('pointercancel', () => this.cancel());
+    root.addEventListener('lostpointercapture', () => {
+      if (this.press && !this.drag) this.press = null;
+    });
+    root.addEventListener('contextmenu', (e) => { if (this.drag) e.preventDefault(); });
+    document.addEventListener('keydown', (e) => this.key(e));
+  }
+
+  // ---- what is under a point or an element -----------------------------------------
+  targetOf(node) {
+    const card = node.closest('.card.face[data-key]');
+    if (card && this.root.contains(card)) {
+      return { pile: card.dataset.pile, index: Number(card.dataset.index), node: card };
+    }
+    const pile = node.closest('[data-pile]');
+    if (pile && this.root.contains(pile)) return { pile: pile.dataset.pile, index: null, node: pile };
+    return null;
+  }
+
+  countFrom(pile, index) {
+    if (!pile.startsWith('col')) return 1;
+    const column = this.hooks.board().columns[COLUMNS.indexOf(pile)];
+    return column.up.length - index;
+  }
+
+  isTop(pile, index) {
+    const board = this.hooks.board();
+    if (pile.startsWith('col')) return index === board.columns[COLUMNS.indexOf(pile)].up.length - 1;
+    return true;
+  }
+
+  // ---- pointer ------------------------------------------------------------------------
+  down(e) {
+    if (e.button !== 0 || !this.hooks.enabled()) return;
+    const target = this.targetOf(e.target);
+    if (!target) return;
+    this.press = { x: e.clientX, y: e.clientY, target, id: e.pointerId, type: e.pointerType };
+    if (target.index !== null) {
+      this.root.setPointerCapture(e.pointerId);
+      e.preventDefault(); // no text selection, no native drag
+    }
+  }
+
+  move(e) {
+    const press = this.press;
+    if (!press || e.pointerId !== press.id) return;
+    if (!this.drag) {
+      if (press.target.index === null) return;
+      if (Math.hypot(e.clientX - press.x, e.clientY - press.y) < DRAG_START) return;
+      this.startDrag(press);
+    }
+    const d = this.drag;
+    d.dx = e.clientX - press.x;
+    d.dy = e.clientY - press.y;
+    d.ghost.style.transform = `translate(${d.dx}px, ${d.dy}px)`;
+    this.hover(this.dropTarget(e.clientX, e.clientY));
+  }
+
+  up(e) {
+    const press = this.press;
+    if (!press || e.pointerId !== press.id) return;
+    this.press = null;
+    if (this.drag) {
+      const d = this.drag;
+      this.drag = null;
+      this.hover(null);
+      const to = this.dropTarget(e.clientX, e.clientY);
+      if (!to || to === d.from) {
+        this.snapBack(d, () => this.hooks.lift(null));
+        return;
+      }
+      this.hooks.intent({ from: d.from, to: isFoundation(to) ? 'foundation' : to, count: d.count }, d);
+      return;
+    }
+    this.tap(press.target);
+  }
+
+  cancel() {
+    if (this.drag) this.snapBack(this.drag, () => this.hooks.lift(null));
+    this.drag = null;
+    this.press = null;
+    this.hover(null);
+  }
+
+  startDrag(press) {
+    const { pile, index } = press.target;
+    this.hooks.select(null);
+    const count = this.countFrom(pile, index);
+    const cards = [...this.root.querySelectorAll(`.card.face[data-pile="${pile}"]`)]
+      .filter((c) => Number(c.dataset.index) >= index);
+    const first = cards[0].getBoundingClientRect();
+    const ghost = document.createElement('div');
+    ghost.className = 'drag-ghost';
+    ghost.setAttribute('aria-hidden', 'true');
+    ghost.style.left = `${first.left}px`;
+    ghost.style.top = `${first.top}px`;
+    ghost.style.setProperty('--cw', getComputedStyle(this.root).getPropertyValue('--cw'));
+    ghost.style.setProperty('--ch', getComputedStyle(this.root).getPropertyValue('--ch'));
+    for (const card of cards) {
+      const r = card.getBoundingClientRect();
+      const copy = card.cloneNode(true);
+      copy.removeAttribute('tabindex');
+      copy.removeAttribute('data-key');
+      copy.classList.remove('selected');
+      copy.style.left = `${r.left - first.left}px`;
+      copy.style.top = `${r.top - first.top}px`;
+      ghost.append(copy);
+    }
+    document.body.append(ghost);
+    for (const card of cards) card.classList.add('lifted');
+    this.hooks.lift({ pile, index }); // so a repaint keeps them lifted
+    this.drag = { from: pile, index, count, ghost, cards, home: first, dx: 0, dy: 0 };
+  }
+
+  // The pile under the pointer, or else the one the dragged card overlaps most.
+  dropTarget(x, y) {
+    for (const node of document.elementsFromPoint(x, y)) {
+      if (!this.root.contains(node)) continue;
+      const pile = node.closest('[data-pile]');
+      if (pile) return pile.dataset.pile;
+    }
+    if (!this.drag) return null;
+    const g = this.drag.ghost.firstChild.getBoundingClientRect();
+    let best = null;
+    let bestArea = 0;
+    for (const pile of this.root.querySelectorAll('.pile[data-pile]')) {
+      const r = pile.getBoundingClientRect();
+      const w = Math.min(r.right, g.right) - Math.max(r.left, g.left);
+      const h = Math.min(Math.max(r.bottom, r.top + g.height), g.bottom) - Math.max(r.top, g.top);
+      const area = w > 0 && h > 0 ? w * h : 0;
+      if (area > bestArea) {
+        bestArea = area;
+        best = pile.dataset.pile;
+      }
+    }
+    return best;
+  }
+
+  hover(pile) {
+    for (const node of this.root.querySelectorAll('.drop-hover')) node.classList.remove('drop-hover');
+    if (pile && pile !== 'stock') {
+      const node = this.root.querySelector(`.pile[data-pile="${pile}"]`);
+      if (node) node.classList.add('drop-hover');
+    }
+  }
+
+  // Animate a drag's cards back where they came from, then show the originals again.
+  snapBack(drag, onDone) {
+    const ghost = drag.ghost;
+    let finished = false;
+    const done = () => {
+      if (finished) return;
+      finished = true;
+      ghost.remove();
+      for (const card of drag.cards) card.classList.remove('lifted');
+      if (onDone) onDone();
+    };
+    if (!ghost.isConnected) { done(); return; }
+    ghost.classList.add('snapping');
+    ghost.style.transform = 'translate(0px, 0px)';
+    ghost.addEventListener('transitionend', done, { once: true });
+    setTimeout(done, 400);
+  }
+
+  // The move a drag asked for was accepted: the new board replaces the ghost.
+  land(drag) {
+    drag.ghost.remove();
+  }
+
+  // ---- clicks, taps and their keyboard twin ---------------------------------------------
+  tap(target) {
+    const now = performance.now();
+    const key = `${target.pile}:${target.index}`;
+    const last = this.lastTap;
+    this.lastTap = { key, at: now };
+    if (last && last.key === key && now - last.at < DOUBLE_MS && target.index !== null) {
+      this.lastTap = null;
+      this.home(target.pile, target.index);
+      return;
+    }
+    this.activate(target);
+  }
+
+  home(pile, index) {
+    this.hooks.select(null);
+    if (isFoundation(pile) || !this.isTop(pile, index)) return;
+    this.hooks.intent({ from: pile, to: 'foundation', count: 1 }, null);
+  }
+
+  activate(target) {
+    const { pile, index } = target;
+    if (pile === 'stock') {
+      this.hooks.select(null);
+      this.stock();
+      return;
+    }
+    const sel = this.hooks.selection();
+    if (sel) {
+      if (sel.pile === pile) {
+        if (index !== null && index !== sel.index) {
+          this.hooks.select({ pile, index, count: this.countFrom(pile, index) });
+        } else {
+          this.hooks.select(null);
+        }
+        return;
+      }
+      this.hooks.select(null);
+      this.hooks.intent({ from: sel.pile, to: isFoundation(pile) ? 'foundation' : pile, count: sel.count }, null);
+      return;
+    }
+    if (index !== null) this.hooks.select({ pile, index, count: this.countFrom(pile, index) });
+  }
+
+  stock() {
+    const board = this.hooks.board();
+    this.hooks.intent({ action: board.stock > 0 ? 'draw' : 'recycle' }, null);
+  }
+
+  // ---- keyboard ----------------------------------------------------------------------
+  key(e) {
+    if (!this.hooks.enabled() || e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
+    if (t && t.tagName === 'BUTTON' && !this.root.contains(t) && (e.key === 'Enter' || e.key === ' ')) return;
+    const k = e.key;
+    const focused = this.root.contains(t) ? this.targetOf(t) : null;
+    let handled = true;
+    if ((k === 'Enter' || k === ' ') && focused) {
+      this.activate(focused);
+    } else if (k === 'd' || k === 'D') {
+      this.stock();
+    } else if (k >= '1' && k <= '7') {
+      this.pileKey(COLUMNS[Number(k) - 1]);
+    } else if (k === 'w' || k === 'W') {
+      this.pileKey('waste');
+    } else if (k === 'f' || k === 'F') {
+      const sel = this.hooks.selection();
+      if (sel) {
+        this.hooks.select(null);
+        this.hooks.intent({ from: sel.pile, to: 'foundation', count: sel.count }, null);
+      } else if (focused && focused.index !== null) {
+        this.home(focused.pile, focused.index);
+      } else handled = false;
+    } else if (k === 'Escape') {
+      this.hooks.select(null);
+    } else if (k === 'a' || k === 'A') {
+      this.hooks.action('autocomplete');
+    } else if (k === 'u' || k === 'U') {
+      this.hooks.action('undo');
+    } else if (k.startsWith('Arrow')) {
+      this.arrow(k, t);
+    } else {
+      handled = false;
+    }
+    if (handled) e.preventDefault();
+  }
+
+  // A pile's key: select its top card (again: one more card of the run), or, with a
+  // selection elsewhere, move the selection there.
+  pileKey(pile) {
+    const board = this.hooks.board();
+    const sel = this.hooks.selection();
+    if (sel && sel.pile !== pile) {
+      this.hooks.select(null);
+      this.hooks.intent({ from: sel.pile, to: pile, count: sel.count }, null);
+      return;
+    }
+    if (pile === 'waste') {
+      this.hooks.select(sel ? null : (board.waste.count ? { pile, index: board.waste.fan.length - 1, count: 1 } : null));
+      return;
+    }
+    const ups = board.columns[COLUMNS.indexOf(pile)].up.length;
+    if (!ups) return;
+    let index = ups - 1;
+    if (sel) index = sel.index > 0 ? sel.index - 1 : ups - 1;
+    this.hooks.select({ pile, index, count: ups - index });
+    this.focus(`${pile}:${index}`);
+  }
+
+  focus(key) {
+    const node = this.root.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (node) node.focus();
+  }
+
+  // Arrow keys move the focus: left/right between piles, up/down along a column.
+  arrow(k, t) {
+    const top = ['stock', 'waste', 'found-c', 'found-d', 'found-h', 'found-s'];
+    const here = this.root.contains(t) ? this.targetOf(t) : null;
+    const pileTarget = (pile, wantIndex) => {
+      const nodes = [...this.root.querySelectorAll(`.pile[data-pile="${pile}"] [data-key], .pile[data-pile="${pile}"][data-key]`)];
+      if (!nodes.length) return null;
+      if (wantIndex == null) return nodes[nodes.length - 1];
+      return nodes.find((n) => Number(n.dataset.index) === wantIndex) || nodes[nodes.length - 1];
+    };
+    let next = null;
+    if (!here) {
+      next = pileTarget('col1');
+    } else if (COLUMNS.includes(here.pile)) {
+      const c = COLUMNS.indexOf(here.pile);
+      if (k === 'ArrowLeft' || k === 'ArrowRight') {
+        const step = k === 'ArrowLeft' ? -1 : 1;
+        next = pileTarget(COLUMNS[(c + step + 7) % 7]);
+      } else if (k === 'ArrowUp') {
+        if (here.index > 0) next = pileTarget(here.pile, here.index - 1);
+        else next = pileTarget(top[Math.min(c < 3 ? Math.min(c, 1) : c - 1, 5)]) || pileTarget('stock');
+      } else if (k === 'ArrowDown') {
+        next = pileTarget(here.pile, here.index == null ? null : here.index + 1);
+      }
+    } else {
+      const i = top.indexOf(here.pile);
+      if (k === 'ArrowLeft' || k === 'ArrowRight') {
+        const step = k === 'ArrowLeft' ? -1 : 1;
+        next = pileTarget(top[(i + step + top.length) % top.length]);
+      } else if (k === 'ArrowDown') {
+        next = pileTarget(COLUMNS[i < 2 ? i : i + 1]);
+      }
+    }
+    if (!next && here && here.pile === 'stock') next = this.root.querySelector('[data-pile="stock"]');
+    if (next) next.focus();
+  }
+}

@@ -1,0 +1,367 @@
+// Rendering: turns the state into the page, batched in requestAnimationFrame. It reads
+// the state and writes the DOM; it sends nothing and decides nothing.
+
+import { BoardView } from './board.js';
+import { names, phaseOf, serverNow, standings, viewOf } from './state.js';
+
+const $ = (sel, root = document) => root.querySelector(sel);
+
+// m:ss.s, for results where tenths can separate players
+export function formatPrecise(ms) {
+  if (ms == null || ms < 0) ms = 0;
+  const m = Math.floor(ms / 60000);
+  const s = ((ms % 60000) / 1000).toFixed(1).padStart(4, '0');
+  return `${m}:${s}`;
+}
+
+export function formatMs(ms) {
+  if (ms == null || ms < 0) ms = 0;
+  const total = Math.floor(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = String(total % 60).padStart(2, '0');
+  return h ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}
+
+const STATUS_WORDS = {
+  playing: 'playing', won: 'won', stuck: 'stuck', resigned: 'resigned', out_of_time: 'out of time',
+};
+
+export function describeSettings(s, room) {
+  if (!s) return '';
+  const parts = [`Draw ${s.draw}`];
+  parts.push(s.passes === 'unlimited' ? 'unlimited passes' : `${s.passes} pass${s.passes === 1 ? '' : 'es'}`);
+  parts.push(s.empty === 'kings' ? 'kings on empty' : 'any card on empty');
+  if (!s.foundation_to_column) parts.push('no foundation to column');
+  if (s.scoring !== 'none') parts.push(`${s.scoring}${s.timed ? ' timed' : ''} scoring`);
+  if (s.undo) parts.push('undo on');
+  if (room && room.time_limit) parts.push(`${formatMs(room.time_limit * 1000)} limit`);
+  if (room && room.rank_by === 'score') parts.push('ranked by score');
+  return parts.join(' \u00b7 ');
+}
+
+function text(node, value) {
+  const s = String(value);
+  if (node && node.textContent !== s) node.textContent = s;
+}
+
+export class Renderer {
+  constructor(store) {
+    this.store = store;
+    this.pending = false;
+    this.myBoard = new BoardView($('#my-board'), {
+      interactive: true,
+      animate: true,
+      maxCard: 118,
+      fitHeight: (tableau) => Math.max(240, window.innerHeight - tableau.getBoundingClientRect().top
+        + window.scrollY - 12),
+    });
+    this.large = new BoardView($('#follow-board'), { maxCard: 110, animate: true });
+    this.grids = new Map(); // container -> Map(player -> BoardView)
+    store.subscribe(() => this.schedule());
+    this.tick = setInterval(() => this.schedule(), 250);
+  }
+
+  schedule() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.frame();
+    });
+  }
+
+  frame() {
+    const state = this.store.state;
+    const view = viewOf(state);
+    document.body.dataset.view = view;
+    document.body.dataset.conn = state.conn;
+    for (const screen of document.querySelectorAll('.screen')) {
+      screen.hidden = screen.id !== `screen-${view}`;
+    }
+    this.connection(state);
+    if (view === 'lobby') this.lobby(state);
+    if (view === 'room') this.waiting(state);
+    if (view === 'race') this.race(state);
+    if (view === 'results') this.results(state);
+    if (view === 'watch') this.watch(state);
+  }
+
+  connection(state) {
+    const banner = $('#offline');
+    const off = state.conn !== 'open';
+    banner.hidden = !off || !state.everConnected;
+    text($('#conn-state'), state.conn === 'open' ? 'online' : state.conn === 'connecting' ? 'connecting\u2026' : 'offline');
+    $('#conn-state').dataset.state = state.conn;
+  }
+
+  lobby(state) {
+    const list = $('#live-rooms');
+    const rooms = state.rooms || [];
+    const key = JSON.stringify(rooms);
+    if (list.dataset.key === key) return;
+    list.dataset.key = key;
+    list.replaceChildren();
+    $('#no-live').hidden = rooms.length > 0;
+    for (const room of rooms) {
+      const li = document.createElement('li');
+      const who = room.players.map((p) => p.name).join(', ') || 'nobody yet';
+      const label = document.createElement('span');
+      label.className = 'live-label';
+      label.textContent = `${room.code} \u00b7 ${room.phase} \u00b7 ${who}`;
+      const small = document.createElement('small');
+      small.textContent = describeSettings(room.settings, room);
+      label.append(document.createElement('br'), small);
+      const watch = document.createElement('button');
+      watch.type = 'button';
+      watch.className = 'btn small';
+      watch.dataset.watch = room.code;
+      watch.textContent = 'Watch';
+      li.append(label, watch);
+      if (room.phase === 'waiting' && room.players.length < room.capacity) {
+        const join = document.createElement('button');
+        join.type = 'button';
+        join.className = 'btn small primary';
+        join.dataset.join = room.code;
+        join.textContent = 'Join';
+        li.append(join);
+      }
+      list.append(li);
+    }
+  }
+
+  waiting(state) {
+    const room = state.room;
+    text($('#room-code'), room.code);
+    const link = `${location.origin}${location.pathname}?join=${room.code}`;
+    const input = $('#room-link');
+    if (input.value !== link) input.value = link;
+    text($('#room-settings'), describeSettings(room.settings, room));
+    const list = $('#room-players');
+    const key = JSON.stringify([room.players, room.host, state.player]);
+    if (list.dataset.key !== key) {
+      list.dataset.key = key;
+      list.replaceChildren();
+      for (const p of room.players) {
+        const li = document.createElement('li');
+        li.textContent = `${p.name}${p.id === state.player ? ' (you)' : ''}${p.id === room.host ? ' \u2605 host' : ''}`;
+        const badge = document.createElement('span');
+        badge.className = `badge ${p.ready ? 'ok' : ''}`;
+        badge.textContent = p.ready ? 'ready' : 'not ready';
+        li.append(' ', badge);
+        list.append(li);
+      }
+      for (let i = room.players.length; i < room.capacity; i += 1) {
+        const li = document.createElement('li');
+        li.className = 'open-seat';
+        li.textContent = 'open seat';
+        list.append(li);
+      }
+    }
+    const me = room.players.find((p) => p.id === state.player);
+    const ready = $('#btn-ready');
+    text(ready, me && me.ready ? 'Not ready' : 'Ready');
+    ready.setAttribute('aria-pressed', String(Boolean(me && me.ready)));
+    $('#btn-start').hidden = room.host !== state.player;
+    $('#btn-start').disabled = room.players.length < 1;
+  }
+
+  race(state) {
+    const room = state.room;
+    const now = serverNow(state);
+    const phase = phaseOf(room, now);
+    const board = state.board;
+    const countdown = $('#countdown');
+    if (phase === 'countdown') {
+      countdown.hidden = false;
+      text($('#countdown-n'), Math.max(1, Math.ceil((room.start_at - now) / 1000)));
+    } else {
+      countdown.hidden = true;
+    }
+    this.myBoard.update(board, { selection: state.selection, inflight: state.inflightDrag || null });
+    const elapsed = phase === 'racing' && room.start_at ? now - room.start_at : 0;
+    text($('#stat-moves'), board ? board.moves : 0);
+    let clock = formatMs(elapsed);
+    if (room.ends_at) clock += ` / ${formatMs(room.ends_at - room.start_at)}`;
+    text($('#stat-time'), clock);
+    const scored = board && board.score != null;
+    $('#stat-score-box').hidden = !scored;
+    if (scored) text($('#stat-score'), board.score);
+    text($('#stat-found'), board ? board.foundation : 0);
+    $('#btn-auto').hidden = !(board && board.autocomplete);
+    $('#btn-undo').hidden = !(room.settings && room.settings.undo);
+    $('#btn-undo').disabled = !(board && board.can_undo);
+    const status = $('#race-status');
+    const st = board && board.status !== 'playing' ? board.status : null;
+    status.hidden = !st;
+    if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${STATUS_WORDS[st]}`);
+    text($('#race-settings'), `${room.code} \u00b7 ${describeSettings(room.settings, room)}`);
+    this.standings($('#race-standings'), state);
+  }
+
+  // Opponents' progress bars and the live leaderboard. Rows are kept per player, so a
+  // bar grows (CSS transition) rather than being redrawn.
+  standings(root, state) {
+    const rows = standings(state);
+    const key = JSON.stringify([rows, state.player, state.spectators]);
+    if (root.dataset.key === key) return;
+    root.dataset.key = key;
+    const bars = root.querySelector('.bars');
+    const kept = new Map([...bars.children].map((n) => [n.dataset.player, n]));
+    const order = [];
+    for (const row of rows) {
+      let item = kept.get(row.player);
+      if (!item) {
+        item = document.createElement('div');
+        item.dataset.player = row.player;
+        item.innerHTML = '<div class="bar-label"><span class="who"></span><span class="what"></span></div>'
+          + '<div class="bar" role="progressbar" aria-valuemin="0" aria-valuemax="52"><div class="fill"></div></div>';
+      }
+      kept.delete(row.player);
+      item.className = `bar-row${row.player === state.player ? ' me' : ''}`;
+      text(item.querySelector('.who'), `${row.rank}. ${row.name}${row.player === state.player ? ' (you)' : ''}`);
+      text(item.querySelector('.what'), `${row.foundation}/52 \u00b7 ${row.moves} moves${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`);
+      const bar = item.querySelector('.bar');
+      bar.setAttribute('aria-valuenow', String(row.foundation));
+      bar.setAttribute('aria-label', `${row.name}: ${row.foundation} of 52 cards home`);
+      bar.firstChild.style.width = `${(row.foundation / 52) * 100}%`;
+      order.push(item);
+    }
+    for (const gone of kept.values()) gone.remove();
+    order.forEach((item, i) => {
+      if (bars.children[i] !== item) bars.insertBefore(item, bars.children[i] || null);
+    });
+    const spect = root.querySelector('.spectators');
+    if (spect) spect.textContent = `${state.spectators} watching`;
+  }
+
+  leaderboardTable(table, state, final) {
+    const rows = standings(state);
+    const tbody = table.tBodies[0];
+    const key = JSON.stringify([rows, final]);
+    if (table.dataset.key === key) return;
+    table.dataset.key = key;
+    tbody.replaceChildren();
+    const scored = rows.some((r) => r.score != null);
+    table.classList.toggle('scored', scored);
+    for (const row of rows) {
+      const tr = document.createElement('tr');
+      tr.dataset.player = row.player;
+      if (row.player === state.player) tr.className = 'me';
+      const cells = [row.rank, row.name, `${row.foundation}/52`, row.moves,
+        formatPrecise(row.reached_ms), STATUS_WORDS[row.status] || row.status];
+      if (scored) cells.push(row.score == null ? '' : row.score);
+      for (const c of cells) {
+        const td = document.createElement('td');
+        td.textContent = c;
+        tr.append(td);
+      }
+      tbody.append(tr);
+    }
+  }
+
+  results(state) {
+    const room = state.room;
+    const phase = phaseOf(room, serverNow(state));
+    const done = phase === 'finished';
+    const mine = state.board && state.role === 'player' ? state.board.status : null;
+    const headline = mine === 'won' ? 'You won: all 52 cards home'
+      : mine && mine !== 'playing' ? `Your game is over (${STATUS_WORDS[mine] || mine})` : 'Your game is over';
+    text($('#results-title'), done ? (mine === 'won' ? 'Results: you won!' : 'Results') : headline);
+    text($('#results-sub'), done
+      ? `Race ${room.code} is over${room.end_reason === 'time_limit' ? ': time ran out' : ''}.`
+      : 'Watching the others until everyone is done.');
+    this.leaderboardTable($('#results-table'), state, done);
+    const reveal = done ? room.reveal : null;
+    $('#reveal').hidden = !reveal;
+    if (reveal) {
+      text($('#reveal-seed'), reveal.seed != null ? reveal.seed : '(an explicit deal: see below)');
+      text($('#reveal-deal'), reveal.deal);
+      text($('#reveal-salt'), reveal.salt);
+      text($('#reveal-commitment'), reveal.commitment);
+      const check = state.commitmentCheck;
+      const out = $('#reveal-check');
+      if (!check || check.commitment !== reveal.commitment) {
+        text(out, 'checking\u2026');
+        out.dataset.ok = '';
+      } else {
+        text(out, check.ok ? '\u2714 the commitment matches: the deal was fixed before the start'
+          : '\u2718 the commitment does NOT match the revealed seed');
+        out.dataset.ok = String(check.ok);
+      }
+    }
+    $('#btn-rematch').hidden = state.role !== 'player' || !done;
+    text($('#rematch-note'), state.rematch ? `Rematch room ${state.rematch}: share the code or link.` : '');
+    this.grid($('#results-boards'), state, state.player);
+  }
+
+  watch(state) {
+    const room = state.room;
+    const now = serverNow(state);
+    const phase = phaseOf(room, now);
+    text($('#watch-title'), `Watching ${room.code}`);
+    text($('#watch-phase'), phase === 'countdown'
+      ? `starting in ${Math.max(1, Math.ceil((room.start_at - now) / 1000))}`
+      : phase === 'racing' ? `racing \u00b7 ${formatMs(now - room.start_at)}` : phase);
+    text($('#watch-settings'), describeSettings(room.settings, room));
+    text($('#watch-count'), `${state.spectators} watching`);
+    this.leaderboardTable($('#watch-table'), state, false);
+    const follow = state.follow && state.boards && state.boards[state.follow] ? state.follow : null;
+    $('#follow').hidden = !follow;
+    $('#watch-grid').hidden = Boolean(follow);
+    if (follow) {
+      text($('#follow-name'), names(state)[follow] || follow);
+      this.large.update(state.boards[follow]);
+    } else {
+      this.grid($('#watch-grid'), state, null);
+    }
+  }
+
+  // A grid of small boards: every player's (spectators), or the others' (finished players).
+  grid(container, state, skip) {
+    let views = this.grids.get(container);
+    if (!views) {
+      views = new Map();
+      this.grids.set(container, views);
+    }
+    const boards = state.boards || {};
+    const who = names(state);
+    const rows = standings(state);
+    const byPlayer = Object.fromEntries(rows.map((r) => [r.player, r]));
+    const players = ((state.room && state.room.players) || []).map((p) => p.id)
+      .filter((id) => id !== skip && boards[id]);
+    for (const [id, view] of views) {
+      if (!players.includes(id)) {
+        view.cell.remove();
+        view.board.destroy();
+        views.delete(id);
+      }
+    }
+    for (const id of players) {
+      let view = views.get(id);
+      if (!view) {
+        const cell = document.createElement('button');
+        cell.type = 'button';
+        cell.className = 'grid-cell';
+        cell.dataset.player = id;
+        const head = document.createElement('div');
+        head.className = 'grid-head';
+        const holder = document.createElement('div');
+        cell.append(head, holder);
+        container.append(cell);
+        view = { cell, head, board: new BoardView(holder, { maxCard: 80 }), last: null };
+        views.set(id, view);
+      }
+      const row = byPlayer[id];
+      text(view.head, row
+        ? `${row.rank}. ${who[id] || id} \u00b7 ${row.foundation}/52 \u00b7 ${row.moves} moves${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`
+        : who[id] || id);
+      view.cell.setAttribute('aria-label', `Follow ${who[id] || id}`);
+      if (view.last !== boards[id]) {
+        view.last = boards[id];
+        view.board.update(boards[id]);
+      }
+    }
+    container.classList.toggle('empty', players.length === 0);
+  }
+}

@@ -1,0 +1,299 @@
+"""Browser tests: a real redis-server, the real race server as a subprocess (serving the
+client from client/), and Debian's Chromium driven by Playwright for Python.
+
+Chromium must be at /usr/bin/chromium (tests/run.sh installs Debian's package when it is
+missing); without it these tests fail, they are never skipped. Screenshots go to
+test-artifacts/client/.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+
+from klondike_race.service.embedded import EmbeddedRedis, free_port
+from tests.conftest import ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+# The machine may have no internet: without these Chromium keeps trying to reach Google.
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+ARTIFACTS = ROOT / "test-artifacts" / "client"
+COUNTDOWN_MS = 1200
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 375, "height": 667}
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), appendfsync="always").start()
+    yield server.url
+    server.stop()
+
+
+class Server:
+    """``klondike-race serve`` as a subprocess on a free port, with a dev config."""
+
+    def __init__(self, redis_url: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.env = {**os.environ, "KR_PORT": str(self.port), "REDIS_URL": redis_url,
+                    "KR_COUNTDOWN_MS": str(COUNTDOWN_MS), "KR_DEV": "1",
+                    # replaying a long reference line goes faster than a person plays
+                    "KR_RATE": "200", "KR_BURST": "400",
+                    "KR_LOG_LEVEL": "warning", "KR_CLIENT_DIR": str(ROOT / "client")}
+        self.output: list[str] = []
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 15.0) -> Server:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "klondike_race.cli", "serve"], env=self.env, cwd=ROOT,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            self.output.append(line)
+            if "is running" in line:
+                threading.Thread(target=self._drain, daemon=True).start()
+                return self
+            if not line and self.process.poll() is not None:
+                break
+        self.stop()
+        raise RuntimeError("the server did not start:\n" + "".join(self.output))
+
+    def _drain(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        with self.process.stdout:
+            for line in self.process.stdout:
+                self.output.append(line)
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="session")
+def server(redis_url: str) -> Iterator[Server]:
+    srv = Server(redis_url).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package "
+                    "(tests/run.sh does it)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+PLAY_LINE = """async (steps) => {
+  const { store, intent } = window.kr;
+  const answered = (n) => new Promise((resolve, reject) => {
+    let stop = null;
+    const check = () => {
+      const s = store.state;
+      if (s.seq >= n && !s.inflight) { if (stop) stop(); resolve(); }
+      else if (s.refusal && s.refusal.seq === n) {
+        if (stop) stop();
+        reject(new Error(s.refusal.reason));
+      }
+    };
+    stop = store.subscribe(check);
+    check();
+  });
+  for (const step of steps) {
+    const n = store.state.seq + 1;
+    intent(typeof step === 'string' ? { action: step }
+      : { from: step.from, to: step.to, count: step.count }, null);
+    await answered(n);
+  }
+}"""
+
+
+class Player:
+    """One browser context (its own localStorage, its own WebSocket) and its page."""
+
+    def __init__(self, context: BrowserContext, base: str) -> None:
+        self.context = context
+        self.base = base
+        self.page: Page = context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.page.on("console", self._console)
+        self.page.set_default_timeout(10_000)
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error":
+            self.errors.append(f"console: {message.text}")
+
+    def open(self, query: str = "") -> Player:
+        self.page.goto(self.base + query)
+        self.page.wait_for_selector('#conn-state[data-state="open"]')
+        return self
+
+    def screen(self, name: str, timeout: float = 10_000) -> None:
+        self.page.wait_for_selector(f"#screen-{name}:not([hidden])", timeout=timeout)
+
+    def set_name(self, name: str) -> None:
+        self.page.fill("#name", name)
+        self.page.locator("#name").dispatch_event("change")
+
+    def create(self, name: str, seed: str | None = None, cards: list[str] | None = None,
+               checks: tuple[str, ...] = (), **form: str) -> str:
+        """Create a room from the lobby form (a dev deal by seed or cards, if given)."""
+        if seed:
+            self.open(f"?seed={seed}")
+        elif cards:
+            self.open("?cards=" + ",".join(cards))
+        else:
+            self.open()
+        self.set_name(name)
+        for field, value in form.items():
+            self.page.select_option(f'#create-form [name="{field}"]', value)
+        for field in checks:
+            self.page.check(f'#create-form [name="{field}"]')
+        self.page.click("#btn-create")
+        self.screen("room")
+        return self.page.text_content("#room-code") or ""
+
+    def join(self, name: str, code: str) -> None:
+        """Join by the room's link (?join=CODE) after choosing a name."""
+        self.open()
+        self.set_name(name)
+        self.page.goto(f"{self.base}?join={code}")
+        self.screen("room")
+
+    def watch(self, code: str) -> None:
+        self.open(f"?watch={code}")
+        self.screen("watch")
+
+    def ready(self) -> None:
+        self.page.click("#btn-ready")
+
+    def wait_racing(self) -> None:
+        self.screen("race")
+        self.page.wait_for_function(
+            "() => { const s = window.kr.store.state; return s.board && s.room.start_at"
+            " && Date.now() + s.offset >= s.room.start_at; }", timeout=15_000)
+        self.page.wait_for_selector("#countdown", state="hidden")
+
+    def state(self, expression: str) -> Any:
+        """A value read from the client's state (window.kr.store.state as ``s``)."""
+        script = f"() => {{ const s = window.kr.store.state; return {expression}; }}"
+        return self.page.evaluate(script)
+
+    def card(self, name: str) -> str:
+        return f'#my-board .card[data-card="{name}"]'
+
+    def pile(self, name: str, board: str = "#my-board") -> str:
+        return f'{board} .pile[data-pile="{name}"]'
+
+    def drag(self, source: str, target: str) -> None:
+        """Press on a card, move in steps (pointer events), release over a pile."""
+        page = self.page
+        s = page.locator(source).bounding_box()
+        t = page.locator(target).bounding_box()
+        assert s is not None and t is not None
+        page.mouse.move(s["x"] + s["width"] / 2, s["y"] + min(12, s["height"] / 4))
+        page.mouse.down()
+        page.mouse.move(t["x"] + t["width"] / 2, t["y"] + min(t["height"] - 10, 60), steps=10)
+        page.mouse.up()
+
+    def play_line(self, steps: list) -> None:
+        """Play moves through the client's own intent path, each waiting for its ack."""
+        self.page.evaluate(PLAY_LINE, steps)
+
+    def shot(self, path: Path, full_page: bool = False) -> None:
+        self.page.screenshot(path=str(path), full_page=full_page)
+        assert path.stat().st_size > 1000
+
+    def check_errors(self) -> None:
+        assert not self.errors, self.errors
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    report = yield
+    if report.when == "call":
+        item.stash[FAILED] = report.failed
+    return report
+
+
+FAILED = pytest.StashKey[bool]()
+
+
+@pytest.fixture
+def players(browser: Browser, server: Server, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """``players(viewport=..., **context_options)`` opens a fresh context for each player.
+    When the test fails, every page is screenshotted to test-artifacts/client/failed/."""
+    made: list[Player] = []
+
+    def make(viewport: dict | None = None, **options: Any) -> Player:
+        # Cards slide into place unless the user asks for reduced motion: tests ask for
+        # it (positions are then final at once) except where they say otherwise.
+        options.setdefault("reduced_motion", "reduce")
+        context = browser.new_context(viewport=viewport or DESKTOP, **options)
+        player = Player(context, server.url)
+        made.append(player)
+        return player
+
+    yield make
+    if request.node.stash.get(FAILED, False):
+        folder = ARTIFACTS / "failed"
+        folder.mkdir(parents=True, exist_ok=True)
+        for i, player in enumerate(made):
+            try:
+                player.page.screenshot(path=str(folder / f"{request.node.name}-{i}.png"))
+            except Exception as err:  # the page may be gone; the failure is the news
+                print(f"no screenshot of player {i}: {err}")
+        print("server output:\n" + "".join(server.output[-50:]))
+    for player in made:
+        player.context.close()
+    for player in made:
+        player.check_errors()
+
+
+def start_race(host: Player, guests: list[Player], seed: str | None = "42",
+               watchers: tuple[Player, ...] = (), **create: Any) -> str:
+    """Host creates a room on ``seed``, guests join by link, watchers watch, all ready."""
+    code = host.create("Alice", seed=seed, **create)
+    for i, guest in enumerate(guests):
+        guest.join(["Bob", "Carol", "Dave"][i], code)
+    for watcher in watchers:
+        watcher.watch(code)
+    for p in [host, *guests]:
+        p.ready()
+    host.page.locator("#countdown").wait_for(state="visible")  # the countdown shows
+    for p in [host, *guests]:
+        p.wait_racing()
+    return code

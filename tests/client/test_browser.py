@@ -1,0 +1,321 @@
+"""The browser client in real Chromium against the real server and a real Redis.
+
+The races are on seed 42 (Draw 1), whose opening the engine confirms first: columns show
+Qs Js Jh 2d Ac 6d Th, so Jh can go on Qs, Ac can go home, and 2d cannot go on 6d.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from klondike_race.engine import Deal, Game, Move, Settings, board_view
+from tests.conftest import reference_deals
+
+from .conftest import PHONE, start_race
+
+SEED = "42"
+
+
+def test_the_deal_is_what_the_tests_expect() -> None:
+    game = Game.from_seed(SEED)
+    tops = [c["up"] for c in board_view(game)["columns"]]
+    assert tops == [["Qs"], ["Js"], ["Jh"], ["2d"], ["Ac"], ["6d"], ["Th"]]
+    assert {"3>1", "5>c"} <= {str(m) for m in game.legal_moves()}
+    assert "4>6" not in {str(m) for m in game.legal_moves()}
+
+
+def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
+    alice, bob, watcher = players(), players(), players(viewport={"width": 1280, "height": 900})
+    code = start_race(alice, [bob], seed=SEED, watchers=(watcher,))
+    page = alice.page
+
+    # Drag a card onto a column: Jh from column 3 onto the Qs of column 1.
+    alice.drag(alice.card("Jh"), alice.pile("col1"))
+    page.wait_for_selector(f'{alice.pile("col1")} .card[data-card="Jh"]')
+    assert page.text_content("#stat-moves") == "1"
+
+    # Double-click a card home: Ac to the clubs foundation.
+    page.dblclick(alice.card("Ac"))
+    page.wait_for_selector(f'{alice.pile("found-c")} .card[data-card="Ac"]')
+    assert page.text_content("#stat-found") == "1"
+    # ... and her own row of the standings follows (the ack carries the leaderboard).
+    page.wait_for_selector('#race-standings .bar-row.me[data-player="p1"] .bar[aria-valuenow="1"]')
+
+    # Click the stock: one card turns over.
+    page.click(alice.pile("stock"))
+    page.wait_for_selector(f'{alice.pile("waste")} .card[data-card="8c"]')
+    assert alice.state("s.board.stock") == 23
+
+    # An illegal drop snaps back and says why; nothing changes.
+    alice.drag(alice.card("2d"), alice.pile("col6"))
+    refusal = page.locator("#refusal")
+    refusal.wait_for(state="visible")
+    assert refusal.get_attribute("data-reason") == "illegal_target"
+    assert "doesn't go there" in (refusal.text_content() or "")
+    page.wait_for_selector(f'{alice.pile("col4")} .card[data-card="2d"]:not(.lifted)')
+    page.wait_for_selector(".drag-ghost", state="detached")
+    assert page.text_content("#stat-moves") == "3"
+    assert alice.state("s.board.columns[3].up") == ["2d"]
+
+    # Bob sees Alice's progress; Alice sees Bob's.
+    bob.page.wait_for_selector('#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="1"]')
+    assert "3 moves" in (bob.page.text_content('#race-standings .bar-row[data-player="p1"]') or "")
+    bob.page.click(bob.pile("stock"))
+    page.wait_for_function(
+        "() => document.querySelector('#race-standings .bar-row[data-player=\"p2\"]')"
+        ".textContent.includes('1 moves')")
+    # A racer never sees the other's board.
+    assert alice.state("s.boards") is None
+    assert page.locator('[data-player="p2"] .board').count() == 0
+
+    # The spectator sees both boards change.
+    grid = watcher.page
+    cell = '.grid-cell[data-player="p1"]'
+    grid.wait_for_selector(f'{cell} .pile[data-pile="found-c"] [data-card="Ac"]')
+    grid.wait_for_selector(f'{cell} .pile[data-pile="col1"] [data-card="Jh"]')
+    grid.wait_for_function(
+        "() => document.querySelector('.grid-cell[data-player=\"p2\"] .pile[data-pile=\"stock\"]"
+        " .count').textContent === '23'")
+    assert grid.text_content("#watch-count") == "1 watching"
+    watcher.shot(artifacts / "spectator.png")
+    alice.shot(artifacts / "race.png")
+
+    # Follow one board large, then back to the grid.
+    grid.click('.grid-cell[data-player="p1"]')
+    grid.wait_for_selector('#follow-board .pile[data-pile="found-c"] [data-card="Ac"]')
+    watcher.shot(artifacts / "spectator-follow.png")
+    grid.click("#btn-unfollow")
+    grid.wait_for_selector("#watch-grid:not([hidden])")
+
+    # A reload mid-race resumes the same board (the token is in localStorage).
+    page.reload()
+    alice.screen("race")
+    page.wait_for_selector(f'{alice.pile("found-c")} .card[data-card="Ac"]')
+    page.wait_for_selector(f'{alice.pile("col1")} .card[data-card="Jh"]')
+    assert alice.state("s.board.stock") == 23
+    assert page.text_content("#stat-moves") == "3"
+    assert alice.state("s.board.waste.fan") == ["8c"]
+
+    # Alice resigns: her game is over, she watches Bob until he is done.
+    page.click("#btn-resign")
+    page.click("#btn-resign")
+    alice.screen("results")
+    page.wait_for_selector('#results-boards .grid-cell[data-player="p2"] .board')
+    assert "Your game is over" in (page.text_content("#results-title") or "")
+    bob.page.click(bob.pile("stock"))
+    page.wait_for_function(
+        "() => document.querySelector('#results-boards .grid-cell[data-player=\"p2\"]"
+        " .pile[data-pile=\"stock\"] .count').textContent === '22'")
+
+    # Bob resigns: the race is over; the seed is revealed and checked in the browser.
+    bob.page.click("#btn-resign")
+    bob.page.click("#btn-resign")
+    for p in (alice, bob):
+        p.screen("results")
+        p.page.wait_for_selector('#reveal-check[data-ok="true"]')
+        assert p.page.text_content("#reveal-seed") == SEED
+    reveal = alice.state("s.room.reveal")
+    assert hashlib.sha256(f"{reveal['salt']}:{reveal['deal']}".encode()).hexdigest() == (
+        reveal["commitment"])
+    assert alice.state("s.commitmentCheck.computed") == reveal["commitment"]
+    rows = page.locator("#results-table tbody tr")
+    assert rows.count() == 2
+    first = rows.nth(0).locator("td").all_text_contents()
+    assert first[:4] == ["1", "Alice", "1/52", "3"]
+    assert first[5] == "resigned"
+    alice.shot(artifacts / "results.png", full_page=True)
+    watcher.screen("results")
+    assert code in (watcher.page.text_content("#results-sub") or "")
+
+    # Rematch: a new room on the same settings.
+    page.click("#btn-rematch")
+    alice.screen("room")
+    assert page.text_content("#room-code") != code
+
+
+def test_lobby_keeps_the_name_and_lists_live_races(players, artifacts) -> None:
+    host = players()
+    code = host.create("Hostess")
+    visitor = players()
+    visitor.open()
+    visitor.set_name("Visitor")
+    visitor.page.wait_for_selector(f'#live-rooms [data-watch="{code}"]')
+    visitor.shot(artifacts / "lobby.png")
+    visitor.page.reload()
+    visitor.page.wait_for_selector('#conn-state[data-state="open"]')
+    assert visitor.page.input_value("#name") == "Visitor"
+    # Join from the list, then leave again.
+    visitor.page.click(f'#live-rooms [data-join="{code}"]')
+    visitor.screen("room")
+    host.page.wait_for_function(
+        "() => document.querySelector('#room-players').textContent.includes('Visitor')")
+    host.shot(artifacts / "waiting-room.png")
+    visitor.page.click("#btn-leave")
+    visitor.screen("lobby")
+    host.page.wait_for_function(
+        "() => !document.querySelector('#room-players').textContent.includes('Visitor')")
+
+
+def test_keyboard_plays_every_kind_of_action(players) -> None:
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    page = alice.page
+    page.keyboard.press("d")  # draw
+    page.wait_for_selector(f'{alice.pile("waste")} .card[data-card="8c"]')
+    page.keyboard.press("3")  # pick column 3's top card
+    page.wait_for_selector(f'{alice.card("Jh")}.selected')
+    page.keyboard.press("1")  # ... and put it on column 1
+    page.wait_for_selector(f'{alice.pile("col1")} .card[data-card="Jh"]')
+    page.keyboard.press("5")
+    page.keyboard.press("f")  # column 5's Ac to its foundation
+    page.wait_for_selector(f'{alice.pile("found-c")} .card[data-card="Ac"]')
+    # Focus and Enter: pick the 2d, then Enter on column 6 is refused by the server.
+    page.focus(alice.card("2d"))
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f'{alice.card("2d")}.selected')
+    page.focus(alice.card("6d"))
+    page.keyboard.press("Enter")
+    page.locator("#refusal").wait_for(state="visible")
+    page.keyboard.press("d")
+    page.wait_for_selector(f'{alice.pile("stock")} .count:text-is("22")')
+    page.wait_for_selector('#stat-moves:text-is("4")')
+    # Focus is visible on cards.
+    page.focus(alice.card("Jh"))
+    outline = page.evaluate(
+        "() => getComputedStyle(document.activeElement).outlineStyle")
+    assert outline == "solid"
+
+
+def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
+    alice = players()
+    phone = players(viewport=PHONE, has_touch=True, is_mobile=True, device_scale_factor=2,
+                    reduced_motion="no-preference")  # with the cards' slide animations
+    watcher = players(viewport=PHONE, has_touch=True, is_mobile=True)
+    start_race(alice, [phone], seed=SEED, watchers=(watcher,))
+    page = phone.page
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], width
+    board = page.locator("#my-board").bounding_box()
+    assert board is not None and board["x"] >= 0 and board["x"] + board["width"] <= PHONE["width"]
+    for pile in ("stock", "waste", "found-c", "found-s", "col1", "col7"):
+        box = page.locator(phone.pile(pile)).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    # Cards stay readable: the corner's rank is at least 11 px.
+    size = page.evaluate(
+        "() => parseFloat(getComputedStyle(document.querySelector("
+        "'#my-board .card.face .rank')).fontSize)")
+    assert size >= 11
+    # Touch: tap the stock, double-tap the Ac home.
+    page.tap(phone.pile("stock"))
+    page.wait_for_selector(f'{phone.pile("waste")} .card[data-card="8c"]')
+    page.tap(phone.card("Ac"))
+    page.tap(phone.card("Ac"))
+    page.wait_for_selector(f'{phone.pile("found-c")} .card[data-card="Ac"]')
+    page.wait_for_selector('#race-standings .bar-row.me .bar[aria-valuenow="1"]')
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    phone.shot(artifacts / "race-phone.png")
+    # A spectator on a phone: both boards, one above the other, no horizontal scroll.
+    watcher.page.wait_for_selector(
+        '.grid-cell[data-player="p2"] .pile[data-pile="found-c"] [data-card="Ac"]')
+    assert watcher.page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    watcher.shot(artifacts / "spectator-phone.png", full_page=True)
+
+
+def test_a_dropped_connection_shows_it_and_resumes(players) -> None:
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    page = alice.page
+    page.dblclick(alice.card("Ac"))
+    page.wait_for_selector(f'{alice.pile("found-c")} .card[data-card="Ac"]')
+    alice.context.set_offline(True)
+    page.evaluate("() => window.kr.net.drop()")
+    page.wait_for_selector("#offline", state="visible")
+    assert page.get_attribute("#conn-state", "data-state") != "open"
+    # While offline, Bob plays on.
+    bob.page.click(bob.pile("stock"))
+    alice.context.set_offline(False)
+    page.wait_for_selector('#conn-state[data-state="open"]', timeout=15_000)
+    page.wait_for_selector("#offline", state="hidden")
+    page.wait_for_selector(f'{alice.pile("found-c")} .card[data-card="Ac"]')
+    page.wait_for_selector('#race-standings .bar-row[data-player="p2"]')
+    page.wait_for_function(
+        "() => document.querySelector('#race-standings .bar-row[data-player=\"p2\"]')"
+        ".textContent.includes('1 moves')")
+    # Play continues with the right sequence numbers.
+    page.click(alice.pile("stock"))
+    page.wait_for_function("() => window.kr.store.state.board.moves === 2")
+
+
+def test_autocomplete_is_offered_by_the_server_and_wins(players, artifacts) -> None:
+    ref, cut = near_autocomplete()
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=None, cards=ref["cards"])
+    page = alice.page
+    assert page.locator("#btn-auto").is_hidden()
+    alice.play_line(ref["line"][:cut])
+    assert alice.state("s.board.autocomplete") is True
+    page.locator("#btn-auto").wait_for(state="visible")
+    page.click("#btn-auto")
+    alice.screen("results", timeout=30_000)
+    assert alice.state("s.board.status") == "won"
+    assert alice.state("s.board.foundation") == 52
+    row = page.locator('#results-table tbody tr[data-player="p1"] td').all_text_contents()
+    assert row[2] == "52/52" and row[5] == "won"
+    # Bob, still racing, sees Alice finished; he resigns and the race ends.
+    bob.page.wait_for_selector(
+        '#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="52"]')
+    bob.page.click("#btn-resign")
+    bob.page.click("#btn-resign")
+    page.wait_for_selector('#reveal-check[data-ok="true"]')
+    alice.shot(artifacts / "results-won.png", full_page=True)
+
+
+def near_autocomplete() -> tuple[dict, int]:
+    """A reference Draw 1 win and the step where auto-complete first becomes available."""
+    for ref in reference_deals():
+        if ref["result"] != "win" or ref["draw"] != 1:
+            continue
+        game = Game(Deal.from_json({"cards": ref["cards"]}), Settings())
+        for i, step in enumerate(ref["line"]):
+            if game.autocomplete_available():
+                if game.found_count <= 44:
+                    return ref, i
+                break
+            game.play(Move.parse({"draw": "d", "recycle": "r"}[step]) if isinstance(step, str)
+                      else Move.from_wire(step["from"], step["to"], step["count"]))
+    raise AssertionError("no reference deal reaches auto-complete with 8+ cards to go")
+
+
+def test_quick_match_pairs_two_players_on_one_deal(players) -> None:
+    ann, ben = players(), players()
+    for p, name in ((ann, "Ann"), (ben, "Ben")):
+        p.open()
+        p.set_name(name)
+    ann.page.click("#btn-quick")
+    ann.screen("queue")
+    ben.page.click("#btn-quick")
+    for p in (ann, ben):
+        p.wait_racing()
+    assert ann.state("s.board.columns") == ben.state("s.board.columns")
+    assert ann.state("s.room.code") == ben.state("s.room.code")
+    # The quick-matched player kept a token: a reload resumes the race.
+    ann.page.reload()
+    ann.screen("race")
+    ann.page.wait_for_function("() => window.kr.store.state.board !== null")
+
+
+def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) -> None:
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED, draw="3", checks=("undo",))
+    page = alice.page
+    assert page.locator("#btn-undo").is_disabled()
+    page.click(alice.pile("stock"))
+    fan = page.locator(f'{alice.pile("waste")} .card')
+    fan.nth(2).wait_for()
+    assert fan.count() == 3
+    lefts = [fan.nth(i).bounding_box()["x"] for i in range(3)]
+    assert lefts[0] < lefts[1] < lefts[2]  # fanned left to right, top card last
+    alice.shot(artifacts / "race-draw3.png")
+    page.click("#btn-undo")
+    page.wait_for_selector(f'{alice.pile("waste")}:not(:has(.card))')
+    page.wait_for_selector('#stat-moves:text-is("2")')
