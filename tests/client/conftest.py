@@ -36,7 +36,7 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 375, "height": 667}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), appendfsync="always").start()
     yield server.url
@@ -92,14 +92,14 @@ class Server:
             self.process.wait()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def server(redis_url: str) -> Iterator[Server]:
     srv = Server(redis_url).start()
     yield srv
     srv.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).is_file():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package "
@@ -110,7 +110,7 @@ def browser() -> Iterator[Browser]:
         b.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
