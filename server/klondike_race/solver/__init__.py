@@ -1,0 +1,286 @@
+"""A Klondike solver on top of the engine: pure, no I/O (docs/solver.md).
+
+``solve(game)`` searches the game's current position (the solver, like the server, knows
+every card) under the game's settings and returns a ``Solution``: ``win`` with a line of
+engine moves (draws and recycles included) that ``Game.play`` accepts one by one and that
+ends in a win, ``lose`` when its exhaustive search proved that no win exists, or
+``unknown`` when the budget ran out first. Every ``win`` line is replayed through the
+checked API before it is returned.
+
+The budget is ``max_seconds`` (measured with ``clock``, by default ``time.perf_counter``:
+the only clock the solver reads, and only to stop) and/or ``max_states`` (positions
+visited). ``hint``, ``is_winnable``, ``find_winnable_seed`` and ``analyse`` are built on
+``solve``; ``jobs`` has picklable entry points for a process pool and ``pool`` the
+asyncio bridge the server uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from time import perf_counter
+
+from ..engine.cards import RANK, SUIT
+from ..engine.deal import Deal
+from ..engine.game import OUT_OF_TIME, RESIGNED, WON, Game
+from ..engine.moves import CARDS, DRAW_MOVE, FOUND0, RECYCLE_MOVE, WASTE, Move
+from ..engine.settings import DEFAULT, Settings
+from .search import Search
+
+WIN = "win"
+LOSE = "lose"
+UNKNOWN = "unknown"
+
+__all__ = [
+    "LOSE", "UNKNOWN", "WIN", "Analysis", "SeedResult", "Solution", "SolverError", "analyse",
+    "find_winnable_seed", "hint", "is_winnable", "seed_sequence", "solve",
+]  # fmt: skip
+
+
+class SolverError(RuntimeError):
+    """The solver produced a line the engine refused: a solver bug, never a user error."""
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    """``result`` is ``win``, ``lose`` or ``unknown``; ``line`` the winning moves from the
+    position searched (None unless ``win``); ``states`` positions visited; ``seconds``
+    the search time."""
+
+    result: str
+    line: list[Move] | None
+    states: int
+    seconds: float
+
+    @property
+    def won(self) -> bool:
+        return self.result == WIN
+
+    def to_json(self) -> dict:
+        return {
+            "result": self.result,
+            "line": None if self.line is None else [str(m) for m in self.line],
+            "moves": None if self.line is None else len(self.line),
+            "states": self.states,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def _playable(game: Game) -> Game:
+    """A copy of ``game`` that accepts moves: resigned / out-of-time games are searched
+    as if play had gone on."""
+    copy = game.copy()
+    copy.history = None
+    if copy.ended in (RESIGNED, OUT_OF_TIME):
+        copy.ended = None
+    return copy
+
+
+def solve(
+    game: Game,
+    *,
+    max_seconds: float | None = 10.0,
+    max_states: int | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Solution:
+    """Search ``game``'s current position. Never changes ``game``.
+
+    Raises SolverError only if a found line fails to replay (a bug)."""
+    clock = clock or perf_counter
+    start = clock()
+    game = _playable(game)
+    if game.status == WON:
+        return Solution(WIN, [], 0, clock() - start)
+    if game.over:  # stuck: no move can ever change the position
+        return Solution(LOSE, None, 0, clock() - start)
+    settings = game.settings
+
+    def search(deck_first: bool) -> Search:
+        return Search(
+            game.columns,
+            game.down,
+            game.found,
+            game.waste + game.stock[::-1],
+            len(game.waste),
+            game.recycles,
+            draw=settings.draw,
+            recycles_allowed=settings.recycles_allowed,
+            any_empty=settings.empty == "any",
+            foundation_to_column=settings.foundation_to_column,
+            deck_first=deck_first,
+        )
+
+    # Two searches with different move orders take turns, SLICES positions at a time, on
+    # one budget: move order decides how soon a win is found (each order misses some),
+    # and either search, being complete, may prove a loss.
+    deadline = None if max_seconds is None else start + max_seconds
+    searches = [search(False), search(True)]
+    turn = 0
+    done = None
+    while done is None:
+        states = searches[0].states + searches[1].states
+        if max_states is not None and states >= max_states:
+            break
+        if deadline is not None and clock() > deadline:
+            break
+        current = searches[turn]
+        step = SLICES[turn] if max_states is None else min(SLICES[turn], max_states - states)
+        done = current.advance(step)
+        turn = 1 - turn
+    states = searches[0].states + searches[1].states
+    if done is None:
+        return Solution(UNKNOWN, None, states, clock() - start)
+    if not done:
+        return Solution(LOSE, None, states, clock() - start)
+    line = _line(game, current)
+    return Solution(WIN, line, states, clock() - start)
+
+
+# positions each search explores before the other takes its turn: the first (face-down
+# cards before deck cards) proves most losses a little sooner, so it gets more
+SLICES = (2048, 1024)
+
+
+def _line(game: Game, search: Search) -> list[Move]:
+    """Replay the search's macro line through ``Game.play`` (a copy), expanding the deck
+    macro moves into draws and recycles, and finishing by playing every card home."""
+    game = game.copy()
+    out: list[Move] = []
+
+    def play(move: Move) -> None:
+        try:
+            out.append(game.play(move))
+        except Exception as err:  # a solver bug: say which move
+            raise SolverError(f"solver line refused at move {len(out)} ({move}): {err}") from err
+
+    def bring(card: int) -> None:
+        for _ in range(200):
+            if game.waste and game.waste[-1] == card:
+                return
+            play(DRAW_MOVE if game.stock else RECYCLE_MOVE)
+        raise SolverError(f"deck card {card} never reached the waste top")
+
+    def steps(done: list) -> None:
+        for step in done:
+            if isinstance(step, int):  # the search's own bookkeeping
+                continue
+            kind = step[0]
+            if kind == "m":
+                play(Move(CARDS, step[1], step[2], step[3]))
+            elif kind == "h":
+                play(Move(CARDS, step[1], FOUND0 + SUIT[step[2]], 1))
+            elif kind == "w":
+                card, d = step[1], step[2]
+                bring(card)
+                play(Move(CARDS, WASTE, FOUND0 + SUIT[card] if d < 0 else d, 1))
+            else:
+                play(Move(CARDS, FOUND0 + step[1], step[2], 1))
+
+    steps(search.start_steps)
+    for done in search.path:
+        steps(done)
+    # finish: no face-down card is left, and every deck card is reachable
+    while game.found_count < 52:
+        best = None
+        for s, col in enumerate(game.columns):
+            if col and game.found[SUIT[col[-1]]] == RANK[col[-1]] - 1:
+                best = Move(CARDS, s, FOUND0 + SUIT[col[-1]], 1)
+                break
+        if best is None:
+            deck = game.waste + game.stock[::-1]
+            card = next((c for c in deck if game.found[SUIT[c]] == RANK[c] - 1), None)
+            if card is None:
+                raise SolverError("the finish found no card to play home")
+            bring(card)
+            best = Move(CARDS, WASTE, FOUND0 + SUIT[card], 1)
+        play(best)
+    if game.status != WON:
+        raise SolverError("the solver line does not end in a win")
+    return out
+
+
+def hint(game: Game, **budget) -> Move | None:
+    """The next move of a winning line from ``game``'s position, or None when none was
+    found (lost, or unknown within the budget)."""
+    solution = solve(game, **budget)
+    return solution.line[0] if solution.line else None
+
+
+def is_winnable(game: Game, **budget) -> bool | None:
+    """True (a line was found), False (proven lost) or None (unknown within the budget)."""
+    result = solve(game, **budget).result
+    return True if result == WIN else False if result == LOSE else None
+
+
+def seed_sequence(start_seed: int | str) -> Iterable[int | str]:
+    """The seeds ``find_winnable_seed`` tries, in order: an integer seed counts up
+    (``s, s+1, s+2, ...``); a text seed ``t`` is tried as ``t``, then ``t/1``, ``t/2``..."""
+    if isinstance(start_seed, int) and not isinstance(start_seed, bool):
+        n = start_seed
+        while True:
+            yield n
+            n += 1
+    yield start_seed
+    k = 1
+    while True:
+        yield f"{start_seed}/{k}"
+        k += 1
+
+
+@dataclass(frozen=True, slots=True)
+class SeedResult:
+    """The first seed proven winnable, its line, and what was tried before it."""
+
+    seed: int | str
+    solution: Solution
+    tried: int  # seeds searched, this one included
+
+
+def find_winnable_seed(
+    start_seed: int | str,
+    settings: Settings = DEFAULT,
+    *,
+    max_seconds: float | None = 2.0,
+    max_states: int | None = None,
+    max_tries: int = 100,
+    clock: Callable[[], float] | None = None,
+) -> SeedResult | None:
+    """The first seed of ``seed_sequence(start_seed)`` whose deal the solver proves
+    winnable under ``settings`` (each search within the budget); deterministic for a
+    state budget, and for a time budget up to how fast the machine is. None after
+    ``max_tries`` seeds without a proven win."""
+    for tried, seed in enumerate(seed_sequence(start_seed), 1):
+        if tried > max_tries:
+            return None
+        game = Game(Deal.from_seed(seed), settings)
+        solution = solve(game, max_seconds=max_seconds, max_states=max_states, clock=clock)
+        if solution.result == WIN:
+            return SeedResult(seed, solution, tried)
+    return None  # pragma: no cover - the sequence is endless
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """After a race: for each player's final position, ``win``/``lose``/``unknown``
+    (``won`` for a game already won), and the par: the length of the line found from the
+    deal's start (None if the deal itself was not solved)."""
+
+    players: list[str]
+    par: int | None
+    deal: Solution
+
+
+def analyse(games: list[Game], **budget) -> Analysis:
+    """Analyse a finished race: ``games`` are the players' games on one deal."""
+    if not games:
+        raise ValueError("no games to analyse")
+    first = games[0]
+    start = Game(first.deal, first.settings)
+    deal = solve(start, **budget)
+    players = []
+    for game in games:
+        if game.status == WON:
+            players.append("won")
+        else:
+            players.append(solve(game, **budget).result)
+    return Analysis(players, None if deal.line is None else len(deal.line), deal)

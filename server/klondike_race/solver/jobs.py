@@ -1,0 +1,93 @@
+"""Picklable entry points for a process pool: plain data in, plain data (JSON) out.
+
+Each function rebuilds the game from a deal (a seed, or a list of 52 card names as in
+../shared/deals/README.md), a settings dict (``Settings.from_dict``) and the moves played
+so far (compact notation, replayed through the checked API), searches it, and returns a
+dict. They may raise ``EngineError`` (bad input) or ``SolverError`` (a bug).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.deal import Deal
+from ..engine.game import Game
+from ..engine.moves import Move
+from ..engine.settings import Settings
+from . import analyse, find_winnable_seed, solve
+
+
+def make_game(deal: Any, settings: dict | None = None, moves: list[str] | None = None) -> Game:
+    """``deal``: a seed (int or str), a list of 52 card names, or a ``Deal.to_json``
+    dict. The moves are played through ``Game.play``."""
+    if isinstance(deal, dict):
+        the_deal = Deal.from_json(deal)
+    elif isinstance(deal, (list, tuple)):
+        the_deal = Deal.from_cards(list(deal))
+    else:
+        the_deal = Deal.from_seed(deal)
+    game = Game(the_deal, Settings.from_dict(settings or {}))
+    for move in moves or []:
+        game.play(Move.parse(move))
+    return game
+
+
+def solve_job(
+    deal: Any,
+    settings: dict | None = None,
+    moves: list[str] | None = None,
+    max_seconds: float | None = 10.0,
+    max_states: int | None = None,
+) -> dict:
+    """``Solution.to_json()`` of the position after ``moves``: result, line (move
+    strings), moves, states, seconds."""
+    game = make_game(deal, settings, moves)
+    return solve(game, max_seconds=max_seconds, max_states=max_states).to_json()
+
+
+def hint_job(
+    deal: Any,
+    settings: dict | None = None,
+    moves: list[str] | None = None,
+    max_seconds: float | None = 5.0,
+    max_states: int | None = None,
+) -> dict:
+    """``{"result", "hint"}``: the next move of a winning line (None unless ``win``)."""
+    out = solve_job(deal, settings, moves, max_seconds, max_states)
+    return {"result": out["result"], "hint": out["line"][0] if out["line"] else None}
+
+
+def winnable_seed_job(
+    start_seed: int | str,
+    settings: dict | None = None,
+    max_seconds: float | None = 2.0,
+    max_states: int | None = None,
+    max_tries: int = 100,
+) -> dict | None:
+    """``{"seed", "tried", "solution"}`` for the first proven-winnable seed, or None."""
+    found = find_winnable_seed(
+        start_seed,
+        Settings.from_dict(settings or {}),
+        max_seconds=max_seconds,
+        max_states=max_states,
+        max_tries=max_tries,
+    )
+    if found is None:
+        return None
+    return {"seed": found.seed, "tried": found.tried, "solution": found.solution.to_json()}
+
+
+def analyse_job(
+    deal: Any,
+    settings: dict | None,
+    players_moves: list[list[str]],
+    max_seconds: float | None = 10.0,
+    max_states: int | None = None,
+) -> dict:
+    """``{"players": [result per player], "par": int | None, "deal": Solution json}``."""
+    games = [make_game(deal, settings, moves) for moves in players_moves]
+    if not games:
+        games = [make_game(deal, settings)]
+    analysis = analyse(games, max_seconds=max_seconds, max_states=max_states)
+    players = analysis.players if players_moves else []
+    return {"players": players, "par": analysis.par, "deal": analysis.deal.to_json()}

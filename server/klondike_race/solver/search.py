@@ -1,0 +1,642 @@
+"""The search itself: a depth-first search over positions, with no I/O and no clock.
+
+The position is kept in plain lists and changed in place (make / unmake); what the set of
+positions already seen stores is the position's *class* (docs/solver.md proves each step):
+
+* the face-down count of each column (the face-down cards themselves follow from the
+  deal), the foundations, the deck (stock and waste as one list in turning order) with
+  ``p`` (how many of its cards are turned, i.e. the waste size) when it matters, and the
+  recycles used when passes are limited;
+* the roots of the columns without face-down cards (their bottom card), as a multiset.
+
+Everything else is the arrangement of the face-up cards that sit on another face-up
+card, and that never decides a game: two face-up cards of one rank and colour ("twins")
+can trade whatever lies on them without changing whether the game can be won. So
+positions that differ only there are one class, and moves that only rearrange them (a
+run moved from one twin to the other) are not searched; the one place where the
+arrangement matters, a card covered by its child while its twin is free, is handled by
+a composite move (child onto the twin, then the card home).
+
+Moves that only prepare a later one carry an obligation: the next move must use what
+they prepared (docs/solver.md, "Parking moves").
+
+The stock is searched by macro moves: "turn cards until deck card ``i`` is the waste top,
+then play it". Draws and recycles commute with every other move, so a winning line can
+always turn cards just before the play that uses them.
+
+``Search.advance(n)`` searches on for at most n positions and can be called again (the
+solver runs two searches by turns this way); ``Search.run()`` goes to the end, raising
+``Budget`` when ``max_states`` or the ``deadline`` runs out. ``clock`` is a callable
+returning seconds, ``deadline`` a value of it: this module reads no clock itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..engine.cards import HOLDS, RANK, SUIT
+
+KING = 13
+# the two suits of the other colour, and the other suit of the same colour (c d h s)
+_OPP = ((1, 2), (0, 3), (0, 3), (1, 2))
+_SAME = (3, 2, 1, 0)
+KINGS = (12, 25, 38, 51)
+TWIN = tuple(_SAME[SUIT[c]] * 13 + RANK[c] - 1 for c in range(52))
+
+# moves (tuples; the first item is the kind)
+MOVE = 0  # (MOVE, src, dst, count): a run from column to column
+HOME = 1  # (HOME, src): a column's top card to its foundation
+SWAP_HOME = 2  # (SWAP_HOME, src, twin_col, count): the run on a card onto its twin, then
+#                the card home
+DECK = 3  # (DECK, index, dst, recycles): deck card ``index`` to column dst (-1: home)
+FOUND = 4  # (FOUND, suit, dst): a foundation's top card to a column
+
+# primitive steps (what the line is made of, with what undo needs): ("m", src, dst, count,
+# flipped), ("h", src, card, flipped), ("w", card, dst, ...), ("f", suit, dst); each entry
+# of Search.path is the list of steps of one move (ints in it are saved obligations)
+
+
+# obligations (``Search.ob``; -1: none): a card c (the next move puts one of its children
+# on a column), FOUNDATION_OB + suit (the next move uses that foundation), LIFTED_OB + c
+# (a card just taken off its foundation: a child on it, or the card under it off too)
+FOUNDATION_OB = 100
+LIFTED_OB = 200
+HOMED_OB = 1000  # + c * 52 + x: card c went home off card x (see _homed_uses)
+EMPTY_OB = 9000  # a column was emptied by moving its root: the next move fills one
+
+
+class Budget(Exception):
+    """The time or state budget ran out before the search was decided."""
+
+
+class Search:
+    """One search from one position. ``run()`` returns True (won: ``path`` holds the
+    steps, ``start_steps`` those played before the first move), False (exhaustively
+    proven lost) or raises Budget."""
+
+    def __init__(
+        self,
+        columns: list[list[int]],
+        down: list[int],
+        found: list[int],
+        deck: list[int],
+        turned: int,
+        recycles: int,
+        *,
+        draw: int,
+        recycles_allowed: int | None,
+        any_empty: bool,
+        foundation_to_column: bool,
+        clock: Callable[[], float] | None = None,
+        deadline: float | None = None,
+        max_states: int | None = None,
+        deck_first: bool = False,
+    ) -> None:
+        self.deck_first = deck_first  # the move order: deck cards before turning cards
+        self.cols = [list(c) for c in columns]
+        self.down = list(down)
+        self.found = list(found)
+        self.deck = list(deck)
+        self.p = turned
+        self.rec = recycles
+        self.draw = draw
+        self.allowed = recycles_allowed
+        self.any_empty = any_empty
+        self.f2c = foundation_to_column
+        self.clock = clock
+        self.deadline = deadline
+        self.max_states = max_states
+        self.states = 0
+        self.path: list[list] = []
+        self.start_steps: list = []
+        # p matters for the future unless the draw is 1 with unlimited passes (then every
+        # deck card is always reachable)
+        self.use_p = draw != 1 or recycles_allowed is not None
+        self.use_rec = recycles_allowed is not None
+        self.dk = bytes(self.deck)
+        self.where = [-1] * 52  # the column of each card in a column, else -1
+        for i, col in enumerate(self.cols):
+            for c in col:
+                self.where[c] = i
+        self.seen: dict[bytes, object] = {}
+        self._reach_cache: dict[tuple, list[tuple[int, int]]] = {}
+        # Draw 1 with unlimited passes: a deck card played to a column must be used at
+        # once (a card put on it, or on its twin): ``ob`` is that card, or -1
+        self.park = draw == 1 and recycles_allowed is None
+        self.ob = -1
+        self._stack: list | None = None  # the search's own stack, kept between advances
+
+    # ---- the class key ------------------------------------------------------------------
+    def key(self) -> bytes:
+        down = self.down
+        roots = [col[0] for col, d in zip(self.cols, down, strict=True) if col and not d]
+        roots.sort()
+        # fixed-size fields first, then the roots after their count, the deck last
+        return (
+            bytes(down + self.found)
+            + bytes((self.p if self.use_p else 0, self.rec if self.use_rec else 0, len(roots)))
+            + bytes(roots)
+            + self.dk
+        )
+
+    # ---- primitive steps (each returns what undo needs) ---------------------------------
+    def _move(self, s: int, d: int, n: int) -> tuple:
+        cols, down = self.cols, self.down
+        src = cols[s]
+        run = src[-n:]
+        cols[d] += run
+        del src[-n:]
+        where = self.where
+        for c in run:
+            where[c] = d
+        flipped = bool(src) and len(src) == down[s]
+        if flipped:
+            down[s] -= 1
+        return ("m", s, d, n, flipped)
+
+    def _home(self, s: int) -> tuple:
+        cols, down = self.cols, self.down
+        src = cols[s]
+        c = src.pop()
+        self.where[c] = -1
+        self.found[SUIT[c]] += 1
+        flipped = bool(src) and len(src) == down[s]
+        if flipped:
+            down[s] -= 1
+        return ("h", s, c, flipped)
+
+    def _deck(self, i: int, d: int, r: int) -> tuple:
+        deck = self.deck
+        c = deck.pop(i)
+        step = ("w", c, d, i, self.p, self.rec, self.dk)
+        self.p = i
+        self.rec += r
+        self.dk = bytes(deck)
+        if d < 0:
+            self.found[SUIT[c]] += 1
+        else:
+            self.cols[d].append(c)
+            self.where[c] = d
+        return step
+
+    def _f2c(self, suit: int, d: int) -> tuple:
+        self.found[suit] -= 1
+        c = suit * 13 + self.found[suit]
+        self.cols[d].append(c)
+        self.where[c] = d
+        return ("f", suit, d)
+
+    def _undo_step(self, step: tuple) -> None:
+        kind = step[0]
+        cols = self.cols
+        if kind == "m":
+            _, s, d, n, flipped = step
+            if flipped:
+                self.down[s] += 1
+            dst = cols[d]
+            run = dst[-n:]
+            cols[s] += run
+            del dst[-n:]
+            where = self.where
+            for c in run:
+                where[c] = s
+        elif kind == "h":
+            _, s, c, flipped = step
+            if flipped:
+                self.down[s] += 1
+            cols[s].append(c)
+            self.where[c] = s
+            self.found[SUIT[c]] -= 1
+        elif kind == "w":
+            _, c, d, i, self.p, self.rec, self.dk = step
+            self.deck.insert(i, c)
+            if d < 0:
+                self.found[SUIT[c]] -= 1
+            else:
+                cols[d].pop()
+                self.where[c] = -1
+        else:
+            _, suit, d = step
+            self.where[cols[d].pop()] = -1
+            self.found[suit] += 1
+
+    # ---- cards that can go home ---------------------------------------------------------
+    def _homeable(self, c: int) -> tuple | None:
+        """How the next card ``c`` of its suit can go home from a column: (HOME, s), or
+        (SWAP_HOME, s, s2, n) when the run on it can move onto its free twin; None."""
+        s = self.where[c]
+        if s < 0:
+            return None
+        col = self.cols[s]
+        if col[-1] == c:
+            return (HOME, s)
+        i = col.index(c)
+        if i < self.down[s]:
+            return None
+        twin = TWIN[c]
+        s2 = self.where[twin]
+        if s2 >= 0 and self.cols[s2][-1] == twin:
+            return (SWAP_HOME, s, s2, len(col) - 1 - i)
+        return None
+
+    def _safe(self, c: int) -> bool:
+        """Whether card ``c`` (next on its foundation) may go home at once without losing
+        any win (docs/solver.md proves both rules)."""
+        r = RANK[c]
+        found = self.found
+        s = SUIT[c]
+        o1, o2 = _OPP[s]
+        if self.f2c:
+            return found[o1] >= r - 1 and found[o2] >= r - 1 and found[_SAME[s]] >= r - 2
+        return r <= 2 or (found[o1] >= r - 1 and found[o2] >= r - 1)
+
+    def _autos(self, steps: list) -> None:
+        """Play every safe card home (through its twin when covered), repeatedly."""
+        found = self.found
+        f2c = self.f2c
+        again = True
+        while again:
+            again = False
+            for suit in range(4):
+                n = found[suit]
+                if n == 13:
+                    continue
+                # the safe rules (docs/solver.md): n + 1 is the rank of the next card
+                o1, o2 = _OPP[suit]
+                if f2c:
+                    if found[o1] < n or found[o2] < n or found[_SAME[suit]] < n - 1:
+                        continue
+                elif n >= 2 and (found[o1] < n or found[o2] < n):
+                    continue
+                c = suit * 13 + n
+                how = self._homeable(c)
+                if how is None:
+                    if self.park and c in self.deck:
+                        # every deck card is reachable: play it home from there
+                        steps.append(self._deck(self.deck.index(c), -1, 0))
+                        again = True
+                    continue
+                if how[0] == SWAP_HOME:
+                    steps.append(self._move(how[1], how[2], how[3]))
+                steps.append(self._home(how[1]))
+                again = True
+
+    # ---- the deck -----------------------------------------------------------------------
+    def _reachable(self) -> list[tuple[int, int]]:
+        """(index, recycles needed 0/1) of every deck card that can become the waste top
+        by drawing (and recycling once if needed), fewest recycles first."""
+        n = len(self.deck)
+        can_recycle = self.allowed is None or self.rec < self.allowed
+        key = (n, self.p, can_recycle)
+        found = self._reach_cache.get(key)
+        if found is None:
+            found = self._reach_cache[key] = self._reach(n, self.p, can_recycle)
+        return found
+
+    def _reach(self, n: int, p: int, can_recycle: bool) -> list[tuple[int, int]]:
+        k = self.draw
+        if not n:
+            return []
+        if k == 1 and can_recycle:
+            return [(i, 0 if i >= p - 1 else 1) for i in range(n)]
+        out = []
+        seen = set()
+        if p > 0:
+            out.append((p - 1, 0))
+            seen.add(p - 1)
+        q = p
+        while q < n:
+            q = min(q + k, n)
+            out.append((q - 1, 0))
+            seen.add(q - 1)
+        if can_recycle:
+            q = 0
+            while q < n:
+                q = min(q + k, n)
+                if q - 1 not in seen:
+                    out.append((q - 1, 1))
+        return out
+
+    # ---- move generation ----------------------------------------------------------------
+    def _deck_moves(self, out: list, target: dict[int, int], empty: int) -> None:
+        found, deck, any_empty = self.found, self.deck, self.any_empty
+        for i, r in self._reachable():
+            c = deck[i]
+            if found[SUIT[c]] == RANK[c] - 1:
+                out.append((DECK, i, -1, r))
+            d = target.get(c)
+            if d is not None:
+                out.append((DECK, i, d, r))
+            elif empty >= 0 and (any_empty or RANK[c] == KING):
+                out.append((DECK, i, empty, r))
+
+    def moves(self) -> list[tuple]:
+        cols, down, found = self.cols, self.down, self.found
+        any_empty = self.any_empty
+        target: dict[int, int] = {}  # card -> one column whose top it fits (twins: alike)
+        empty = -1
+        for d in range(7):
+            col = cols[d]
+            if col:
+                for c in HOLDS[col[-1]]:
+                    if c not in target:
+                        target[c] = d
+            elif empty < 0:
+                empty = d
+        homes = []
+        reveal = []
+        others = []
+        for suit in range(4):
+            n = found[suit]
+            if n < 13:
+                how = self._homeable(suit * 13 + n)
+                if how is not None:
+                    homes.append(how)
+        for s in range(7):
+            col = cols[s]
+            if not col:
+                continue
+            h = down[s]
+            c = col[h]  # the root: on face-down cards, or the bottom of the column
+            d = target.get(c)
+            if d is not None:
+                if h:
+                    reveal.append((h, (MOVE, s, d, len(col) - h)))
+                else:
+                    others.append((MOVE, s, d, len(col)))  # empties the column
+            elif h and empty >= 0 and (any_empty or RANK[c] == KING):
+                reveal.append((h, (MOVE, s, empty, len(col) - h)))
+            if any_empty and empty >= 0:
+                # a run off another card into an empty column makes a new root
+                for i in range(h + 1, len(col)):
+                    others.append((MOVE, s, empty, len(col) - i))
+        deck_moves = []
+        if self.park:  # Draw 1, unlimited passes: every deck card is reachable
+            dk = self.dk
+            for suit in range(4):
+                n = found[suit]
+                if n < 13:
+                    i = dk.find(suit * 13 + n)
+                    if i >= 0:
+                        deck_moves.append((DECK, i, -1, 0))
+            # a deck card put on a column must be covered at once (see _uses): only when
+            # one of its children can come
+            for c, d in target.items():
+                i = dk.find(c)
+                if i >= 0 and self._child_available(c):
+                    deck_moves.append((DECK, i, d, 0))
+            if empty >= 0:
+                for c in range(52) if any_empty else KINGS:
+                    if c not in target:
+                        i = dk.find(c)
+                        if i >= 0 and self._child_available(c):
+                            deck_moves.append((DECK, i, empty, 0))
+        else:
+            self._deck_moves(deck_moves, target, empty)
+        if self.f2c:
+            for suit in range(4):
+                n = found[suit]
+                if n:
+                    c = suit * 13 + n - 1
+                    d = target.get(c)
+                    if d is None:
+                        if empty < 0 or not (any_empty or n == KING):
+                            continue
+                        d = empty
+                    # never for a card the safe rule would send straight back home
+                    o1, o2 = _OPP[suit]
+                    if found[o1] >= n - 1 and found[o2] >= n - 1 and found[_SAME[suit]] >= n - 2:
+                        continue
+                    # useful only if a child can come next, or the card under it goes out
+                    if not self._child_available(c) and (n < 2 or c - 1 not in target):
+                        continue
+                    others.append((FOUND, suit, d))
+        if len(reveal) > 1:
+            reveal.sort(key=_first, reverse=True)
+        if self.deck_first:
+            out = homes + deck_moves + [m for _, m in reveal] + others
+        else:
+            out = homes + [m for _, m in reveal] + deck_moves + others
+        ob = self.ob
+        if ob >= 0:
+            if ob == EMPTY_OB:
+                cols = self.cols
+                return [m for m in out if m[0] in (MOVE, DECK, FOUND) and m[2] >= 0
+                        and not cols[m[2]]]  # fmt: skip
+            if ob >= HOMED_OB:
+                return self._homed_uses(out, *divmod(ob - HOMED_OB, 52))
+            if ob >= LIFTED_OB:
+                card = ob - LIFTED_OB
+                keep = self._uses(out, HOLDS[card])
+                suit = SUIT[card]
+                keep += [m for m in out if m[0] == FOUND and m[1] == suit]
+                return keep
+            if ob >= FOUNDATION_OB:
+                return self._suit_uses(out, ob - FOUNDATION_OB)
+            return self._uses(out, HOLDS[ob])
+        return out
+
+    def _child_available(self, c: int) -> bool:
+        """Whether a child of ``c`` could be put on it by the next move: a root run
+        headed by it, a deck card, a foundation's top card, or a child lying on c's twin
+        while the twin can go home (the composite move)."""
+        where, cols, down, found = self.where, self.cols, self.down, self.found
+        for y in HOLDS[c]:
+            s = where[y]
+            if s >= 0:
+                i = cols[s].index(y)
+                if i == down[s]:
+                    return True
+                if i > down[s]:
+                    t = TWIN[c]
+                    if found[SUIT[t]] == RANK[t] - 1:
+                        return True
+            elif y in self.dk or (found[SUIT[y]] == RANK[y] and self.f2c):
+                return True
+        return False
+
+    def _homed_uses(self, out: list[tuple], c: int, x: int) -> list[tuple]:
+        """Card ``c`` just went home off card ``x`` (not a root, not safe): the next move
+        uses c's foundation, puts a child of ``x`` (or of its twin) on a column, or sends
+        ``x`` (or its twin) home."""
+        suit = SUIT[c]
+        children = HOLDS[x]
+        homes = (x, TWIN[x])
+        cols, deck = self.cols, self.deck
+        keep = []
+        for m in out:
+            kind = m[0]
+            if kind == HOME:
+                top = cols[m[1]][-1]
+                ok = SUIT[top] == suit or top in homes
+            elif kind == SWAP_HOME:
+                col = cols[m[1]]
+                card = col[-1 - m[3]]
+                ok = SUIT[card] == suit or card in homes or col[-m[3]] in children
+            elif kind == DECK:
+                card = deck[m[1]]
+                ok = (SUIT[card] == suit) if m[2] < 0 else (card in children)
+            elif kind == FOUND:
+                ok = m[1] == suit or m[1] * 13 + self.found[m[1]] - 1 in children
+            else:  # MOVE
+                col = cols[m[1]]
+                ok = col[len(col) - m[3]] in children and bool(cols[m[2]])
+            if ok:
+                keep.append(m)
+        return keep
+
+    def _suit_uses(self, out: list[tuple], suit: int) -> list[tuple]:
+        """The moves of ``out`` that use foundation ``suit``: its next card home, or its
+        top card back to a column."""
+        keep = []
+        for m in out:
+            kind = m[0]
+            if kind in (HOME, SWAP_HOME):
+                if SUIT[self.cols[m[1]][-1 - (m[3] if kind == SWAP_HOME else 0)]] == suit:
+                    keep.append(m)
+            elif kind == DECK:
+                if m[2] < 0 and SUIT[self.deck[m[1]]] == suit:
+                    keep.append(m)
+            elif kind == FOUND and m[1] == suit:
+                keep.append(m)
+        return keep
+
+    def _uses(self, out: list[tuple], children: tuple[int, ...]) -> list[tuple]:
+        """The moves of ``out`` that put one of ``children`` on a column."""
+        cols, deck = self.cols, self.deck
+        keep = []
+        for m in out:
+            kind = m[0]
+            if kind == MOVE:
+                s = m[1]
+                col = cols[s]
+                if col[len(col) - m[3]] in children and cols[m[2]]:
+                    keep.append(m)
+            elif kind == SWAP_HOME:
+                col = cols[m[1]]
+                if col[len(col) - m[3]] in children:
+                    keep.append(m)
+            elif kind == DECK:
+                if m[2] >= 0 and deck[m[1]] in children:
+                    keep.append(m)
+            elif kind == FOUND and m[1] * 13 + self.found[m[1]] - 1 in children:
+                keep.append(m)
+        return keep
+
+    # ---- make / unmake ------------------------------------------------------------------
+    def do(self, m: tuple) -> list:
+        kind = m[0]
+        if kind == MOVE:
+            steps = [self._move(m[1], m[2], m[3])]
+            emptied = not self.cols[m[1]]
+        elif kind == HOME:
+            col = self.cols[m[1]]
+            under = col[-2] if len(col) - 1 > self.down[m[1]] else -1
+            steps = [self._home(m[1])]
+        elif kind == SWAP_HOME:
+            steps = [self._move(m[1], m[2], m[3]), self._home(m[1])]
+        elif kind == DECK:
+            steps = [self._deck(m[1], m[2], m[3])]
+        else:
+            steps = [self._f2c(m[1], m[2])]
+        steps.append(self.ob)  # restored by undo
+        self.ob = -1
+        if kind == DECK and self.park:
+            c = steps[0][1]
+            self.ob = c if m[2] >= 0 else FOUNDATION_OB + SUIT[c]
+        elif kind == FOUND:
+            self.ob = LIFTED_OB + m[1] * 13 + self.found[m[1]]
+        elif kind == HOME and under >= 0:
+            self.ob = HOMED_OB + steps[0][2] * 52 + under
+        elif kind == MOVE and emptied and self.cols[m[2]] and len(self.cols[m[2]]) > m[3]:
+            self.ob = EMPTY_OB  # a root moved onto another card, emptying its column
+        self._autos(steps)
+        if len(steps) > 2 and self.ob >= 0:
+            self.ob = -1  # a safe move home followed: no obligation (fewer restrictions)
+        return steps
+
+    def undo(self, steps: list) -> None:
+        for step in reversed(steps):
+            if type(step) is int:
+                self.ob = step
+            else:
+                self._undo_step(step)
+
+    # ---- the search ---------------------------------------------------------------------
+    def _won(self) -> bool:
+        """True when the game can surely be finished by playing cards home: no face-down
+        card left and either no deck or a deck whose every card is always reachable."""
+        if any(self.down):
+            return False
+        return not self.deck or (self.draw == 1 and self.allowed is None)
+
+    def run(self) -> bool:
+        """Depth-first search to the end. True: ``path`` is a list of step lists to a
+        position that ``_won``; False: no win exists. Raises Budget (``deadline`` is
+        checked every 1,024 positions, ``max_states`` exactly)."""
+        clock, deadline, max_states = self.clock, self.deadline, self.max_states
+        while True:
+            limit = 1024 if max_states is None else min(1024, max_states - self.states)
+            if limit <= 0:
+                raise Budget
+            done = self.advance(limit)
+            if done is not None:
+                return done
+            if deadline is not None and clock is not None and clock() > deadline:
+                raise Budget
+
+    def advance(self, count: int) -> bool | None:
+        """Search on for at most ``count`` more positions: True (won), False (proven
+        lost) or None (not decided yet; call again to go on)."""
+        seen = self.seen
+        stack = self._stack
+        if stack is None:  # the first call: the start position
+            self._autos(self.start_steps)
+            if self._won():
+                return True
+            seen[self.key()] = -1
+            stack = self._stack = [(self.moves(), 0)]
+        path = self.path
+        states = self.states
+        limit = states + count
+        try:
+            while stack:
+                if states >= limit:
+                    return None
+                moves, i = stack[-1]
+                if i == len(moves):
+                    stack.pop()
+                    if path:
+                        self.undo(path.pop())
+                    continue
+                stack[-1] = (moves, i + 1)
+                steps = self.do(moves[i])
+                states += 1
+                key = self.key()
+                old = seen.get(key)
+                ob = self.ob
+                if old is not None:
+                    # explored (or being explored) with no obligation, or with this one: an
+                    # obligation only removes moves, so nothing new can come from here
+                    if old == -1 or old == ob or (type(old) is set and ob in old):
+                        self.undo(steps)
+                        continue
+                    if ob == -1:
+                        seen[key] = -1
+                    elif type(old) is set:
+                        old.add(ob)
+                    else:
+                        seen[key] = {old, ob}
+                else:
+                    seen[key] = ob
+                path.append(steps)
+                if self._won():
+                    return True
+                stack.append((self.moves(), 0))
+            return False
+        finally:
+            self.states = states
+
+
+def _first(item: tuple) -> int:
+    return item[0]
