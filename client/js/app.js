@@ -7,7 +7,8 @@ import { Net, defaultUrl } from './net.js';
 import { reasonText } from './cards.js';
 import { Renderer } from './render.js';
 import {
-  Store, initialState, leaveRoom, myGameOver, phaseOf, receive, serverNow, viewOf,
+  Store, canFinish, canHint, initialState, leaveRoom, myGameOver, phaseOf, receive, serverNow,
+  viewOf,
 } from './state.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -150,7 +151,8 @@ function resume() {
 // ---- moves ----------------------------------------------------------------------------
 function canPlay() {
   return state.role === 'player' && viewOf(state) === 'race'
-    && phaseOf(state.room, serverNow(state)) === 'racing' && state.board && !myGameOver(state);
+    && phaseOf(state.room, serverNow(state)) === 'racing' && state.board && !myGameOver(state)
+    && !state.finishing;
 }
 
 function intent(what, drag) {
@@ -310,8 +312,20 @@ $('#create-form').addEventListener('submit', (e) => {
   create(settings, {
     capacity: Number(f.get('capacity')),
     private: f.get('private') === 'on',
+    winnable_only: f.get('winnable_only') === 'on',
     time_limit: limit ? Number(limit) : null,
     rank_by: rankBy === 'score' && settings.scoring !== 'none' ? 'score' : 'progress',
+  });
+});
+$('#btn-practice').addEventListener('click', () => {
+  if (!needName()) return;
+  const form = $('#create-form');
+  const f = new FormData(form);
+  const limit = f.get('time_limit');
+  create(settingsFromForm(form), {
+    practice: true,
+    time_limit: limit ? Number(limit) : null,
+    winnable_only: f.get('winnable_only') === 'on',
   });
 });
 $('#join-form').addEventListener('submit', (e) => {
@@ -361,6 +375,18 @@ $('#btn-leave').addEventListener('click', () => net.send({ type: 'leave' }));
 // ---- race buttons -----------------------------------------------------------------------
 $('#btn-auto').addEventListener('click', startAuto);
 $('#btn-undo').addEventListener('click', () => intent({ action: 'undo' }, null));
+// The solver's help: a hint (practice games), finish it for me (practice games, or once
+// the player's own race is over: the server then continues in a practice room of its own)
+$('#btn-hint').addEventListener('click', () => {
+  if (canHint(state)) net.send({ type: 'hint' });
+});
+function finishForMe() {
+  if (!canFinish(state) || state.inflight || state.queue.length) return;
+  stopAuto();
+  net.send({ type: 'finish' });
+}
+$('#btn-finish').addEventListener('click', finishForMe);
+$('#btn-finish-results').addEventListener('click', finishForMe);
 $('#btn-help').addEventListener('click', () => {
   const help = $('#help');
   help.hidden = !help.hidden;
@@ -381,14 +407,16 @@ $('#btn-resign').addEventListener('click', () => {
 });
 
 // ---- results and watching ------------------------------------------------------------------
+// Rematch: the server makes one new room on the same settings and tells everyone in
+// this one its code (room.rematch); a player asking later is seated in that same room.
 $('#btn-rematch').addEventListener('click', () => {
+  if (state.room && state.role === 'player') net.send({ type: 'rematch' });
+});
+$('#btn-rematch-join').addEventListener('click', () => {
   const room = state.room;
-  if (!room || !state.name) return;
-  storage.set('kr.session', null);
-  net.send({ type: 'leave' });
-  create(room.settings, {
-    capacity: room.capacity, private: room.private, time_limit: room.time_limit, rank_by: room.rank_by,
-  });
+  if (!room || !room.rematch) return;
+  if (state.role === 'player') net.send({ type: 'rematch' });
+  else if (needName()) net.send({ type: 'join', code: room.rematch, name: state.name });
 });
 $('#btn-lobby').addEventListener('click', () => {
   storage.set('kr.session', null);

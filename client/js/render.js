@@ -2,7 +2,9 @@
 // the state and writes the DOM; it sends nothing and decides nothing.
 
 import { BoardView } from './board.js';
-import { names, phaseOf, serverNow, standings, viewOf } from './state.js';
+import {
+  canFinish, canHint, names, phaseOf, serverNow, standings, viewOf,
+} from './state.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 
@@ -44,6 +46,33 @@ function text(node, value) {
   const s = String(value);
   if (node && node.textContent !== s) node.textContent = s;
 }
+
+const PILE_WORDS = {
+  waste: 'the waste card', foundation: 'its foundation',
+  'found-c': 'the clubs foundation', 'found-d': 'the diamonds foundation',
+  'found-h': 'the hearts foundation', 'found-s': 'the spades foundation',
+};
+
+function pileWords(pile) {
+  if (PILE_WORDS[pile]) return PILE_WORDS[pile];
+  return pile && pile.startsWith('col') ? `column ${pile.slice(3)}` : pile;
+}
+
+export function describeHint(hint) {
+  if (!hint) return '';
+  let what;
+  if (hint.action) what = hint.action === 'draw' ? 'draw from the stock' : 'turn the waste over';
+  else {
+    const cards = hint.count > 1 ? `${hint.count} cards from ${pileWords(hint.from)}` : pileWords(hint.from);
+    const source = hint.from.startsWith('col') && hint.count === 1 ? `the top card of ${pileWords(hint.from)}` : cards;
+    what = `move ${source} to ${pileWords(hint.to)}`;
+  }
+  return `Hint: ${what} (a winning line of ${hint.line} moves starts here)`;
+}
+
+const ANALYSIS_WORDS = {
+  won: 'won', win: 'could still have won', lose: 'no win was left', unknown: 'not decided',
+};
 
 export class Renderer {
   constructor(store) {
@@ -191,11 +220,18 @@ export class Renderer {
     $('#btn-auto').hidden = !(board && board.autocomplete);
     $('#btn-undo').hidden = !(room.settings && room.settings.undo);
     $('#btn-undo').disabled = !(board && board.can_undo);
+    $('#btn-hint').hidden = !canHint(state);
+    $('#btn-finish').hidden = !canFinish(state);
+    const hintBox = $('#hint-box');
+    const hintText = state.finishing ? `Finishing: the solver plays ${state.finishing.moves} moves\u2026`
+      : describeHint(state.hint);
+    hintBox.hidden = !hintText;
+    text(hintBox, hintText);
     const status = $('#race-status');
     const st = board && board.status !== 'playing' ? board.status : null;
     status.hidden = !st;
     if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${STATUS_WORDS[st]}`);
-    text($('#race-settings'), `${room.code} \u00b7 ${describeSettings(room.settings, room)}`);
+    text($('#race-settings'), `${room.code}${room.practice ? ' \u00b7 practice' : ''} \u00b7 ${describeSettings(room.settings, room)}`);
     this.standings($('#race-standings'), state);
   }
 
@@ -269,7 +305,7 @@ export class Renderer {
       : mine && mine !== 'playing' ? `Your game is over (${STATUS_WORDS[mine] || mine})` : 'Your game is over';
     text($('#results-title'), done ? (mine === 'won' ? 'Results: you won!' : 'Results') : headline);
     text($('#results-sub'), done
-      ? `Race ${room.code} is over${room.end_reason === 'time_limit' ? ': time ran out' : ''}.`
+      ? `${room.practice ? 'Practice game' : 'Race'} ${room.code} is over${room.end_reason === 'time_limit' ? ': time ran out' : ''}.`
       : 'Watching the others until everyone is done.');
     this.leaderboardTable($('#results-table'), state, done);
     const reveal = done ? room.reveal : null;
@@ -290,9 +326,36 @@ export class Renderer {
         out.dataset.ok = String(check.ok);
       }
     }
-    $('#btn-rematch').hidden = state.role !== 'player' || !done;
-    text($('#rematch-note'), state.rematch ? `Rematch room ${state.rematch}: share the code or link.` : '');
+    this.analysis(state, done);
+    $('#btn-finish-results').hidden = !canFinish(state);
+    const rematch = done && room.rematch ? room.rematch : null;
+    $('#btn-rematch').hidden = state.role !== 'player' || !done || Boolean(rematch) || Boolean(room.parent);
+    $('#btn-rematch-join').hidden = !rematch;
+    text($('#rematch-note'), rematch ? `Rematch room ${rematch} is open.` : '');
     this.grid($('#results-boards'), state, state.player);
+  }
+
+  analysis(state, done) {
+    const box = $('#analysis');
+    const a = done ? state.analysis : null;
+    box.hidden = !a;
+    if (!a) return;
+    text($('#analysis-par'), a.par != null
+      ? `Par: ${a.par} moves (the solver's winning line from the deal)`
+      : `Par: none (${a.deal === 'lose' ? 'the deal cannot be won' : 'no line found in time'})`);
+    const list = $('#analysis-players');
+    const key = JSON.stringify(a);
+    if (list.dataset.key === key) return;
+    list.dataset.key = key;
+    list.replaceChildren();
+    const who = names(state);
+    for (const [id, result] of Object.entries(a.players || {})) {
+      const li = document.createElement('li');
+      li.dataset.player = id;
+      li.dataset.result = result;
+      li.textContent = `${who[id] || id}: ${ANALYSIS_WORDS[result] || result}`;
+      list.append(li);
+    }
   }
 
   watch(state) {

@@ -30,6 +30,9 @@ export function initialState() {
     refusal: null, // {reason, message, at, seq}
     inflightDrag: null, // {pile, index}: cards lifted by a drag, until the server answers
     commitmentCheck: null, // {commitment, ok, computed}: the browser's own SHA-256 check
+    analysis: null, // the solver's analysis of a finished race
+    hint: null, // the last hint: {move, from, to, count, action, line}
+    finishing: null, // {seq, moves}: the server is playing the solver's line
     version: 0,
   };
 }
@@ -74,6 +77,23 @@ export function myGameOver(state) {
   return Boolean(state.board) && isOver(state.board.status, state.room && state.room.settings);
 }
 
+// Finish it for me is offered in a practice game that is on, and in a race once the
+// player's own race is over (their game is over, or the race has finished) unless won.
+export function canFinish(state) {
+  const room = state.room;
+  if (!room || state.role !== 'player' || !state.board || state.finishing) return false;
+  if (state.board.status === 'won') return false;
+  const phase = phaseOf(room, serverNow(state));
+  if (room.practice) return phase === 'racing' && !myGameOver(state);
+  return phase === 'finished' || myGameOver(state);
+}
+
+export function canHint(state) {
+  const room = state.room;
+  return Boolean(room && room.practice && state.role === 'player' && state.board && !state.finishing)
+    && phaseOf(room, serverNow(state)) === 'racing' && !myGameOver(state);
+}
+
 // Which screen the state calls for.
 export function viewOf(state) {
   if (!state.room) return state.view === 'queue' ? 'queue' : 'lobby';
@@ -115,6 +135,9 @@ export function receive(state, msg) {
       state.queue = [];
       state.selection = null;
       if (msg.token) state.token = msg.token;
+      state.analysis = msg.analysis || (msg.type === 'resumed' ? state.analysis : null);
+      state.hint = null;
+      if (msg.type !== 'resumed' || !state.finishing) state.finishing = null;
       return msg.token ? 'token' : 'welcome';
     }
     case 'start': {
@@ -132,6 +155,10 @@ export function receive(state, msg) {
       state.seq = Math.max(state.seq, msg.seq);
       if (state.inflight && state.inflight.seq === msg.seq) state.inflight = null;
       state.selection = null;
+      state.hint = null;
+      if (state.finishing && msg.seq >= state.finishing.seq + state.finishing.moves - 1) {
+        state.finishing = null;
+      }
       return 'ack';
     }
     case 'refused': {
@@ -159,6 +186,19 @@ export function receive(state, msg) {
         state.board = msg.boards[state.player];
       }
       return 'room';
+    }
+    case 'analysis': {
+      state.analysis = msg.analysis;
+      return null;
+    }
+    case 'hint': {
+      state.hint = msg;
+      return 'hint';
+    }
+    case 'finishing': {
+      state.finishing = { seq: msg.seq, moves: msg.moves };
+      state.hint = null;
+      return null;
     }
     case 'boards': {
       state.boards = msg.boards;
@@ -189,6 +229,7 @@ export function receive(state, msg) {
       return null;
     }
     case 'error': {
+      if (msg.about === 'finish') state.finishing = null;
       state.notice = { text: msg.message || msg.reason, kind: 'error', reason: msg.reason, at: Date.now() };
       return 'error';
     }
@@ -211,6 +252,9 @@ export function leaveRoom(state) {
   state.follow = null;
   state.inflightDrag = null;
   state.token = null;
+  state.analysis = null;
+  state.hint = null;
+  state.finishing = null;
   state.view = 'lobby';
 }
 

@@ -27,8 +27,12 @@ from tests.conftest import ROOT
 CHROMIUM = "/usr/bin/chromium"
 # The machine may have no internet: without these Chromium keeps trying to reach Google.
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 ARTIFACTS = ROOT / "test-artifacts" / "client"
 COUNTDOWN_MS = 1200
@@ -49,18 +53,29 @@ class Server:
     def __init__(self, redis_url: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        self.env = {**os.environ, "KR_PORT": str(self.port), "REDIS_URL": redis_url,
-                    "KR_COUNTDOWN_MS": str(COUNTDOWN_MS), "KR_DEV": "1",
-                    # replaying a long reference line goes faster than a person plays
-                    "KR_RATE": "200", "KR_BURST": "400",
-                    "KR_LOG_LEVEL": "warning", "KR_CLIENT_DIR": str(ROOT / "client")}
+        self.env = {
+            **os.environ,
+            "KR_PORT": str(self.port),
+            "REDIS_URL": redis_url,
+            "KR_COUNTDOWN_MS": str(COUNTDOWN_MS),
+            "KR_DEV": "1",
+            # replaying a long reference line goes faster than a person plays
+            "KR_RATE": "200",
+            "KR_BURST": "400",
+            "KR_LOG_LEVEL": "warning",
+            "KR_CLIENT_DIR": str(ROOT / "client"),
+        }
         self.output: list[str] = []
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 15.0) -> Server:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "klondike_race.cli", "serve"], env=self.env, cwd=ROOT,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [sys.executable, "-m", "klondike_race.cli", "serve"],
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         assert self.process.stdout is not None
         deadline = time.monotonic() + timeout
@@ -102,8 +117,9 @@ def server(redis_url: str) -> Iterator[Server]:
 @pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package "
-                    "(tests/run.sh does it)")
+        pytest.fail(
+            f"{CHROMIUM} is missing: install Debian's chromium package (tests/run.sh does it)"
+        )
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
@@ -168,8 +184,14 @@ class Player:
         self.page.fill("#name", name)
         self.page.locator("#name").dispatch_event("change")
 
-    def create(self, name: str, seed: str | None = None, cards: list[str] | None = None,
-               checks: tuple[str, ...] = (), **form: str) -> str:
+    def create(
+        self,
+        name: str,
+        seed: str | None = None,
+        cards: list[str] | None = None,
+        checks: tuple[str, ...] = (),
+        **form: str,
+    ) -> str:
         """Create a room from the lobby form (a dev deal by seed or cards, if given)."""
         if seed:
             self.open(f"?seed={seed}")
@@ -204,7 +226,9 @@ class Player:
         self.screen("race")
         self.page.wait_for_function(
             "() => { const s = window.kr.store.state; return s.board && s.room.start_at"
-            " && Date.now() + s.offset >= s.room.start_at; }", timeout=15_000)
+            " && Date.now() + s.offset >= s.room.start_at; }",
+            timeout=15_000,
+        )
         self.page.wait_for_selector("#countdown", state="hidden")
 
     def state(self, expression: str) -> Any:
@@ -283,8 +307,13 @@ def players(browser: Browser, server: Server, request: pytest.FixtureRequest) ->
         player.check_errors()
 
 
-def start_race(host: Player, guests: list[Player], seed: str | None = "42",
-               watchers: tuple[Player, ...] = (), **create: Any) -> str:
+def start_race(
+    host: Player,
+    guests: list[Player],
+    seed: str | None = "42",
+    watchers: tuple[Player, ...] = (),
+    **create: Any,
+) -> str:
     """Host creates a room on ``seed``, guests join by link, watchers watch, all ready."""
     code = host.create("Alice", seed=seed, **create)
     for i, guest in enumerate(guests):

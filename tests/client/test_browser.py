@@ -63,7 +63,8 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
     bob.page.click(bob.pile("stock"))
     page.wait_for_function(
         "() => document.querySelector('#race-standings .bar-row[data-player=\"p2\"]')"
-        ".textContent.includes('1 moves')")
+        ".textContent.includes('1 moves')"
+    )
     # A racer never sees the other's board.
     assert alice.state("s.boards") is None
     assert page.locator('[data-player="p2"] .board').count() == 0
@@ -74,8 +75,9 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
     grid.wait_for_selector(f'{cell} .pile[data-pile="found-c"] [data-card="Ac"]')
     grid.wait_for_selector(f'{cell} .pile[data-pile="col1"] [data-card="Jh"]')
     grid.wait_for_function(
-        "() => document.querySelector('.grid-cell[data-player=\"p2\"] .pile[data-pile=\"stock\"]"
-        " .count').textContent === '23'")
+        '() => document.querySelector(\'.grid-cell[data-player="p2"] .pile[data-pile="stock"]'
+        " .count').textContent === '23'"
+    )
     assert grid.text_content("#watch-count") == "1 watching"
     watcher.shot(artifacts / "spectator.png")
     alice.shot(artifacts / "race.png")
@@ -104,8 +106,9 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
     assert "Your game is over" in (page.text_content("#results-title") or "")
     bob.page.click(bob.pile("stock"))
     page.wait_for_function(
-        "() => document.querySelector('#results-boards .grid-cell[data-player=\"p2\"]"
-        " .pile[data-pile=\"stock\"] .count').textContent === '22'")
+        '() => document.querySelector(\'#results-boards .grid-cell[data-player="p2"]'
+        " .pile[data-pile=\"stock\"] .count').textContent === '22'"
+    )
 
     # Bob resigns: the race is over; the seed is revealed and checked in the browser.
     bob.page.click("#btn-resign")
@@ -115,8 +118,10 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
         p.page.wait_for_selector('#reveal-check[data-ok="true"]')
         assert p.page.text_content("#reveal-seed") == SEED
     reveal = alice.state("s.room.reveal")
-    assert hashlib.sha256(f"{reveal['salt']}:{reveal['deal']}".encode()).hexdigest() == (
-        reveal["commitment"])
+    assert (
+        hashlib.sha256(f"{reveal['salt']}:{reveal['deal']}".encode()).hexdigest()
+        == (reveal["commitment"])
+    )
     assert alice.state("s.commitmentCheck.computed") == reveal["commitment"]
     rows = page.locator("#results-table tbody tr")
     assert rows.count() == 2
@@ -148,12 +153,14 @@ def test_lobby_keeps_the_name_and_lists_live_races(players, artifacts) -> None:
     visitor.page.click(f'#live-rooms [data-join="{code}"]')
     visitor.screen("room")
     host.page.wait_for_function(
-        "() => document.querySelector('#room-players').textContent.includes('Visitor')")
+        "() => document.querySelector('#room-players').textContent.includes('Visitor')"
+    )
     host.shot(artifacts / "waiting-room.png")
     visitor.page.click("#btn-leave")
     visitor.screen("lobby")
     host.page.wait_for_function(
-        "() => !document.querySelector('#room-players').textContent.includes('Visitor')")
+        "() => !document.querySelector('#room-players').textContent.includes('Visitor')"
+    )
 
 
 def test_keyboard_plays_every_kind_of_action(players) -> None:
@@ -163,7 +170,7 @@ def test_keyboard_plays_every_kind_of_action(players) -> None:
     page.keyboard.press("d")  # draw
     page.wait_for_selector(f'{alice.pile("waste")} .card[data-card="8c"]')
     page.keyboard.press("3")  # pick column 3's top card
-    page.wait_for_selector(f'{alice.card("Jh")}.selected')
+    page.wait_for_selector(f"{alice.card('Jh')}.selected")
     page.keyboard.press("1")  # ... and put it on column 1
     page.wait_for_selector(f'{alice.pile("col1")} .card[data-card="Jh"]')
     page.keyboard.press("5")
@@ -172,7 +179,7 @@ def test_keyboard_plays_every_kind_of_action(players) -> None:
     # Focus and Enter: pick the 2d, then Enter on column 6 is refused by the server.
     page.focus(alice.card("2d"))
     page.keyboard.press("Enter")
-    page.wait_for_selector(f'{alice.card("2d")}.selected')
+    page.wait_for_selector(f"{alice.card('2d')}.selected")
     page.focus(alice.card("6d"))
     page.keyboard.press("Enter")
     page.locator("#refusal").wait_for(state="visible")
@@ -181,15 +188,19 @@ def test_keyboard_plays_every_kind_of_action(players) -> None:
     page.wait_for_selector('#stat-moves:text-is("4")')
     # Focus is visible on cards.
     page.focus(alice.card("Jh"))
-    outline = page.evaluate(
-        "() => getComputedStyle(document.activeElement).outlineStyle")
+    outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert outline == "solid"
 
 
 def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
     alice = players()
-    phone = players(viewport=PHONE, has_touch=True, is_mobile=True, device_scale_factor=2,
-                    reduced_motion="no-preference")  # with the cards' slide animations
+    phone = players(
+        viewport=PHONE,
+        has_touch=True,
+        is_mobile=True,
+        device_scale_factor=2,
+        reduced_motion="no-preference",
+    )  # with the cards' slide animations
     watcher = players(viewport=PHONE, has_touch=True, is_mobile=True)
     start_race(alice, [phone], seed=SEED, watchers=(watcher,))
     page = phone.page
@@ -203,7 +214,8 @@ def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
     # Cards stay readable: the corner's rank is at least 11 px.
     size = page.evaluate(
         "() => parseFloat(getComputedStyle(document.querySelector("
-        "'#my-board .card.face .rank')).fontSize)")
+        "'#my-board .card.face .rank')).fontSize)"
+    )
     assert size >= 11
     # Touch: tap the stock, double-tap the Ac home.
     page.tap(phone.pile("stock"))
@@ -216,7 +228,8 @@ def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
     phone.shot(artifacts / "race-phone.png")
     # A spectator on a phone: both boards, one above the other, no horizontal scroll.
     watcher.page.wait_for_selector(
-        '.grid-cell[data-player="p2"] .pile[data-pile="found-c"] [data-card="Ac"]')
+        '.grid-cell[data-player="p2"] .pile[data-pile="found-c"] [data-card="Ac"]'
+    )
     assert watcher.page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     watcher.shot(artifacts / "spectator-phone.png", full_page=True)
 
@@ -240,7 +253,8 @@ def test_a_dropped_connection_shows_it_and_resumes(players) -> None:
     page.wait_for_selector('#race-standings .bar-row[data-player="p2"]')
     page.wait_for_function(
         "() => document.querySelector('#race-standings .bar-row[data-player=\"p2\"]')"
-        ".textContent.includes('1 moves')")
+        ".textContent.includes('1 moves')"
+    )
     # Play continues with the right sequence numbers.
     page.click(alice.pile("stock"))
     page.wait_for_function("() => window.kr.store.state.board.moves === 2")
@@ -263,7 +277,8 @@ def test_autocomplete_is_offered_by_the_server_and_wins(players, artifacts) -> N
     assert row[2] == "52/52" and row[5] == "won"
     # Bob, still racing, sees Alice finished; he resigns and the race ends.
     bob.page.wait_for_selector(
-        '#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="52"]')
+        '#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="52"]'
+    )
     bob.page.click("#btn-resign")
     bob.page.click("#btn-resign")
     page.wait_for_selector('#reveal-check[data-ok="true"]')
@@ -281,8 +296,11 @@ def near_autocomplete() -> tuple[dict, int]:
                 if game.found_count <= 44:
                     return ref, i
                 break
-            game.play(Move.parse({"draw": "d", "recycle": "r"}[step]) if isinstance(step, str)
-                      else Move.from_wire(step["from"], step["to"], step["count"]))
+            game.play(
+                Move.parse({"draw": "d", "recycle": "r"}[step])
+                if isinstance(step, str)
+                else Move.from_wire(step["from"], step["to"], step["count"])
+            )
     raise AssertionError("no reference deal reaches auto-complete with 8+ cards to go")
 
 
@@ -310,12 +328,79 @@ def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) ->
     page = alice.page
     assert page.locator("#btn-undo").is_disabled()
     page.click(alice.pile("stock"))
-    fan = page.locator(f'{alice.pile("waste")} .card')
+    fan = page.locator(f"{alice.pile('waste')} .card")
     fan.nth(2).wait_for()
     assert fan.count() == 3
     lefts = [fan.nth(i).bounding_box()["x"] for i in range(3)]
     assert lefts[0] < lefts[1] < lefts[2]  # fanned left to right, top card last
     alice.shot(artifacts / "race-draw3.png")
     page.click("#btn-undo")
-    page.wait_for_selector(f'{alice.pile("waste")}:not(:has(.card))')
+    page.wait_for_selector(f"{alice.pile('waste')}:not(:has(.card))")
     page.wait_for_selector('#stat-moves:text-is("2")')
+
+
+def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
+    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    alice = players()
+    alice.open("?cards=" + ",".join(ref["cards"]))
+    alice.set_name("Alice")
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    page = alice.page
+    assert alice.state("s.room.practice") is True
+    assert page.locator("#btn-resign").is_visible()
+    page.click("#btn-hint")
+    page.wait_for_selector("#hint-box:not([hidden])")
+    assert (page.text_content("#hint-box") or "").startswith("Hint: ")
+    alice.shot(artifacts / "practice-hint.png")
+    hint = alice.state("s.hint")
+    alice.play_line([hint.get("action") or {k: hint[k] for k in ("from", "to", "count")}])
+    page.wait_for_selector('#stat-moves:text-is("1")')
+    page.click("#btn-finish")
+    alice.screen("results", timeout=30_000)
+    page.wait_for_selector('#results-title:text-is("Results: you won!")')
+    page.wait_for_selector("#analysis:not([hidden])", timeout=30_000)
+    assert (page.text_content("#analysis-par") or "").startswith("Par: ")
+    page.wait_for_selector('#analysis-players li[data-player="p1"][data-result="won"]')
+    assert alice.state("s.board.status") == "won"
+    alice.shot(artifacts / "practice-results.png", full_page=True)
+
+
+def test_rematch_prompt_reaches_the_other_player(players) -> None:
+    alice, bob = players(), players()
+    code = start_race(alice, [bob], seed=SEED)
+    for p in (alice, bob):
+        p.page.click("#btn-resign")
+        p.page.click("#btn-resign")
+    for p in (alice, bob):
+        p.page.wait_for_selector('#results-sub:has-text("is over")')
+    alice.page.click("#btn-rematch")
+    alice.screen("room")
+    new = alice.page.text_content("#room-code")
+    assert new and new != code
+    bob.page.wait_for_selector("#btn-rematch-join:not([hidden])")
+    assert new in (bob.page.text_content("#rematch-note") or "")
+    bob.page.click("#btn-rematch-join")
+    bob.screen("room")
+    assert bob.page.text_content("#room-code") == new
+    alice.page.wait_for_function(
+        "() => document.querySelector('#room-players').textContent.includes('Bob')"
+    )
+
+
+def test_finish_after_resigning_continues_in_practice(players) -> None:
+    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    alice, bob = players(), players()
+    code = start_race(alice, [bob], seed=None, cards=ref["cards"])
+    page = alice.page
+    assert page.locator("#btn-hint").is_hidden() and page.locator("#btn-finish").is_hidden()
+    page.click("#btn-resign")
+    page.click("#btn-resign")
+    alice.screen("results")
+    page.click("#btn-finish-results")
+    page.wait_for_function(f"() => window.kr.store.state.room.parent === '{code}'")
+    alice.screen("results", timeout=30_000)
+    page.wait_for_selector('#results-title:text-is("Results: you won!")')
+    # the race goes on for Bob, where Alice is still resigned with no card home
+    bob.page.wait_for_selector('#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="0"]')
+    assert "resigned" in (bob.page.text_content('#race-standings [data-player="p1"]') or "")

@@ -7,7 +7,10 @@ decision is the engine's.
 
 Service error reasons (besides protocol.py's and race.py's), in ``error`` messages:
 ``not_in_room``, ``no_room``, ``not_a_player``, ``already_player``, ``watched_this_race``,
-``bad_token``, ``deal_not_allowed``, ``busy``. Moves are answered by ``ack`` or by
+``bad_token``, ``deal_not_allowed``, ``busy``; and for the solver (hint, finish,
+winnable-only deals): ``not_in_practice``, ``race_not_over``, ``not_started``,
+``race_over``, ``game_over``, ``no_winning_line``, ``unknown``, ``solver_failed``,
+``no_winnable_deal``. Moves are answered by ``ack`` or by
 ``refused`` with the engine's reason or ``not_started``, ``race_over``, ``bad_seq``,
 ``not_your_game``.
 """
@@ -19,8 +22,10 @@ import contextlib
 import hashlib
 import hmac
 import mimetypes
+import multiprocessing
 import secrets
 import time
+from collections.abc import Iterator
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -33,14 +38,25 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from ..engine import Deal, EngineError, Game, IllegalMove, board_view, progress
+from ..engine import Deal, EngineError, Game, IllegalMove, Move, board_view, progress
+from ..solver.pool import SolverPool
 from . import fanout, ranking
 from . import protocol as P
 from .config import Config
 from .fanout import push
 from .hub import FINISHED, RACING, RoomHub, initial_progress, is_over, now_ms, replay
 from .metrics import Metrics
-from .race import Room, RoomError, add_player, all_ready, finish, remove_player, set_ready, start
+from .race import (
+    Room,
+    RoomError,
+    add_player,
+    all_ready,
+    finish,
+    remove_player,
+    set_ready,
+    set_rematch,
+    start,
+)
 from .store import CHANNEL, Store
 
 log = structlog.get_logger("klondike_race.app")
@@ -120,6 +136,23 @@ class Node:
         self._listener: asyncio.Task | None = None
         self._pubsub = None
         self.client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
+        self._solver: SolverPool | None = None
+        self._solver_executor: Any = None
+        self._solver_jobs = 0  # hint, finish and seed searches queued or running here
+        self.stopping = False
+
+    def solver(self) -> SolverPool:
+        """The node's solver pool: worker processes, created on first use."""
+        if self._solver is None:
+            from concurrent.futures import ProcessPoolExecutor
+
+            # forkserver: workers are not forked from this threaded, event-looping process
+            self._solver_executor = ProcessPoolExecutor(
+                max_workers=max(1, self.config.solver_workers),
+                mp_context=multiprocessing.get_context("forkserver"),
+            )
+            self._solver = SolverPool(executor=self._solver_executor)
+        return self._solver
 
     # ---- lifecycle ----------------------------------------------------------------------
     async def start(self) -> int:
@@ -127,6 +160,7 @@ class Node:
         fanout.batch_interval = self.config.spectator_batch_ms / 1000
         await self.store.heartbeat()
         self.spawn(self._heartbeat())
+        self.spawn(self._sweeper())
         self.store.start()
         self._pubsub = self.sub_redis.pubsub(ignore_subscribe_messages=True)
         await self._pubsub.subscribe(CHANNEL)
@@ -149,6 +183,7 @@ class Node:
 
     async def stop(self) -> None:
         """Graceful: stop accepting, close connections (1001), write pending moves."""
+        self.stopping = True
         if self.server is not None:
             self.server.close()
             await self.server.wait_closed()
@@ -168,6 +203,12 @@ class Node:
             task.cancel()
         with contextlib.suppress(Exception):
             await self.store.node_gone()
+        if self._solver_executor is not None:
+            executor, self._solver_executor, self._solver = self._solver_executor, None, None
+            with contextlib.suppress(Exception):
+                await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: executor.shutdown(wait=True, cancel_futures=True)
+                )
         await self.redis.aclose()
         await self.sub_redis.aclose()
         log.info("stopped", node=self.id)
@@ -179,6 +220,67 @@ class Node:
                 await self.store.heartbeat()
             except Exception:
                 log.exception("heartbeat failed")
+
+    async def _sweeper(self) -> None:
+        """Every ``sweep_interval_s``: mark the rooms where this node has players as
+        active, then (on one node at a time) close the rooms nobody plays any more."""
+        interval = self.config.sweep_interval_s
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.store.touch(
+                    [c for c, h in self.hubs.items() if any(x.role == "player" for x in h.conns)],
+                    now_ms(),
+                )
+                if await self.store.sweep_lock(self.id, max(1, int(interval * 900))):
+                    await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("sweep failed")
+
+    async def sweep(self) -> int:
+        """Close rooms that can never finish: a waiting room with no player connected
+        for ``waiting_abandoned_s``, a race without a time limit with no player connected
+        for ``abandoned_s`` (``end_reason`` ``abandoned``), and a race whose time limit
+        passed while nobody was there. Closing is the room's ordinary compare-and-set
+        transition, so several nodes sweeping at once finish a room once. Finished rooms
+        leave the public list and their keys expire after ``keep_finished_s``."""
+        now = now_ms()
+        cfg = self.config
+        before = now - 1000 * min(cfg.abandoned_s, cfg.waiting_abandoned_s)
+        closed = 0
+        for code in await self.store.idle_rooms(before):
+            loaded = await self.store.load_room(code)
+            if loaded is None:  # its keys expired
+                await self.store.untrack(code)
+                continue
+            room = Room.from_json(loaded[0])
+            idle = now - (await self.store.last_seen(code) or now)
+            phase = room.phase(now)
+            reason = None
+            if phase == FINISHED:
+                if room.status != FINISHED:  # the time limit passed with nobody there
+                    reason = "time_limit"
+                else:
+                    await self.store.untrack(code)
+            elif phase == "waiting":
+                if idle >= cfg.waiting_abandoned_s * 1000:
+                    reason = "abandoned"
+            elif idle >= cfg.abandoned_s * 1000 and room.time_limit is None:
+                reason = "abandoned"
+            if reason is None:
+                continue
+            try:
+                if phase == "waiting":
+                    await self.room_op(code, lambda r: finish(r, now_ms(), "abandoned"))
+                else:
+                    await self.finish_room(code, reason)
+            except (ServiceError, RoomError):
+                continue
+            closed += 1
+            log.info("room swept", room=code, phase=phase, reason=reason, idle_ms=idle)
+        return closed
 
     def spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -302,6 +404,12 @@ class Node:
             await self.on_quick(conn, m.name)
         elif isinstance(m, P.Rooms):
             await self.on_rooms(conn)
+        elif isinstance(m, P.Hint):
+            await self.on_hint(conn)
+        elif isinstance(m, P.Finish):
+            await self.on_finish(conn)
+        elif isinstance(m, P.Rematch):
+            await self.on_rematch(conn)
 
     # ---- rooms ----------------------------------------------------------------------------
     async def hub_for(self, code: str) -> RoomHub:
@@ -331,6 +439,8 @@ class Node:
         conn.over = game is not None and game.over
         conn.log = log.bind(conn=conn.id, room=code, player=player, role=role)
         hub.conns.add(conn)
+        if role == "player":
+            await self.store.touch([code], now_ms())
         if role == "spectator":
             conn.watched.add(code)
             await self._count_spectators(hub)
@@ -384,13 +494,51 @@ class Node:
             body["results"], ranks = await self._results(room)
         v = await self.store.cas_room(code, rev, room.to_json(), room.status, P.dumps(body), ranks)
         if v > 0:
+            if rev == 0:
+                await self.store.track(code, now)
             if room.status == FINISHED or room.private:
                 await self.store.set_public(code, room.created, False)
             if room.status == FINISHED:
                 players = [s.id for s in room.seats]
                 await self.store.expire_room(code, players, self.config.keep_finished_s)
+                await self.store.untrack(code)
             self._feed(self.hubs.get(code), v, body)
+            if (
+                results
+                and room.status == FINISHED
+                and room.seats
+                and not room.parent
+                and room.end_reason != "abandoned"
+            ):
+                self.spawn(self._analyse(room))  # once: only this CAS finished the race
         return v
+
+    async def _analyse(self, room: Room) -> None:
+        """The solver's analysis of a finished race, off the event loop, stored once and
+        sent to everyone in the room as an ``analysis`` event."""
+        if self.stopping:
+            return
+        try:
+            players_moves = [
+                _solver_moves(await self.store.moves(room.code, seat.id)) for seat in room.seats
+            ]
+            out = await self.solver().analyse(
+                room.deal,
+                room.settings.to_dict(),
+                players_moves,
+                max_seconds=self.config.solver_analysis_s,
+            )
+        except Exception:
+            if not self.stopping:
+                log.exception("analysis failed", room=room.code)
+            return
+        analysis = {
+            "par": out["par"],
+            "deal": out["deal"]["result"],
+            "players": {s.id: r for s, r in zip(room.seats, out["players"], strict=True)},
+        }
+        v = await self.store.save_analysis(room.code, analysis)
+        self._feed(self.hubs.get(room.code), v, {"type": "analysis", "analysis": analysis})
 
     async def _results(self, room: Room) -> tuple[dict, list]:
         """Final boards and progress, replayed from the logs (out of time where it applies)."""
@@ -417,6 +565,7 @@ class Node:
         return secret, _hash(secret)
 
     async def on_create(self, conn: Conn, m: P.Create) -> None:
+        deal = None
         if m.deal is not None:
             if not self.config.dev:
                 raise ServiceError("deal_not_allowed", "explicit deals need a dev server")
@@ -424,31 +573,104 @@ class Node:
                 deal = Deal.from_json(m.deal).to_json()
             except EngineError as err:
                 raise ServiceError("bad_field", f"create: deal: {err}") from None
-        else:
+            if m.winnable_only and "seed" not in deal:
+                raise ServiceError("bad_field", "create: winnable_only needs a seeded deal")
+        room, pid, secret = await self._new_room(
+            m.name,
+            m.settings,
+            m.capacity,
+            m.private,
+            m.time_limit,
+            m.rank_by,
+            m.practice,
+            m.winnable_only,
+            deal,
+        )
+        await self._enter_as_player(conn, room, pid, f"{room.code}.{pid}.{secret}")
+
+    async def _new_room(
+        self,
+        name: str,
+        settings: P.Settings,
+        capacity: int,
+        private: bool,
+        time_limit: int | None,
+        rank_by: str,
+        practice: bool = False,
+        winnable_only: bool = False,
+        deal: dict | None = None,
+        parent: str | None = None,
+    ) -> tuple[Room, str, str]:
+        """Store a new room with its first player seated: (room, player id, secret).
+        A practice room starts at once; a winnable-only room deals the first seed from a
+        random (or the given) one that the solver proves winnable."""
+        if deal is None:
             deal = {"seed": secrets.token_hex(8)}
+        if winnable_only:
+            deal = {"seed": await self._winnable_seed(deal["seed"], settings)}
         secret, token_hash = self._new_token()
         now = now_ms()
+        if practice:
+            capacity, private = 1, True
         for _ in range(20):
             code = "".join(secrets.choice(P.CODE_ALPHABET) for _ in range(P.CODE_LENGTH))
             room = Room(
                 code,
                 now,
-                m.settings,
+                settings,
                 deal,
                 secrets.token_hex(16),
-                m.capacity,
-                m.private,
-                m.time_limit,
-                m.rank_by,
+                capacity,
+                private,
+                time_limit,
+                rank_by,
+                practice=practice,
+                winnable_only=winnable_only,
+                parent=parent,
             )
-            room, pid = add_player(room, m.name, token_hash, now)
+            room, pid = add_player(room, name, token_hash, now)
+            if practice:
+                room = start(room, now, 0)
             if await self._commit_room(code, 0, room, False) >= 0:
                 break
         else:
             raise ServiceError("busy", "could not allocate a room code")
         if not room.private:
             await self.store.set_public(code, now, True)
-        await self._enter_as_player(conn, room, pid, f"{code}.{pid}.{secret}")
+        return room, pid, secret
+
+    @contextlib.contextmanager
+    def _solver_slot(self) -> Iterator[None]:
+        """Hints, finishes and winnable-only deals queue for the solver's workers; beyond
+        ``solver_queue`` of them at once the next is refused (``busy``)."""
+        if self._solver_jobs >= self.config.solver_queue:
+            raise ServiceError("busy", "the solver is busy; try again in a moment")
+        self._solver_jobs += 1
+        try:
+            yield
+        finally:
+            self._solver_jobs -= 1
+
+    async def _winnable_seed(self, start_seed: str, settings: P.Settings) -> str:
+        try:
+            with self._solver_slot():
+                found = await self.solver().winnable_seed(
+                    start_seed,
+                    settings.to_dict(),
+                    max_seconds=self.config.solver_seed_s,
+                    max_tries=self.config.solver_seed_tries,
+                )
+        except ServiceError:
+            raise
+        except Exception:
+            log.exception("winnable seed search failed")
+            raise ServiceError("solver_failed", "the solver failed; try again") from None
+        if found is None:
+            raise ServiceError(
+                "no_winnable_deal",
+                f"no deal proven winnable within {self.config.solver_seed_tries} tries",
+            )
+        return str(found["seed"])
 
     async def _enter_as_player(
         self,
@@ -578,6 +800,8 @@ class Node:
         rooms = []
         for state in await self.store.list_public():
             public = Room.from_json(state).public(now)
+            if public["phase"] == FINISHED:  # its time limit passed: not a live race
+                continue
             rooms.append(
                 {
                     k: public[k]
@@ -655,7 +879,8 @@ class Node:
     async def on_resign(self, conn: Conn, m: P.Resign, t0: float) -> None:
         await self._play(conn, m.seq, m.player, t0, None)
 
-    async def _play(self, conn: Conn, seq: int, player: str | None, t0: float, move) -> None:
+    async def _play(self, conn: Conn, seq: int, player: str | None, t0: float, move) -> bool:
+        """Check, store and acknowledge one move (None: resign); True when acknowledged."""
         hub = self._player_hub(conn)
         game = conn.game
         assert game is not None and conn.player is not None
@@ -663,7 +888,7 @@ class Node:
             await conn.send(
                 self._refuse(conn, seq, "not_your_game", "you can only play your own game")
             )
-            return
+            return False
         phase = hub.phase()
         if phase != RACING:
             reason, text = (
@@ -672,15 +897,15 @@ class Node:
                 else ("not_started", "the race has not started")
             )
             await conn.send(self._refuse(conn, seq, reason, text))
-            return
+            return False
         if seq <= game.moves:
             await self._ack(conn, hub, seq, t0, duplicate=True)
-            return
+            return False
         if seq != game.moves + 1:
             await conn.send(
                 self._refuse(conn, seq, "bad_seq", f"the next sequence number is {game.moves + 1}")
             )
-            return
+            return False
         at_ms = now_ms() - hub.public["start_at"]
         try:
             if move is None:
@@ -691,7 +916,7 @@ class Node:
                 entry = f"{move}@{at_ms}"
         except IllegalMove as err:
             await conn.send(self._refuse(conn, seq, err.reason, str(err)))
-            return
+            return False
         board = board_view(game, at_ms)  # it includes the progress fields
         prog = {k: board[k] for k in _PROGRESS_KEYS}
         prog["last_ms"] = at_ms
@@ -713,7 +938,7 @@ class Node:
                         conn, seq, "bad_seq", f"the next sequence number is {conn.game.moves + 1}"
                     )
                 )
-            return
+            return False
         self.metrics.moves_accepted += 1
         if game.over:
             conn.over = True
@@ -733,6 +958,146 @@ class Node:
         self.metrics.ack.observe(time.perf_counter() - t0)
         if game.over:
             await self._game_over(conn, hub)
+        return True
+
+    # ---- the solver: hints, finish it for me, rematch ------------------------------------
+    async def on_hint(self, conn: Conn) -> None:
+        """Practice games only: the next move of a winning line from the player's position."""
+        hub = self._player_hub(conn)
+        assert hub.room is not None and conn.game is not None
+        if not hub.room.practice:
+            raise ServiceError("not_in_practice", "hints are for practice games only")
+        self._check_playing(hub, conn.game)
+        out = await self._solve(hub.room, [str(m) for m in conn.game.log], "hint")
+        move = Move.parse(out["line"][0])
+        await conn.send(
+            P.encode_text("hint", result="win", move=str(move), line=out["moves"], **move.to_wire())
+        )
+
+    def _check_playing(self, hub: RoomHub, game: Game) -> None:
+        phase = hub.phase()
+        if phase == FINISHED:
+            raise ServiceError("race_over", "the game is over")
+        if phase != RACING:
+            raise ServiceError("not_started", "the game has not started")
+        if game.over:
+            raise ServiceError("game_over", f"your game is over ({game.status})")
+
+    async def _solve(self, room: Room, moves: list[str], what: str) -> dict:
+        """A winning line from the position after ``moves``, or a ServiceError."""
+        budget = self.config.solver_hint_s if what == "hint" else self.config.solver_finish_s
+        try:
+            with self._solver_slot():
+                out = await self.solver().solve(
+                    room.deal, room.settings.to_dict(), moves, max_seconds=budget
+                )
+        except ServiceError:
+            raise
+        except Exception:
+            log.exception("solver failed", room=room.code)
+            raise ServiceError("solver_failed", "the solver failed; try again") from None
+        if out["result"] == "lose":
+            raise ServiceError("no_winning_line", "this position cannot be won any more")
+        if out["result"] != "win" or not out["line"]:
+            raise ServiceError("unknown", f"no winning line found within {budget:g} s")
+        return out
+
+    async def on_finish(self, conn: Conn) -> None:
+        """Finish it for me: play the solver's winning line, each move stored, acknowledged
+        and counted like any other. In a practice game, while it is on. In a race, only
+        once the player's own race is over (their game is over for the ranking, or the
+        race has finished): the line is then played in a new practice continuation of
+        their final position (its own room, ``parent`` naming the race), so the race's
+        logs and ranking never change."""
+        hub = self._player_hub(conn)
+        assert hub.room is not None and conn.game is not None and conn.player is not None
+        room, game = hub.room, conn.game
+        if game.status == "won":
+            raise ServiceError("game_over", "your game is already won")
+        if room.practice:
+            self._check_playing(hub, game)
+            entries = None
+            moves = [str(m) for m in game.log]
+        else:
+            if hub.phase() != FINISHED and not conn.over:
+                raise ServiceError(
+                    "race_not_over", "finish it for me is off until your own race is over"
+                )
+            entries = [
+                e
+                for e in await self.store.moves(room.code, conn.player)
+                if not e.startswith("resign@")
+            ]
+            moves = _solver_moves(entries)
+        out = await self._solve(room, moves, "finish")
+        if entries is not None:  # a race: continue in a practice room of its own
+            name = next(
+                (p["name"] for p in hub.public.get("players", ()) if p["id"] == conn.player),
+                "player",
+            )
+            fork, pid, secret = await self._new_room(
+                name,
+                room.settings,
+                1,
+                True,
+                None,
+                room.rank_by,
+                practice=True,
+                deal=room.deal,
+                parent=room.code,
+            )
+            copy = replay(Game(fork.game_deal, fork.settings), entries)
+            prog = {**progress(copy, 0), "last_ms": 0}
+            key = ranking.rank_key(prog, fork.rank_by, 0)
+            await self.store.seed_moves(fork.code, pid, entries, prog, key)
+            await self._enter_as_player(conn, fork, pid, f"{fork.code}.{pid}.{secret}", entries)
+        assert conn.game is not None
+        line = out["line"]
+        first = conn.game.moves + 1
+        await conn.send(P.encode_text("finishing", seq=first, moves=len(line)))
+        for text in line:
+            if (
+                self.stopping
+                or conn.game is None
+                or not await self._play(
+                    conn, conn.game.moves + 1, None, time.perf_counter(), Move.parse(text)
+                )
+            ):
+                break
+
+    async def on_rematch(self, conn: Conn) -> None:
+        """A new room on the same settings, once the race is over; everyone in the old
+        room is told its code (``room.rematch`` in a ``room`` event); the first rematch
+        asked for is the one: later askers join it."""
+        hub = self._player_hub(conn)
+        if hub.phase() != FINISHED:
+            raise ServiceError("race_not_over", "a rematch is for a finished race")
+        loaded = await self.store.load_room(hub.code)
+        if loaded is None:
+            raise ServiceError("no_room", f"no room {hub.code}")
+        old = Room.from_json(loaded[0])
+        seat = old.seat(conn.player or "")
+        name = seat.name if seat else "player"
+        if old.rematch is None:
+            new, pid, secret = await self._new_room(
+                name,
+                old.settings,
+                old.capacity,
+                old.private,
+                old.time_limit,
+                old.rank_by,
+                practice=old.practice,
+                winnable_only=old.winnable_only,
+            )
+            named = await self.room_op(old.code, lambda r: set_rematch(r, new.code, now_ms()))
+            if named.rematch == new.code:
+                await self._enter_as_player(conn, new, pid, f"{new.code}.{pid}.{secret}")
+                return
+            # another player's rematch came first: ours is dropped, theirs joined
+            await self.room_op(new.code, lambda r: finish(r, now_ms(), "abandoned"))
+            old = named
+        assert old.rematch is not None
+        await self.on_join(conn, P.Join(old.rematch, name))
 
     async def _reload_game(self, hub: RoomHub, player: str) -> Game:
         assert hub.room is not None
@@ -767,6 +1132,12 @@ class Node:
             await self.finish_room(hub.code, "all_over")
         elif hub.phase() != FINISHED:
             await conn.send(P.encode_text("boards", boards=await hub.ensure_boards()))
+
+
+def _solver_moves(entries: list[str]) -> list[str]:
+    """A stored log (``TEXT@AT_MS``) as the solver's move list; a resignation is dropped
+    (the solver searches a resigned position as if play had gone on)."""
+    return [e.rpartition("@")[0] for e in entries if not e.startswith("resign@")]
 
 
 _PROGRESS_KEYS = ("foundation", "moves", "reached_moves", "reached_ms", "status", "score")

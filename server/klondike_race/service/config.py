@@ -31,6 +31,16 @@ class Config:
     uvloop: bool = False  # KR_UVLOOP: run on uvloop when it is installed
     spectator_batch_ms: int = 0  # KR_SPECTATOR_BATCH_MS: spectator updates leave together
     keep_finished_s: int = 7 * 86400  # KR_KEEP_FINISHED_S: a finished room's keys expire
+    sweep_interval_s: float = 30.0  # KR_SWEEP_INTERVAL_S: how often rooms are swept
+    abandoned_s: int = 900  # KR_ABANDONED_S: a started room with no player connected ends
+    waiting_abandoned_s: int = 1800  # KR_WAITING_ABANDONED_S: same for a waiting room
+    solver_workers: int = 1  # KR_SOLVER_WORKERS: solver processes (created on first use)
+    solver_queue: int = 16  # KR_SOLVER_QUEUE: hint/finish/seed searches waiting at most
+    solver_hint_s: float = 3.0  # KR_SOLVER_HINT_S: budget of one hint search
+    solver_finish_s: float = 5.0  # KR_SOLVER_FINISH_S: budget of a finish-it-for-me search
+    solver_seed_s: float = 1.0  # KR_SOLVER_SEED_S: budget per seed tried (winnable-only)
+    solver_seed_tries: int = 30  # KR_SOLVER_SEED_TRIES: seeds tried before giving up
+    solver_analysis_s: float = 5.0  # KR_SOLVER_ANALYSIS_S: budget per position analysed
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:

@@ -96,6 +96,7 @@ class RoomHub:
         self._started_sent = False
         self._boards_lock = asyncio.Lock()
         self.last_leaderboard: list[dict] = []
+        self.analysis: dict | None = None  # a finished race's solver analysis
 
     # ---- opening and closing ----------------------------------------------------------
     async def open(self) -> None:
@@ -111,6 +112,8 @@ class RoomHub:
             self.progress = progress
             self.spectators = spectators
             self.version = version
+            if self.room.status == FINISHED:
+                self.analysis = await store.load_analysis(self.code)
             if phase_of(self.public, now_ms()) in (RACING, FINISHED):
                 self._started_sent = True
             self._schedule()
@@ -201,6 +204,7 @@ class RoomHub:
             self.room = Room.from_json(loaded[0])
             self.public = self.room.public(now_ms())
         self.progress, self.spectators, self.version = progress, spectators, version
+        self.analysis = await self.node.store.load_analysis(self.code)
         self.pending.clear()
         self.boards = None
         for conn in list(self.conns):
@@ -270,6 +274,11 @@ class RoomHub:
                 fields["boards"] = results["boards"]
             broadcast([c.ws for c in self.conns], encode_text("room", **fields))
             self._schedule()
+        elif kind == "analysis":
+            self.analysis = event["analysis"]
+            broadcast(
+                [c.ws for c in self.conns], encode_text("analysis", v=v, analysis=self.analysis)
+            )
         elif kind == "spectators":
             self.spectators = event["count"]
             broadcast(
@@ -291,6 +300,8 @@ class RoomHub:
             return encode_text("room", **fields)
         if kind == "spectators":
             return encode_text("spectators", v=event["v"], count=event["count"])
+        if kind == "analysis":
+            return encode_text("analysis", v=event["v"], analysis=event["analysis"])
         return None
 
     # ---- views ------------------------------------------------------------------------
@@ -354,6 +365,8 @@ class RoomHub:
                 fields["board"] = board_view(conn.game, self.elapsed())
         if phase in (RACING, FINISHED) and self.sees_boards(conn):
             fields["boards"] = await self.ensure_boards()
+        if phase == FINISHED and self.analysis is not None:
+            fields["analysis"] = self.analysis
         return encode_text(kind, **fields)
 
     # ---- timers -------------------------------------------------------------------------

@@ -52,6 +52,8 @@ class Create:
     time_limit: int | None = None  # seconds
     rank_by: str = "progress"
     deal: dict | None = None  # {"seed": S} or {"cards": [...]}, only on a dev server
+    practice: bool = False  # one player, starts at once, hints and finish allowed
+    winnable_only: bool = False  # deal a seed the solver proves winnable
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,21 @@ class Rooms:
 
 
 @dataclass(frozen=True, slots=True)
+class Hint:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
 class Ping:
     id: int | str | None = None
 
@@ -126,6 +143,9 @@ Message = (
     | Resign
     | Leave
     | Rooms
+    | Hint
+    | Finish
+    | Rematch
     | Ping
 )
 
@@ -199,7 +219,11 @@ def _create(f: _Fields) -> Create:
     if rank_by == "score" and settings.scoring == "none":
         raise f.fail("bad_field", "create: ranking by score needs standard or vegas scoring")
     deal = f.get("deal", (dict,))
-    return Create(name, settings, capacity, private, limit, rank_by, deal)
+    practice = f.get("practice", (bool,), default=False)
+    winnable_only = f.get("winnable_only", (bool,), default=False)
+    if practice:
+        capacity, private = 1, True
+    return Create(name, settings, capacity, private, limit, rank_by, deal, practice, winnable_only)
 
 
 _ACTIONS = {"draw": DRAW_MOVE, "recycle": RECYCLE_MOVE, "undo": UNDO_MOVE}
@@ -250,6 +274,9 @@ _PARSERS = {
     "resign": lambda f: Resign(f.int_in("seq", 1, MAX_SEQ, required=True), f.player()),
     "leave": lambda f: Leave(),
     "rooms": lambda f: Rooms(),
+    "hint": lambda f: Hint(),
+    "finish": lambda f: Finish(),
+    "rematch": lambda f: Rematch(),
     "ping": _ping,
 }
 CLIENT_TYPES = tuple(_PARSERS)
@@ -265,6 +292,9 @@ TYPE_OF = {
     Resign: "resign",
     Leave: "leave",
     Rooms: "rooms",
+    Hint: "hint",
+    Finish: "finish",
+    Rematch: "rematch",
     Ping: "ping",
 }
 

@@ -7,7 +7,7 @@ A room is ``waiting`` (players join and get ready), then ``countdown`` (stored s
 ``now`` (epoch milliseconds, the server's) comes in as an argument.
 
 RoomError reasons: ``room_full``, ``not_waiting``, ``not_host``, ``not_in_room``,
-``no_players``, ``room_finished``.
+``no_players``, ``room_finished``, ``race_not_over``.
 """
 
 from __future__ import annotations
@@ -60,6 +60,10 @@ class Room:
     host: str | None = None
     seats: tuple[Seat, ...] = field(default_factory=tuple)
     next_seat: int = 1
+    practice: bool = False  # one player, starts at once, hints and finish allowed
+    winnable_only: bool = False  # the deal was proven winnable by the solver
+    parent: str | None = None  # a practice continuation of this race's position
+    rematch: str | None = None  # the code of this room's rematch, once asked for
 
     # ---- derived ----------------------------------------------------------------------
     @property
@@ -105,10 +109,17 @@ class Room:
             "players": [{"id": s.id, "name": s.name, "ready": s.ready} for s in self.seats],
             "start_at": self.start_at,
             "ends_at": self.ends_at(),
-            "commitment": self.commitment if phase != WAITING else None,
+            "commitment": self.commitment if phase != WAITING and not self.parent else None,
+            "practice": self.practice,
+            "winnable_only": self.winnable_only,
         }
+        if self.parent:
+            out["parent"] = self.parent
+        if self.rematch:
+            out["rematch"] = self.rematch
         if phase == FINISHED:
-            out["reveal"] = self.reveal()
+            if not self.parent:  # a continuation reveals nothing: its race's room does
+                out["reveal"] = self.reveal()
             out["end_reason"] = self.end_reason or "time_limit"
         return out
 
@@ -141,6 +152,10 @@ class Room:
             "host": self.host,
             "seats": [[s.id, s.name, s.token_hash, s.ready] for s in self.seats],
             "next_seat": self.next_seat,
+            "practice": self.practice,
+            "winnable_only": self.winnable_only,
+            "parent": self.parent,
+            "rematch": self.rematch,
         }
 
     @classmethod
@@ -163,6 +178,10 @@ class Room:
             host=d["host"],
             seats=tuple(Seat(*s) for s in d["seats"]),
             next_seat=d["next_seat"],
+            practice=d.get("practice", False),
+            winnable_only=d.get("winnable_only", False),
+            parent=d.get("parent"),
+            rematch=d.get("rematch"),
         )
 
 
@@ -219,6 +238,15 @@ def start(room: Room, now: int, countdown_ms: int, by: str | None = None) -> Roo
     if not room.seats:
         raise RoomError("no_players", "nobody to race")
     return replace(room, status=STARTED, start_at=now + countdown_ms)
+
+
+def set_rematch(room: Room, code: str, now: int) -> Room:
+    """Name the rematch room of a finished race; the first one named stays."""
+    if room.phase(now) != FINISHED:
+        raise RoomError("race_not_over", "a rematch is for a finished race")
+    if room.rematch is not None:
+        return room
+    return replace(room, rematch=code)
 
 
 def finish(room: Room, now: int, reason: str) -> Room:

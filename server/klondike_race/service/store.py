@@ -4,7 +4,8 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 
 ==========================  ======  ===================================================
 ``room:{CODE}``             hash    ``state`` (the Room as JSON, secrets included),
-                                    ``rev`` (compare-and-set revision), ``status``
+                                    ``rev`` (compare-and-set revision), ``status``,
+                                    ``analysis`` (JSON, once a finished race is analysed)
 ``room:{CODE}:moves:{pid}`` list    the player's accepted moves ``TEXT@AT_MS`` in order
                                     (``resign@AT_MS`` for a resignation); the source of
                                     truth: index + 1 is the client's sequence number
@@ -15,6 +16,9 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 ``room:{CODE}:nodes``       set     server nodes with a connection in the room
 ``room:{CODE}:spect``       hash    node -> its spectator count
 ``rooms:public``            zset    code -> creation time, open public rooms
+``rooms:active``            zset    code -> last time a player was connected (epoch ms),
+                                    rooms not finished; what the sweeper looks at
+``kr:sweep``                string  the node sweeping now (a lock with a short TTL)
 ``mm:queue``, ``mm:t:{T}``  list    quick-match tickets waiting, and their names
 ``node:{NODE}``             string  a live node (30 s TTL, renewed every 10 s)
 ==========================  ======  ===================================================
@@ -136,6 +140,19 @@ return {emit(rid, '{"type":"spectators","count":' .. total .. '}', ARGV[4]), tot
 """
 )
 
+# ARGV: room, analysis JSON, origin. Stores a finished race's analysis once and emits it;
+# returns the event version, or 0 when it was already stored or the room is gone.
+ANALYSIS = (
+    _EMIT
+    + """
+local rid = ARGV[1]
+local base = 'room:{' .. rid .. '}'
+if redis.call('EXISTS', base) == 0 then return 0 end
+if redis.call('HSETNX', base, 'analysis', ARGV[2]) == 0 then return 0 end
+return emit(rid, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
+"""
+)
+
 # Pops the first quick-match ticket still waiting: {ticket, name} or nil.
 QUICK_POP = """
 while true do
@@ -171,6 +188,7 @@ class Store:
         self._cas = redis.register_script(ROOM_CAS)
         self._spect = redis.register_script(SPECTATORS)
         self._quick = redis.register_script(QUICK_POP)
+        self._analysis = redis.register_script(ANALYSIS)
         self._pending: list[tuple[bytes, asyncio.Future]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task | None = None
@@ -321,6 +339,9 @@ class Store:
             for code in codes:
                 pipe.hget(room_key(code.decode()), "state")
             states = await pipe.execute()
+        gone = [c for c, s in zip(codes, states, strict=True) if not s]
+        if gone:  # expired rooms leave the list
+            await self.redis.zrem("rooms:public", *gone)
         return [orjson.loads(s) for s in states if s]
 
     async def heartbeat(self, ttl: int = 30) -> None:
@@ -341,6 +362,60 @@ class Store:
             for key in keys:
                 pipe.expire(key, seconds)
             await self._timed(pipe.execute())
+
+    async def save_analysis(self, code: str, analysis: dict) -> int:
+        """Store a finished race's analysis once; the event version, or 0 if already kept."""
+        return int(
+            await self._timed(
+                self._analysis(args=[code, orjson.dumps(analysis).decode(), self.node])
+            )
+        )
+
+    async def load_analysis(self, code: str) -> dict | None:
+        raw = await self._timed(self.redis.hget(room_key(code), "analysis"))
+        return orjson.loads(raw) if raw else None
+
+    async def seed_moves(
+        self, code: str, player: str, entries: list[str], progress: dict, rank: int
+    ) -> None:
+        """The first moves of a new practice continuation (copied from its race's log)."""
+        base = room_key(code)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            if entries:
+                pipe.rpush(moves_key(code, player), *entries)
+            pipe.hset(base + ":prog", player, orjson.dumps(progress))
+            pipe.zadd(base + ":rank", {player: rank})
+            await self._timed(pipe.execute())
+
+    # ---- the sweeper ----------------------------------------------------------------------
+    async def track(self, code: str, now: int) -> None:
+        """A new room: the sweeper watches it until it finishes."""
+        await self._timed(self.redis.zadd("rooms:active", {code: now}, nx=True))
+
+    async def untrack(self, code: str) -> None:
+        await self._timed(self.redis.zrem("rooms:active", code))
+
+    async def touch(self, codes: list[str], now: int) -> None:
+        """Players are connected to these rooms now (only rooms still tracked are kept)."""
+        if codes:
+            await self._timed(
+                self.redis.zadd("rooms:active", dict.fromkeys(codes, now), xx=True, gt=True)
+            )
+
+    async def idle_rooms(self, before: int, limit: int = 200) -> list[str]:
+        """Tracked rooms where no player has been connected since ``before``."""
+        codes = await self._timed(
+            self.redis.zrangebyscore("rooms:active", "-inf", before, start=0, num=limit)
+        )
+        return [c.decode() for c in codes]
+
+    async def last_seen(self, code: str) -> int | None:
+        score = await self._timed(self.redis.zscore("rooms:active", code))
+        return None if score is None else int(score)
+
+    async def sweep_lock(self, node: str, ms: int) -> bool:
+        """One node sweeps at a time: true when this node holds the lock for ``ms``."""
+        return bool(await self._timed(self.redis.set("kr:sweep", node, nx=True, px=ms)))
 
     async def set_public(self, code: str, created: int, listed: bool) -> None:
         if listed:

@@ -1,0 +1,232 @@
+"""The solver in the server: practice rooms, hints, finish it for me, winnable-only deals
+and the analysis of a finished race, over real WebSockets and a real Redis."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from functools import cache
+
+import orjson
+import pytest
+import redis
+
+from klondike_race.service.app import Node
+from klondike_race.service.logs import configure
+from klondike_race.service.store import moves_key, room_key
+from klondike_race.solver.jobs import solve_job
+from tests.conftest import reference_deals
+
+from .conftest import Client, make_config, start_race, winnable
+
+
+@cache
+def quick_loss() -> list[str]:
+    """A reference deal (Draw 1) the solver proves lost in a few thousand positions."""
+    for record in reference_deals():
+        if record["result"] == "lose" and record["draw"] == 1:
+            out = solve_job(record["cards"], {"draw": 1}, [], max_seconds=None, max_states=5000)
+            if out["result"] == "lose":
+                return record["cards"]
+    raise AssertionError("no quick loss among the reference deals")
+
+
+async def practice(port: int, cards: list[str], **create) -> Client:
+    client = await Client.open(port)
+    welcome = await client.request(
+        "create", "welcome", name="solo", practice=True, deal={"cards": cards}, **create
+    )
+    assert welcome["type"] == "welcome", welcome
+    return client
+
+
+async def finished_room(client: Client) -> dict:
+    room = await client.expect("room", timeout=10)
+    while room["room"]["phase"] != "finished":
+        room = await client.expect("room", timeout=10)
+    return room
+
+
+async def test_practice_hint_then_finish_ends_in_a_win(node, redis_url) -> None:
+    ref = winnable(draw=1)
+    solo = await practice(node.port, ref["cards"])
+    welcome = solo.seen[0]
+    room = welcome["room"]
+    # one player, started at once, private: not in the public list
+    assert room["practice"] and room["phase"] == "racing" and room["capacity"] == 1
+    assert room["private"] and welcome["board"]["moves"] == 0
+    other = await Client.open(node.port)
+    listed = await other.request("rooms", "rooms")
+    assert room["code"] not in [r["code"] for r in listed["rooms"]]
+    joined = await other.request("join", "welcome", code=room["code"], name="x")
+    assert joined["type"] == "error" and joined["reason"] == "not_waiting"
+    # a hint is a move of a winning line: play it
+    hint = await solo.request("hint", "hint")
+    assert hint["type"] == "hint", hint
+    assert hint["result"] == "win" and hint["line"] >= 1
+    wire = {k: hint[k] for k in ("from", "to", "count", "action") if k in hint}
+    step = wire.get("action") or wire
+    assert (await solo.move(step))["type"] == "ack"
+    # finish it for me: every move of the line acknowledged, ending in a win
+    finishing = await solo.request("finish", "finishing")
+    assert finishing["type"] == "finishing", finishing
+    assert finishing["seq"] == 2 and finishing["moves"] >= 1
+    last = None
+    for seq in range(2, 2 + finishing["moves"]):
+        last = await solo.expect("ack", timeout=10)
+        assert last["seq"] == seq and not last.get("duplicate")
+    assert last is not None and last["board"]["status"] == "won"
+    assert last["board"]["moves"] == 1 + finishing["moves"]
+    # each move is in the log; the practice game ends; the analysis arrives
+    rds = redis.Redis.from_url(redis_url)
+    assert rds.llen(moves_key(room["code"], "p1")) == 1 + finishing["moves"]
+    done = await finished_room(solo)
+    assert done["room"]["end_reason"] == "all_over"
+    analysis = await solo.expect("analysis", timeout=30)
+    assert analysis["analysis"]["players"] == {"p1": "won"}
+    assert analysis["analysis"]["deal"] == "win" and analysis["analysis"]["par"] > 0
+    stored = orjson.loads(rds.hget(room_key(room["code"]), "analysis"))
+    assert stored == analysis["analysis"]
+    # nothing more to finish or hint
+    assert (await solo.request("finish", "finishing"))["reason"] == "game_over"
+    assert (await solo.request("hint", "hint"))["reason"] == "race_over"
+    for c in (solo, other):
+        await c.close()
+
+
+async def test_hints_refused_in_races_and_finish_only_after_own_race(node, redis_url) -> None:
+    ref = winnable(draw=1)
+    a, b = await start_race(node.port, deal={"cards": ref["cards"]})
+    code = a.seen[0]["room"]["code"]
+    for c in (a, b):
+        answer = await c.request("hint", "hint")
+        assert answer["type"] == "error" and answer["reason"] == "not_in_practice"
+        answer = await c.request("finish", "finishing")
+        assert answer["type"] == "error" and answer["reason"] == "race_not_over"
+    assert (await a.move("draw"))["type"] == "ack"
+    assert (await b.move("draw"))["type"] == "ack"
+    # a resigns: their race is over, so finish it for me continues their position in a
+    # practice room of its own; the race's log and ranking do not change
+    assert (await a.request("resign", "ack", seq=2))["type"] == "ack"
+    await a.expect("boards")
+    await a.send("finish")
+    welcome = await a.expect("welcome", timeout=15)
+    fork = welcome["room"]
+    assert fork["practice"] and fork["parent"] == code and fork["code"] != code
+    assert "reveal" not in fork and fork["commitment"] is None
+    assert welcome["seq"] == 1 and welcome["board"]["moves"] == 1 and welcome["token"]
+    finishing = await a.expect("finishing")
+    assert finishing["seq"] == 2
+    last = None
+    for _ in range(finishing["moves"]):
+        last = await a.expect("ack", timeout=10)
+    assert last is not None and last["board"]["status"] == "won"
+    rds = redis.Redis.from_url(redis_url)
+    assert rds.llen(moves_key(code, "p1")) == 2  # draw, resign: nothing added to the race
+    # the race goes on for b, whose ranking view never saw a's continuation
+    answer = await b.move("draw")
+    assert answer["type"] == "ack"
+    row = next(r for r in answer["leaderboard"] if r["player"] == "p1")
+    assert row["status"] == "resigned" and row["foundation"] == 0 and row["moves"] == 1
+    assert (await b.request("resign", "ack", seq=b.seq + 1))["type"] == "ack"
+    done = await finished_room(b)
+    assert {r["player"]: r["status"] for r in done["leaderboard"]} == {
+        "p1": "resigned",
+        "p2": "resigned",
+    }
+    analysis = await b.expect("analysis", timeout=30)
+    assert set(analysis["analysis"]["players"]) == {"p1", "p2"}
+    assert analysis["analysis"]["deal"] == "win"
+    assert analysis["analysis"]["players"]["p1"] == "win"
+    # b's race is over too (the race finished): b may finish, in a continuation
+    await b.send("finish")
+    assert (await b.expect("welcome", timeout=15))["room"]["parent"] == code
+    # the analysis is part of the full state, e.g. for a late spectator
+    viewer = await Client.open(node.port)
+    seen = await viewer.request("watch", "welcome", code=code)
+    assert seen["analysis"] == analysis["analysis"]
+    for c in (a, b, viewer):
+        await c.close()
+
+
+async def test_no_winning_line(node) -> None:
+    solo = await practice(node.port, quick_loss())
+    answer = await solo.request("hint", "hint")
+    assert answer["type"] == "error" and answer["reason"] == "no_winning_line"
+    answer = await solo.request("finish", "finishing")
+    assert answer["type"] == "error" and answer["reason"] == "no_winning_line"
+    assert (await solo.move("draw"))["type"] == "ack"  # the game itself goes on
+    await solo.close()
+
+
+@pytest.fixture
+async def impatient(redis_url: str) -> AsyncIterator[Node]:
+    """A node whose hint and finish budgets are zero: every search is unknown."""
+    configure(json=False, level="warning")
+    node = Node(make_config(redis_url, solver_hint_s=0.0, solver_finish_s=0.0), redis_url)
+    node.port = await node.start()  # type: ignore[attr-defined]
+    yield node
+    await node.stop()
+
+
+async def test_unknown_when_the_budget_runs_out(impatient) -> None:
+    solo = await practice(impatient.port, winnable(draw=1)["cards"])
+    for kind, answer in (("hint", "hint"), ("finish", "finishing")):
+        got = await solo.request(kind, answer)
+        assert got["type"] == "error" and got["reason"] == "unknown", got
+    await solo.close()
+
+
+async def test_winnable_only_deals_a_proven_winnable_seed(node) -> None:
+    a, b = await start_race(node.port, winnable_only=True, settings={"draw": 3})
+    start = next(m for m in a.seen if m["type"] == "start")
+    assert start["room"]["winnable_only"]
+    commitment = start["room"]["commitment"]
+    for c in (a, b):
+        assert (await c.request("resign", "ack", seq=1))["type"] == "ack"
+    done = await finished_room(a)
+    reveal = done["room"]["reveal"]
+    # the commitment covers the final seed, and the solver wins that deal
+    digest = hashlib.sha256(f"{reveal['salt']}:v1:{reveal['seed']}".encode()).hexdigest()
+    assert digest == commitment
+    assert solve_job(reveal["seed"], {"draw": 3}, [], max_seconds=30)["result"] == "win"
+    analysis = await a.expect("analysis", timeout=30)
+    assert analysis["analysis"]["deal"] == "win" and analysis["analysis"]["par"] > 0
+    for c in (a, b):
+        await c.close()
+
+
+async def test_winnable_only_from_a_dev_seed_and_refusals(node) -> None:
+    c = await Client.open(node.port)
+    welcome = await c.request(
+        "create", "welcome", name="ann", winnable_only=True, deal={"seed": "42"}, practice=True
+    )
+    assert welcome["type"] == "welcome" and welcome["room"]["winnable_only"]
+    bad = await c.request(
+        "create", "welcome", name="ann", winnable_only=True, deal={"cards": quick_loss()}
+    )
+    assert bad["type"] == "error" and bad["reason"] == "bad_field"
+    # a spectator acts on no game
+    viewer = await Client.open(node.port)
+    await viewer.request("watch", "welcome", code=welcome["room"]["code"])
+    for kind in ("hint", "finish", "rematch"):
+        got = await viewer.request(kind, "hint", "finishing", "welcome")
+        assert got["type"] == "error" and got["reason"] == "not_a_player", got
+    for client in (c, viewer):
+        await client.close()
+
+
+async def test_solver_queue_full_is_busy(redis_url) -> None:
+    configure(json=False, level="warning")
+    node = Node(make_config(redis_url, solver_queue=0), redis_url)
+    port = await node.start()
+    try:
+        solo = await practice(port, winnable(draw=1)["cards"])
+        for kind, answer in (("hint", "hint"), ("finish", "finishing")):
+            got = await solo.request(kind, answer)
+            assert got["type"] == "error" and got["reason"] == "busy", got
+        got = await solo.request("create", "welcome", name="a", winnable_only=True)
+        assert got["type"] == "error" and got["reason"] == "busy", got
+        await solo.close()
+    finally:
+        await node.stop()

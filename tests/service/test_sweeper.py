@@ -1,0 +1,107 @@
+"""The sweeper: rooms nobody plays any more are closed, and finished rooms expire."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import orjson
+import pytest
+import redis
+
+from klondike_race.service.app import Node
+from klondike_race.service.logs import configure
+from klondike_race.service.store import moves_key, room_key
+
+from .conftest import Client, make_config, start_race
+
+FAST = {
+    "sweep_interval_s": 0.2,
+    "abandoned_s": 1,
+    "waiting_abandoned_s": 1,
+    "keep_finished_s": 3,
+}
+
+
+@pytest.fixture
+async def nodes(redis_url: str) -> AsyncIterator[list[Node]]:
+    """Two nodes on one Redis, both sweeping every 0.2 s."""
+    configure(json=False, level="warning")
+    out = []
+    for _ in range(2):
+        node = Node(make_config(redis_url, **FAST), redis_url)
+        node.port = await node.start()  # type: ignore[attr-defined]
+        out.append(node)
+    yield out
+    for node in out:
+        await node.stop()
+
+
+def state(rds: redis.Redis, code: str) -> dict | None:
+    raw = rds.hget(room_key(code), "state")
+    return orjson.loads(raw) if raw else None
+
+
+async def test_abandoned_rooms_are_closed_once_and_expire(nodes, redis_url) -> None:
+    one, two = nodes
+    rds = redis.Redis.from_url(redis_url)
+    # a race without a time limit that everyone leaves
+    a, b = await start_race(one.port)
+    gone = a.seen[0]["room"]["code"]
+    assert (await a.move("draw"))["type"] == "ack"
+    # a public waiting room whose host leaves
+    host = await Client.open(two.port)
+    waiting = (await host.request("create", "welcome", name="w"))["room"]["code"]
+    # a race whose players stay (on the other node)
+    c, d = await start_race(two.port)
+    stays = c.seen[0]["room"]["code"]
+    lister = await Client.open(one.port)
+    listed = await lister.request("rooms", "rooms")
+    assert {gone, waiting, stays} <= {r["code"] for r in listed["rooms"]}
+    for client in (a, b, host):
+        await client.close()
+    await asyncio.sleep(2.5)
+    for code, reason in ((gone, "abandoned"), (waiting, "abandoned")):
+        room = state(rds, code)
+        assert room is not None and room["status"] == "finished", room
+        assert room["end_reason"] == reason
+        assert 0 < rds.ttl(room_key(code)) <= 3
+        assert rds.zscore("rooms:active", code) is None
+    assert 0 < rds.ttl(moves_key(gone, "p1")) <= 3
+    # closed once, though two nodes sweep
+    events = [orjson.loads(e) for e in rds.zrange(room_key(gone) + ":events", 0, -1)]
+    ends = [e for e in events if e["type"] == "room" and e["room"]["phase"] == "finished"]
+    assert len(ends) == 1
+    # the race with players connected goes on
+    assert state(rds, stays)["status"] == "started"
+    assert (await c.move("draw"))["type"] == "ack"
+    listed = await lister.request("rooms", "rooms")
+    codes = {r["code"] for r in listed["rooms"]}
+    assert gone not in codes and waiting not in codes and stays in codes
+    # after the retention its keys are gone
+    await asyncio.sleep(2)
+    assert state(rds, gone) is None and not rds.exists(moves_key(gone, "p1"))
+    listed = await lister.request("rooms", "rooms")
+    assert gone not in {r["code"] for r in listed["rooms"]}
+    for client in (c, d, lister):
+        await client.close()
+
+
+async def test_a_returning_player_keeps_the_room_alive(nodes, redis_url) -> None:
+    one, _ = nodes
+    rds = redis.Redis.from_url(redis_url)
+    a, b = await start_race(one.port)
+    code = a.seen[0]["room"]["code"]
+    token = b.token
+    await b.close()
+    for _ in range(4):  # a stays connected: the room is touched every sweep
+        await asyncio.sleep(0.5)
+        assert state(rds, code)["status"] == "started"
+    back = await Client.open(one.port)
+    assert (await back.request("resume", "welcome", token=token))["type"] == "welcome"
+    await a.close()
+    await asyncio.sleep(1.5)
+    assert state(rds, code)["status"] == "started"
+    await back.close()
+    await asyncio.sleep(2)
+    assert state(rds, code)["status"] == "finished"
