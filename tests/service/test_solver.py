@@ -121,6 +121,12 @@ async def test_hints_refused_in_races_and_finish_only_after_own_race(node, redis
     for _ in range(finishing["moves"]):
         last = await a.expect("ack", timeout=10)
     assert last is not None and last["board"]["status"] == "won"
+    # nobody may watch the continuation while the race it continues is running: it plays
+    # out the race's deal
+    peeker = await Client.open(node.port)
+    answer = await peeker.request("watch", "error", code=fork["code"])
+    assert answer["reason"] == "race_in_progress"
+    await peeker.close()
     rds = redis.Redis.from_url(redis_url)
     assert rds.llen(moves_key(code, "p1")) == 2  # draw, resign: nothing added to the race
     # the race goes on for b, whose ranking view never saw a's continuation

@@ -748,6 +748,13 @@ class Node:
         loaded = await self.store.load_room(m.code)
         if loaded is None:
             raise ServiceError("no_room", f"no room {m.code}")
+        parent_code = Room.from_json(loaded[0]).parent
+        parent = await self.store.load_room(parent_code) if parent_code else None
+        if parent is not None and Room.from_json(parent[0]).phase(now_ms()) != FINISHED:
+            # a continuation plays out the race's deal: nobody watches it while the race runs
+            raise ServiceError(
+                "race_in_progress", f"room {m.code} continues race {parent_code}, still running"
+            )
         hub = await self.attach(conn, m.code, "spectator")
         await conn.send(await hub.snapshot(conn, "welcome"))
 
