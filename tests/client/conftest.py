@@ -8,12 +8,6 @@ test-artifacts/client/.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +15,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
-from klondike_race.service.embedded import EmbeddedRedis, free_port
+from klondike_race.service.embedded import EmbeddedRedis
 from tests.conftest import ROOT
+from tests.servers import ServerProcess
 
 CHROMIUM = "/usr/bin/chromium"
 # The machine may have no internet: without these Chromium keeps trying to reach Google.
@@ -47,69 +42,13 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server.stop()
 
 
-class Server:
-    """``klondike-race serve`` as a subprocess on a free port, with a dev config."""
-
-    def __init__(self, redis_url: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.env = {
-            **os.environ,
-            "KR_PORT": str(self.port),
-            "REDIS_URL": redis_url,
-            "KR_COUNTDOWN_MS": str(COUNTDOWN_MS),
-            "KR_DEV": "1",
-            # replaying a long reference line goes faster than a person plays
-            "KR_RATE": "200",
-            "KR_BURST": "400",
-            "KR_LOG_LEVEL": "warning",
-            "KR_CLIENT_DIR": str(ROOT / "client"),
-        }
-        self.output: list[str] = []
-        self.process: subprocess.Popen | None = None
-
-    def start(self, timeout: float = 15.0) -> Server:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "klondike_race.cli", "serve"],
-            env=self.env,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            self.output.append(line)
-            if "is running" in line:
-                threading.Thread(target=self._drain, daemon=True).start()
-                return self
-            if not line and self.process.poll() is not None:
-                break
-        self.stop()
-        raise RuntimeError("the server did not start:\n" + "".join(self.output))
-
-    def _drain(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
-        with self.process.stdout:
-            for line in self.process.stdout:
-                self.output.append(line)
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
 @pytest.fixture(scope="package")
-def server(redis_url: str) -> Iterator[Server]:
-    srv = Server(redis_url).start()
+def server(redis_url: str) -> Iterator[ServerProcess]:
+    srv = ServerProcess(
+        redis_url,
+        KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
+        KR_CLIENT_DIR=str(ROOT / "client"),
+    ).start()
     yield srv
     srv.stop()
 
@@ -277,7 +216,9 @@ FAILED = pytest.StashKey[bool]()
 
 
 @pytest.fixture
-def players(browser: Browser, server: Server, request: pytest.FixtureRequest) -> Iterator[Any]:
+def players(
+    browser: Browser, server: ServerProcess, request: pytest.FixtureRequest
+) -> Iterator[Any]:
     """``players(viewport=..., **context_options)`` opens a fresh context for each player.
     When the test fails, every page is screenshotted to test-artifacts/client/failed/."""
     made: list[Player] = []

@@ -4,14 +4,8 @@ as a subprocess, and a small WebSocket client."""
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -21,9 +15,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from klondike_race.service.app import Node
 from klondike_race.service.config import Config
-from klondike_race.service.embedded import EmbeddedRedis, free_port
+from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.logs import configure
-from tests.conftest import ROOT, reference_deals
+from tests.conftest import reference_deals
 
 
 @pytest.fixture(scope="session")
@@ -175,80 +169,3 @@ async def start_race(
     for c in clients:
         await c.expect("start", timeout=5)
     return clients
-
-
-class ServerProcess:
-    """``klondike-race serve`` as a subprocess (for SIGKILL and two-node tests)."""
-
-    def __init__(
-        self,
-        redis_url: str | None,
-        port: int | None = None,
-        data_dir: Path | None = None,
-        **env: str,
-    ) -> None:
-        self.port = port or free_port()
-        self.env = {
-            **os.environ,
-            "KR_PORT": str(self.port),
-            "KR_COUNTDOWN_MS": "150",
-            "KR_DEV": "1",
-            "KR_RATE": "200",
-            "KR_BURST": "400",
-            "KR_LOG_LEVEL": "warning",
-            **env,
-        }
-        if redis_url:
-            self.env["REDIS_URL"] = redis_url
-        else:
-            self.env.pop("REDIS_URL", None)
-        if data_dir is not None:
-            self.env["KR_DATA_DIR"] = str(data_dir)
-        self.process: subprocess.Popen | None = None
-
-    def start(self, timeout: float = 15.0) -> ServerProcess:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "klondike_race.cli", "serve"],
-            env=self.env,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if "is running" in line:
-                self.output: list[str] = []
-                self._reader = threading.Thread(target=self._drain, daemon=True)
-                self._reader.start()
-                return self
-            if not line and self.process.poll() is not None:
-                self.process.stdout.close()
-                raise RuntimeError(f"server exited with {self.process.returncode}")
-        raise RuntimeError("server did not start")
-
-    def _drain(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
-        with self.process.stdout:
-            for line in self.process.stdout:
-                self.output.append(line)
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-        self._reader.join(10)
-
-    def stop(self) -> int:
-        assert self.process is not None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._reader.join(10)
-        return self.process.returncode

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import Client, ServerProcess, winnable
+from tests.servers import ServerProcess
+
+from .conftest import Client, winnable
 
 
 async def seat_race(port_a: int, port_b: int, deal: dict) -> tuple[Client, Client]:
