@@ -44,7 +44,7 @@ def test_solve_deal_file_json(tmp_path, capsys) -> None:
 
 def test_solve_lose_and_unknown_exit_codes(tmp_path, capsys) -> None:
     path = tmp_path / "deal.json"
-    path.write_text(json.dumps(reference(41, 1)["cards"]))
+    path.write_text(json.dumps(reference(104, 1)["cards"]))
     assert main(["solve", "--deal", str(path), "--json", "--budget", "120"]) == 1
     assert json.loads(capsys.readouterr().out)["result"] == "lose"
     assert main(["solve", "--deal", str(path), "--json", "--states", "100"]) == 3

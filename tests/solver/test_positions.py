@@ -78,14 +78,14 @@ def test_hint_is_the_first_move_of_a_winning_line() -> None:
 
 
 def test_is_winnable_false_and_none() -> None:
-    lost = reference_game(reference(41, 1))
+    lost = reference_game(reference(104, 1))
     assert is_winnable(lost, max_seconds=BUDGET) is False
     # a state budget far too small to decide anything: unknown
     assert is_winnable(lost, max_states=10, max_seconds=None) is None
 
 
 def test_budget_runs_out_as_unknown() -> None:
-    game = reference_game(reference(41, 1))
+    game = reference_game(reference(104, 1))
     solution = solve(game, max_seconds=None, max_states=2000)
     assert solution.result == "unknown"
     assert solution.line is None
@@ -122,7 +122,7 @@ def test_the_bare_search_runs_to_the_end_or_raises_budget() -> None:
     """search.Search without solve(): no clock, a state budget."""
     from klondike_race.solver.search import Budget, Search
 
-    game = reference_game(reference(41, 1))
+    game = reference_game(reference(104, 1))
 
     def search(**budget: object) -> Search:
         return Search(game.columns, game.down, game.found, game.waste + game.stock[::-1], 0, 0,
@@ -137,3 +137,27 @@ def test_the_bare_search_runs_to_the_end_or_raises_budget() -> None:
     steps = search()
     assert steps.advance(10) is None
     assert steps.states == 10
+
+
+@pytest.mark.parametrize("draw", [1, 3])
+def test_a_deadlock_of_face_down_cards_is_a_loss_without_searching(draw: int) -> None:
+    """Deal 41: cards that can never leave their columns (docs/solver.md, "Deadlocked
+    face-down cards") prove the loss before any position is searched; with the 'any'
+    empty column rule the test does not apply and the search runs."""
+    game = reference_game(reference(41, draw))
+    solution = solve(game, max_seconds=BUDGET)
+    assert (solution.result, solution.states) == ("lose", 0)
+    loose = Game(Deal.from_cards(reference(41, draw)["cards"]), Settings(draw=draw, empty="any"))
+    assert solve(loose, max_seconds=None, max_states=500).states > 0
+
+
+def test_pointer_dominance_keeps_draw_three_exact() -> None:
+    """Draw 3 from a position with cards already turned (the pointer off the cycle): the
+    result matches the reference and the line replays."""
+    ref = reference(0, 3)
+    game = reference_game(ref)
+    game.play(DRAW_MOVE)
+    solution = solve(game, max_seconds=BUDGET)
+    assert solution.result == ref["result"]
+    if solution.result == "win":
+        assert_line_wins(game, solution)

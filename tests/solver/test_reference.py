@@ -66,7 +66,8 @@ def test_solver_agrees_with_reference(draw: int, deal_id: int) -> None:
         assert_line_wins(game, solution)
     else:
         assert solution.line is None
-    assert solution.states > 0
+    # a deadlock of face-down cards proves a loss before any position is searched
+    assert solution.states > 0 or solution.result == "lose"
     assert solution.seconds >= 0
 
 

@@ -42,6 +42,9 @@ _OPP = ((1, 2), (0, 3), (0, 3), (1, 2))
 _SAME = (3, 2, 1, 0)
 KINGS = (12, 25, 38, 51)
 TWIN = tuple(_SAME[SUIT[c]] * 13 + RANK[c] - 1 for c in range(52))
+_BYTE = tuple(bytes((i,)) for i in range(256))
+# the cards each card may be put on (rank one higher, the other colour)
+PARENTS = tuple(tuple(p for p in range(52) if c in HOLDS[p]) for c in range(52))
 
 # moves (tuples; the first item is the kind)
 MOVE = 0  # (MOVE, src, dst, count): a run from column to column
@@ -113,6 +116,10 @@ class Search:
         # deck card is always reachable)
         self.use_p = draw != 1 or recycles_allowed is not None
         self.use_rec = recycles_allowed is not None
+        # unlimited passes and draw > 1: the pointers 0, k, 2k, ... and n (the deck size)
+        # reach each other by drawing and recycling ("the cycle"; docs/solver.md,
+        # "Pointer dominance")
+        self.cycle = draw > 1 and recycles_allowed is None
         self.dk = bytes(self.deck)
         self.where = [-1] * 52  # the column of each card in a column, else -1
         for i, col in enumerate(self.cols):
@@ -129,14 +136,20 @@ class Search:
     # ---- the class key ------------------------------------------------------------------
     def key(self) -> bytes:
         down = self.down
-        roots = [col[0] for col, d in zip(self.cols, down, strict=True) if col and not d]
-        roots.sort()
-        # fixed-size fields first, then the roots after their count, the deck last
+        roots = [col[0] for col, d in zip(self.cols, down, strict=False) if col and not d]
+        if len(roots) > 1:
+            roots.sort()
+        # fixed-size fields first, then the roots after their count, the deck, and the
+        # pointer last (``advance`` swaps that last byte to look up dominating pointers)
+        p = self.p
+        if not self.use_p:
+            p = 0
+        elif self.cycle and (p % self.draw == 0 or p == len(self.deck)):
+            p = 0  # on the cycle: every such pointer reaches every other (free recycles)
         return (
-            bytes(down + self.found)
-            + bytes((self.p if self.use_p else 0, self.rec if self.use_rec else 0, len(roots)))
-            + bytes(roots)
+            bytes((*down, *self.found, self.rec if self.use_rec else 0, len(roots), *roots))
             + self.dk
+            + _BYTE[p]
         )
 
     # ---- primitive steps (each returns what undo needs) ---------------------------------
@@ -252,7 +265,7 @@ class Search:
 
     def _autos(self, steps: list) -> None:
         """Play every safe card home (through its twin when covered), repeatedly."""
-        found = self.found
+        found, where, cols = self.found, self.where, self.cols
         f2c = self.f2c
         again = True
         while again:
@@ -269,7 +282,12 @@ class Search:
                 elif n >= 2 and (found[o1] < n or found[o2] < n):
                     continue
                 c = suit * 13 + n
-                how = self._homeable(c)
+                s = where[c]
+                if s >= 0 and cols[s][-1] == c:  # uncovered: the common case
+                    steps.append(self._home(s))
+                    again = True
+                    continue
+                how = None if s < 0 else self._homeable(c)
                 if how is None:
                     if self.park and c in self.deck:
                         # every deck card is reachable: play it home from there
@@ -346,10 +364,18 @@ class Search:
         homes = []
         reveal = []
         others = []
+        where = self.where
         for suit in range(4):
             n = found[suit]
             if n < 13:
-                how = self._homeable(suit * 13 + n)
+                c = suit * 13 + n
+                s = where[c]
+                if s < 0:
+                    continue
+                if cols[s][-1] == c:
+                    homes.append((HOME, s))
+                    continue
+                how = self._homeable(c)
                 if how is not None:
                     homes.append(how)
         for s in range(7):
@@ -562,6 +588,91 @@ class Search:
             else:
                 self._undo_step(step)
 
+    # ---- pointer dominance (docs/solver.md, "Pointer dominance") -------------------------
+    def _dominated(self, key: bytes, ob: int) -> bool:
+        """Whether a position that reaches this one by drawing alone (the same key with
+        pointer q - k, q - 2k, ... and the same recycles used) was already seen with no
+        obligation or with ``ob``."""
+        q = key[-1]
+        k = self.draw
+        if self.cycle:
+            if not q:
+                return False  # the cycle: its dominators were marked (see ``_mark``)
+            low = 1  # pointer 0 is on the cycle, which never reaches q
+        else:
+            low = 0
+        p = q - k
+        if p < low:
+            return False
+        seen = self.seen
+        base = key[:-1]
+        tries = 0
+        while p >= low and tries < 8:
+            old = seen.get(base + _BYTE[p])
+            if old is not None and (old == -1 or old == ob or (type(old) is set and ob in old)):
+                return True
+            p -= k
+            tries += 1
+        return False
+
+    def _mark(self, key: bytes, ob: int) -> None:
+        """Record (key, ob) as dominated by a position seen (same rule as a visit)."""
+        seen = self.seen
+        old = seen.get(key)
+        if old is None:
+            seen[key] = ob
+        elif old == -1 or old == ob or (type(old) is set and ob in old):
+            return
+        elif ob == -1:
+            seen[key] = -1
+        elif type(old) is set:
+            old.add(ob)
+        else:
+            seen[key] = {old, ob}
+
+    # ---- a proof of loss from the face-down cards alone ---------------------------------
+    def _deadlocked(self) -> bool:
+        """Whether some cards can never leave their columns (docs/solver.md, "Deadlocked
+        face-down cards"): a set S of non-King cards, each face down or the face-up card
+        lying on face-down cards, such that every way out of each member (home: every
+        lower card of its suit home; onto a parent: a parent uncovered) needs a card that
+        lies beneath some member of S. Only with the Kings-only empty column rule."""
+        if self.any_empty:
+            return False
+        cols, down, found = self.cols, self.down, self.found
+        pos: dict[int, tuple[int, int]] = {}  # card -> (column, index) in a locked part
+        members: dict[int, tuple[int, int]] = {}
+        for s in range(7):
+            d = down[s]
+            if d:
+                col = cols[s]
+                for i in range(d + 1):
+                    c = col[i]
+                    pos[c] = (s, i)
+                    if RANK[c] != KING:
+                        members[c] = (s, i)
+        changed = True
+        while changed and members:
+            changed = False
+            top = [-1] * 7
+            for s, i in members.values():
+                if i > top[s]:
+                    top[s] = i
+
+            # a locked card lies beneath a member (or is home for good)
+            locked = {c for c, (s, i) in pos.items() if i < top[s]}
+            if not self.f2c:  # home with foundation to column forbidden: gone for good
+                locked.update(suit * 13 + r for suit in range(4) for r in range(found[suit]))
+            for c in list(members):
+                suit = SUIT[c]
+                if any(suit * 13 + r in locked for r in range(found[suit], RANK[c] - 1)) and all(
+                    y in locked for y in PARENTS[c]
+                ):
+                    continue
+                del members[c]
+                changed = True
+        return bool(members)
+
     # ---- the search ---------------------------------------------------------------------
     def _won(self) -> bool:
         """True when the game can surely be finished by playing cards home: no face-down
@@ -594,11 +705,14 @@ class Search:
             self._autos(self.start_steps)
             if self._won():
                 return True
+            if self._deadlocked():
+                return False  # docs/solver.md, "Deadlocked face-down cards"
             seen[self.key()] = -1
             stack = self._stack = [(self.moves(), 0)]
         path = self.path
         states = self.states
         limit = states + count
+        use_p, cycle = self.use_p, self.cycle
         try:
             while stack:
                 if states >= limit:
@@ -615,12 +729,17 @@ class Search:
                 key = self.key()
                 old = seen.get(key)
                 ob = self.ob
-                if old is not None:
+                if old is not None and (
                     # explored (or being explored) with no obligation, or with this one: an
                     # obligation only removes moves, so nothing new can come from here
-                    if old == -1 or old == ob or (type(old) is set and ob in old):
-                        self.undo(steps)
-                        continue
+                    old == -1 or old == ob or (type(old) is set and ob in old)
+                ):
+                    self.undo(steps)
+                    continue
+                if use_p and self._dominated(key, ob):
+                    self.undo(steps)
+                    continue
+                if old is not None:
                     if ob == -1:
                         seen[key] = -1
                     elif type(old) is set:
@@ -629,6 +748,10 @@ class Search:
                         seen[key] = {old, ob}
                 else:
                     seen[key] = ob
+                if cycle and key[-1]:
+                    # off the cycle: this position reaches its cycle position by drawing,
+                    # so that one is dominated from now on
+                    self._mark(key[:-1] + b"\x00", ob)
                 path.append(steps)
                 if self._won():
                     return True
