@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from klondike_race.cli import main
-from tests.conftest import reference_deals
-from tests.engine.test_corpus import step_to_move
+from tests.conftest import reference_deals, step_to_move
 from tests.engine.test_deal import VECTORS
 
 SCRIPT = Path(sys.executable).parent / "klondike-race"

@@ -4,20 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from klondike_race.engine import PLAYING, WON, Deal, Game, Move, Settings, parse_card
-from klondike_race.engine.moves import DRAW_MOVE, RECYCLE_MOVE
-from tests.conftest import reference_deals
-
-
-def step_to_move(step: object) -> Move:
-    """A step of ../shared/deals/README.md's neutral notation as an engine move."""
-    if step == "draw":
-        return DRAW_MOVE
-    if step == "recycle":
-        return RECYCLE_MOVE
-    assert isinstance(step, dict)
-    return Move.from_wire(step["from"], step["to"], step["count"])
-
+from klondike_race.engine import PLAYING, WON, Deal, Game, Settings, parse_card
+from tests.conftest import reference_deals, step_to_move
 
 WINS = [d for d in reference_deals() if d["result"] == "win"]
 

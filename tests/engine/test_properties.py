@@ -45,7 +45,7 @@ from klondike_race.engine import (
     board_view,
     progress,
 )
-from tests.conftest import reference_deals
+from tests.conftest import reference_deals, step_to_move
 from tests.engine.helpers import (
     board,
     check_invariants,
@@ -54,7 +54,6 @@ from tests.engine.helpers import (
     reference_status,
     snapshot,
 )
-from tests.engine.test_corpus import step_to_move
 
 EVERY_SETTINGS = [
     Settings(draw, passes, empty, f2c, scoring, timed, undo)

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from klondike_race.engine import WON, Deal, Game, Move, Settings
-from klondike_race.engine.moves import DRAW_MOVE, RECYCLE_MOVE
+from klondike_race.engine import WON, Deal, Game, Settings
 from klondike_race.solver import Solution
 from tests.conftest import reference_deals
 
 # generous: a test deal that comes back "unknown" fails (only the budget tests want it)
 BUDGET = 120.0
-
-
-def step_to_move(step: object) -> Move:
-    """A step of ../shared/deals/README.md's notation as an engine move."""
-    if step == "draw":
-        return DRAW_MOVE
-    if step == "recycle":
-        return RECYCLE_MOVE
-    assert isinstance(step, dict)
-    return Move.from_wire(step["from"], step["to"], step["count"])
 
 
 def reference(deal_id: int, draw: int) -> dict:

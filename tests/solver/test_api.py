@@ -19,8 +19,9 @@ from klondike_race.solver.jobs import (
     solve_job,
     winnable_seed_job,
 )
+from tests.conftest import step_to_move
 
-from .helpers import BUDGET, assert_line_wins, reference, reference_game, step_to_move
+from .helpers import BUDGET, assert_line_wins, reference, reference_game
 
 
 def test_solution_json() -> None:

@@ -17,8 +17,9 @@ import pytest
 
 from klondike_race.engine import WON, Deal, Game, Settings
 from klondike_race.solver import solve
+from tests.conftest import step_to_move
 
-from .helpers import BUDGET, assert_line_wins, reference, step_to_move
+from .helpers import BUDGET, assert_line_wins, reference
 
 CAP = 20_000  # oracle positions; a position needing more is left out (and counted)
 

@@ -7,8 +7,9 @@ import pytest
 from klondike_race.engine import RECYCLE_MOVE, WON, Deal, Game, Settings
 from klondike_race.engine.moves import DRAW_MOVE
 from klondike_race.solver import hint, is_winnable, solve
+from tests.conftest import step_to_move
 
-from .helpers import BUDGET, assert_line_wins, reference, reference_game, step_to_move
+from .helpers import BUDGET, assert_line_wins, reference, reference_game
 
 
 @pytest.mark.parametrize(("deal_id", "draw"), [(0, 1), (5, 1), (0, 3), (7, 3), (12, 3)])

@@ -7,14 +7,13 @@ import pytest
 
 from klondike_race.engine import WON
 from klondike_race.solver import solve
-from tests.conftest import reference_deals
+from tests.conftest import reference_deals, step_to_move
 
 from .helpers import (
     BUDGET,
     assert_line_wins,
     reference,
     reference_game,
-    step_to_move,
     uses_foundation_to_column,
 )
 
