@@ -24,6 +24,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
+import pytest
+
 from klondike_race.engine import (
     CARDS,
     DRAW_MOVE,
@@ -35,6 +37,7 @@ from klondike_race.engine import (
     WON,
     Deal,
     Game,
+    IllegalMove,
     Move,
     Settings,
     parse_card,
@@ -326,3 +329,12 @@ def reference_status(game: Game) -> str:
     if game.ended is not None:
         return game.ended
     return STUCK if reference_stuck(game) else "playing"
+
+
+def refused(game: Game, move: Move | str, reason: str) -> None:
+    """``move`` is refused with ``reason`` and the game is exactly as before."""
+    before = snapshot(game)
+    with pytest.raises(IllegalMove) as err:
+        game.play(move)
+    assert err.value.reason == reason
+    assert snapshot(game) == before

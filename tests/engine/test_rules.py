@@ -12,7 +12,6 @@ from klondike_race.engine import (
     Deal,
     Game,
     GameRecord,
-    IllegalMove,
     Move,
     Settings,
     board_view,
@@ -24,6 +23,7 @@ from tests.engine.helpers import (
     crafted_deal,
     names,
     position,
+    refused,
     snapshot,
 )
 
@@ -39,15 +39,6 @@ DEAL0_COLUMNS = [
     "Kc Ah 8h 9d 6c 4d 2c",
 ]
 DEAL0_STOCK = "Kh 5h 9s 4s 3s 2h Th 3d 4c 9c Ks Jd Tc 4h 2d As Jh 6d 7s 8d 7h Ts Td 7d"
-
-
-def refused(game: Game, move: Move | str, reason: str) -> None:
-    """``move`` is refused with ``reason`` and the game is exactly as before."""
-    before = snapshot(game)
-    with pytest.raises(IllegalMove) as err:
-        game.play(move)
-    assert err.value.reason == reason
-    assert snapshot(game) == before
 
 
 def draw_through(game: Game) -> int:

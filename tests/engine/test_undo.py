@@ -5,19 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from klondike_race.engine import UNDO_MOVE, Deal, Game, IllegalMove, Move, Settings, board_view
+from klondike_race.engine import UNDO_MOVE, Deal, Game, Move, Settings, board_view
 from tests.conftest import reference_deals
-from tests.engine.helpers import board, check_invariants, position, snapshot
+from tests.engine.helpers import board, check_invariants, position, refused
 
 DEAL0 = Deal.from_cards(reference_deals()[0]["cards"])
-
-
-def refused(game: Game, move: Move | str, reason: str) -> None:
-    before = snapshot(game)
-    with pytest.raises(IllegalMove) as err:
-        game.play(move)
-    assert err.value.reason == reason
-    assert snapshot(game) == before
 
 
 # Deal 0 (../shared/deals/README.md): two column moves turning cards, draws, waste to
