@@ -928,9 +928,12 @@ class Node:
         prog = {k: board[k] for k in _PROGRESS_KEYS}
         prog["last_ms"] = at_ms
         key = ranking.rank_key(prog, hub.public.get("rank_by", "progress"), at_ms)
+        # the board is encoded once: the stored event, the ack and the others' updates
+        # embed the same JSON
+        board_json = orjson.Fragment(orjson.dumps(board))
         body = {"type": "progress", "player": conn.player, "progress": prog, "board": board}
         v = await self.store.append_move(
-            hub.code, conn.player, seq, entry, prog, key, P.dumps(body)
+            hub.code, conn.player, seq, entry, prog, key, P.dumps({**body, "board": board_json})
         )
         if v <= 0:  # not stored: the log moved on elsewhere, or the race ended
             conn.game = await self._reload_game(hub, conn.player)
@@ -949,7 +952,8 @@ class Node:
         self.metrics.moves_accepted += 1
         if game.over:
             conn.over = True
-        hub.feed({"v": v, **body}, skip=conn)  # to the others; the ack tells this player
+        # to the others; the ack tells this player
+        hub.feed({"v": v, **body, "_board": board_json}, skip=conn)
         leaderboard = hub.last_leaderboard if hub.version == v else hub.leaderboard()
         push(
             (conn.ws,),
@@ -958,7 +962,7 @@ class Node:
                 seq=seq,
                 move=entry.rpartition("@")[0],
                 v=v,
-                board=board,
+                board=board_json,
                 leaderboard=leaderboard,
             ),
         )

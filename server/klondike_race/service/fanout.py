@@ -7,10 +7,12 @@ deferred to the end of the event-loop turn, so everything a group commit produce
 one connection (an ack and several room updates) leaves in a single ``write``: one
 system call instead of one per message, which is most of a message's cost. Like
 ``websockets.broadcast`` there is no backpressure: keepalive pings drop dead peers, and a
-peer that leaves more than ``MAX_BACKLOG`` bytes unread is dropped at once. Spectators'
-updates may be ``batched`` (``KR_SPECTATOR_BATCH_MS``, off by default): they wait up to
-``batch_interval`` and leave together, so a spectator of a very busy room costs a few
-writes a second, not one per move. Connections
+peer that leaves more than ``MAX_BACKLOG`` bytes unread is dropped at once. The updates a
+move causes for the others in the room (spectators' boards, racers' progress) may be
+``batched`` (``KR_SPECTATOR_BATCH_MS``, off by default): they wait up to ``batch_interval``
+and leave together, so a connection in a very busy room costs a few writes a second, not
+one per move; anything unbatched for the same connection (an ack) takes them along at
+once, ahead of itself. Connections
 that are not open are skipped. Control frames (ping, pong, close) still go
 through the connection's protocol object; pending data frames of a connection that is
 closing are dropped.
@@ -53,32 +55,35 @@ def push(connections: Iterable[Connection], text: str | bytes, batched: bool = F
     global _scheduled, _batch_timer
     framed = None
     batched = batched and batch_interval > 0
+    pending, held = _pending, _batched
     for ws in connections:
-        if ws.protocol.state is not OPEN or ws.send_in_progress is not None:
+        protocol = ws.protocol
+        if protocol.state is not OPEN or ws.send_in_progress is not None:
             continue
         if framed is None:
             framed = frame(text.encode() if isinstance(text, str) else text)
         if batched:
-            later = _batched.get(ws)
+            later = held.get(ws)
             if later is None:
-                _batched[ws] = [framed]
+                held[ws] = [framed]
             else:
                 later.append(framed)
             continue
-        chunks = _pending.get(ws)
+        chunks = pending.get(ws)
         if chunks is None:
             # anything the protocol has queued (a pong, say) goes first
-            chunks = _pending[ws] = ws.protocol.data_to_send()
-        earlier = _batched.pop(ws, None)  # batched updates sent before this message
-        if earlier is not None:
-            chunks += earlier
+            chunks = pending[ws] = protocol.data_to_send() if protocol.writes else []
+        if held:
+            earlier = held.pop(ws, None)  # batched updates sent before this message
+            if earlier is not None:
+                chunks += earlier
         chunks.append(framed)
-    if _pending:
+    if pending:
         loop = asyncio.get_running_loop()
         if _scheduled is not loop:
             _scheduled = loop
             loop.call_soon(_flush)
-    if _batched and _batch_timer is None:
+    if held and _batch_timer is None:
         _batch_timer = asyncio.get_running_loop().call_later(batch_interval, _flush_batched)
 
 
@@ -101,12 +106,15 @@ def _flush_batched() -> None:
 def _write(pending: list[tuple[Connection, list[bytes]]]) -> None:
     for ws, chunks in pending:
         try:
-            if ws.protocol.state is not OPEN or ws.transport.is_closing():
+            transport = ws.transport
+            protocol = ws.protocol
+            if protocol.state is not OPEN or transport.is_closing():
                 continue
-            chunks += ws.protocol.data_to_send()
-            ws.transport.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
-            if ws.transport.get_write_buffer_size() > MAX_BACKLOG:
+            if protocol.writes:
+                chunks += protocol.data_to_send()
+            transport.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            if transport.get_write_buffer_size() > MAX_BACKLOG:
                 log.warning("slow consumer: dropping the connection", backlog=MAX_BACKLOG)
-                ws.transport.abort()
+                transport.abort()
         except Exception as err:  # the connection is going away; its handler cleans up
             log.warning("write failed", error=repr(err))

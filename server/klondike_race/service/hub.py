@@ -19,7 +19,7 @@ import structlog
 from ..engine import Game, Move, board_view
 from . import ranking
 from .fanout import push as broadcast
-from .protocol import encode_text
+from .protocol import encode, encode_text
 from .race import COUNTDOWN, FINISHED, RACING, WAITING, Room
 
 if TYPE_CHECKING:
@@ -238,27 +238,29 @@ class RoomHub:
             if racers:
                 broadcast(
                     racers,
-                    encode_text(
+                    encode(
                         "progress",
                         v=v,
                         player=player,
                         progress=event["progress"],
                         leaderboard=board,
                     ),
+                    batched=True,
                 )
             if viewers or spectators:
-                text = encode_text(
+                # the board as JSON already, when our own commit made it (encoded once)
+                data = encode(
                     "progress",
                     v=v,
                     player=player,
                     progress=event["progress"],
-                    board=event["board"],
+                    board=event.get("_board") or event["board"],
                     leaderboard=board,
                 )
                 if viewers:
-                    broadcast(viewers, text)
+                    broadcast(viewers, data)
                 if spectators:
-                    broadcast(spectators, text, batched=True)
+                    broadcast(spectators, data, batched=True)
         elif kind == "room":
             self.public = event["room"]
             results = event.get("results")
@@ -326,7 +328,12 @@ class RoomHub:
                 "status": status,
                 "score": prog.get("score"),
             }
-        return [{**rows[pid], "rank": rank} for pid, rank, _ in ranking.ranks(keys)]
+        out = []
+        for pid, rank, _ in ranking.ranks(keys):
+            row = rows[pid]
+            row["rank"] = rank
+            out.append(row)
+        return out
 
     async def ensure_boards(self) -> dict[str, dict]:
         """Every player's board, rebuilt from the move logs when not cached."""
