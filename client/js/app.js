@@ -82,10 +82,16 @@ function onMessage(msg) {
   const inflight = state.inflight;
   store.update((s) => { effect = receive(s, msg); });
   switch (effect) {
-    case 'token':
+    case 'token': {
+      // Entering a practice continuation ("finish it for me" after one's race) keeps the
+      // race's session, so "Back to the race" can resume it.
+      const previous = storage.get('kr.session');
+      const parent = state.room && state.room.parent;
+      if (parent && previous && previous.code === parent) storage.set('kr.race', previous);
       storage.set('kr.session', { token: state.token, code: state.token.split('.')[0] });
       afterEntry();
       break;
+    }
     case 'welcome':
       if (inflight && inflight.drag) settleDrag(inflight.drag, false);
       afterEntry();
@@ -386,6 +392,17 @@ function finishForMe() {
   net.send({ type: 'finish' });
 }
 $('#btn-finish').addEventListener('click', finishForMe);
+$('#btn-back-race').addEventListener('click', () => {
+  const race = storage.get('kr.race');
+  const parent = state.room && state.room.parent;
+  if (race && race.code === parent) {
+    storage.set('kr.session', race); // resume as the race's player, on a fresh page
+    storage.set('kr.race', null);
+    location.reload();
+  } else if (parent) {
+    net.send({ type: 'watch', code: parent }); // e.g. another browser: watch it instead
+  }
+});
 $('#btn-finish-results').addEventListener('click', finishForMe);
 $('#btn-help').addEventListener('click', () => {
   const help = $('#help');

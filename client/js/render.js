@@ -331,6 +331,7 @@ export class Renderer {
     const rematch = done && room.rematch ? room.rematch : null;
     $('#btn-rematch').hidden = state.role !== 'player' || !done || Boolean(rematch) || Boolean(room.parent);
     $('#btn-rematch-join').hidden = !rematch;
+    $('#btn-back-race').hidden = !room.parent; // a practice continuation of a race
     text($('#rematch-note'), rematch ? `Rematch room ${rematch} is open.` : '');
     this.grid($('#results-boards'), state, state.player);
   }

@@ -404,3 +404,9 @@ def test_finish_after_resigning_continues_in_practice(players) -> None:
     # the race goes on for Bob, where Alice is still resigned with no card home
     bob.page.wait_for_selector('#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="0"]')
     assert "resigned" in (bob.page.text_content('#race-standings [data-player="p1"]') or "")
+    # back to the race: Alice resumes as its player (resigned), watching Bob race on
+    page.click("#btn-back-race")
+    page.wait_for_function(f"() => window.kr?.store.state.room?.code === '{code}'")
+    assert page.evaluate("() => window.kr.store.state.role") == "player"
+    assert page.evaluate("() => window.kr.store.state.board.status") == "resigned"
+    assert page.evaluate("() => window.kr.store.state.room.parent") is None
