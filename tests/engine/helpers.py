@@ -154,16 +154,24 @@ def crafted_deal(columns: list[str], stock: str) -> Deal:
     return Deal.from_cards(names(order))  # type: ignore[arg-type]
 
 
-def snapshot(game: Game) -> tuple:
-    """Everything a Game holds, copied, so a later change cannot alias it."""
+def board(game: Game) -> tuple:
+    """The position only: where every card lies and which are face up."""
     return (
         [col[:] for col in game.columns],
         game.down[:],
         game.stock[:],
         game.waste[:],
         game.found[:],
-        game.fan,
         game.recycles,
+    )
+
+
+def snapshot(game: Game) -> tuple:
+    """Everything a Game holds, copied, so a later change cannot alias it: ``board(game)``
+    (six items), then fan, moves, score, and the rest."""
+    return (
+        *board(game),
+        game.fan,
         game.moves,
         game.score,
         game.found_count,
@@ -176,18 +184,6 @@ def snapshot(game: Game) -> tuple:
         game.status,
         game.settings,
         game.deal,
-    )
-
-
-def board(game: Game) -> tuple:
-    """The position only: where every card lies and which are face up."""
-    return (
-        [col[:] for col in game.columns],
-        game.down[:],
-        game.stock[:],
-        game.waste[:],
-        game.found[:],
-        game.recycles,
     )
 
 

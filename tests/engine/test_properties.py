@@ -186,7 +186,7 @@ def random_game(game: Game, choices: list[int]) -> None:
             position, score = undo_stack.pop()
             assert board(game) == position and game.score == score
         elif undo:
-            undo_stack.append(((*before[0:5], before[6]), before[8]))
+            undo_stack.append((before[:6], before[8]))  # board(), then score
         assert game.moves == before[7] + 1 and game.log[-1] == move and game.times[-1] == t
         if game.found_count != found_at[0]:
             found_at = (game.found_count, game.moves, t)

@@ -19,6 +19,12 @@ from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.logs import configure
 from tests.conftest import reference_deals
 
+# Field names of client messages (docs/protocol.md), for the tests that send random ones.
+WIRE_FIELDS = (
+    "type", "seq", "from", "to", "count", "action", "name", "code", "settings", "token",
+    "since", "player", "capacity", "private", "time_limit", "rank_by", "deal", "id",
+)  # fmt: skip
+
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:

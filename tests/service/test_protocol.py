@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from klondike_race.engine import DRAW_MOVE, Move
 from klondike_race.service import protocol as P
 
+from .conftest import WIRE_FIELDS
+
 
 def reason(data) -> str:
     with pytest.raises(P.ProtocolError) as info:
@@ -76,22 +78,7 @@ def test_bad_input_gets_a_specific_reason(data, expected: str) -> None:
         lambda inner: (
             st.lists(inner, max_size=4)
             | st.dictionaries(
-                st.sampled_from(
-                    [
-                        "type",
-                        "seq",
-                        "from",
-                        "to",
-                        "count",
-                        "action",
-                        "name",
-                        "code",
-                        "settings",
-                        "token",
-                        "since",
-                        "player",
-                    ]
-                ),
+                st.sampled_from(WIRE_FIELDS),
                 inner,
                 max_size=6,
             )

@@ -10,7 +10,7 @@ from websockets.exceptions import ConnectionClosed
 from klondike_race.engine import NAMES
 from klondike_race.engine.deal import column_index
 
-from .conftest import Client, start_race
+from .conftest import WIRE_FIELDS, Client, start_race
 
 
 def layout(columns: list[list[str]], stock: list[str]) -> list[str]:
@@ -249,25 +249,7 @@ def random_message(rng) -> str:
         "ABCDEF",
         "ZZZZZZ.p1.abcdefghijkl",
     ]
-    keys = [
-        "seq",
-        "from",
-        "to",
-        "count",
-        "action",
-        "name",
-        "code",
-        "settings",
-        "token",
-        "since",
-        "player",
-        "capacity",
-        "private",
-        "time_limit",
-        "rank_by",
-        "deal",
-        "id",
-    ]
+    keys = [k for k in WIRE_FIELDS if k != "type"]
     message = {k: rng.choice(values) for k in rng.sample(keys, rng.randint(0, 5))}
     kind = rng.choice(types)
     if kind is not None:
