@@ -395,12 +395,11 @@ class Game:
             allowed = self.settings.recycles_allowed
             if allowed is None or self.recycles < allowed:
                 out.append(RECYCLE_MOVE)
-        self._card_moves(out, True)
+        self._card_moves(out)
         return out
 
-    def _card_moves(self, out: list[Move], relocations: bool) -> None:
-        """Append every legal card move. With ``relocations`` False, leave out moves
-        that only carry a whole column (nothing under it) into an empty column."""
+    def _card_moves(self, out: list[Move]) -> None:
+        """Append every legal card move."""
         columns, down, found = self.columns, self.down, self.found
         any_empty = self.settings.empty == "any"
         fits: dict[int, list[int]] = {}  # card -> columns whose top it fits
@@ -440,7 +439,7 @@ class Game:
                 if targets:
                     for d in targets:
                         out.append(Move(CARDS, s, d, n))
-                if empties and (any_empty or RANK[c] == KING) and (relocations or i or down[s]):
+                if empties and (any_empty or RANK[c] == KING):
                     for d in empties:
                         out.append(Move(CARDS, s, d, n))
         if self.settings.foundation_to_column:
@@ -457,14 +456,12 @@ class Game:
         """RULES.md: no legal move but draw or recycle, and no card that drawing through
         the remaining passes would turn up can be played anywhere. Carrying a whole
         column into an empty column changes nothing and does not count as a move here."""
-        moves: list[Move] = []
-        self._card_moves(moves, False)
-        if moves:
-            return False
         found, columns = self.found, self.columns
         tops = {col[-1] for col in columns if col}
         has_empty = len(tops) < 7
         any_empty = self.settings.empty == "any"
+        if self._has_card_move(tops, has_empty, any_empty):
+            return False
         stock, waste = self.stock[:], self.waste[:]
         draw = self.settings.draw
         allowed = self.settings.recycles_allowed
@@ -487,6 +484,40 @@ class Game:
                 return False
             if has_empty and (any_empty or RANK[c] == KING):
                 return False
+
+    def _has_card_move(self, tops: set[int], has_empty: bool, any_empty: bool) -> bool:
+        """Whether a card move exists, leaving out those that only carry a whole column
+        (nothing under it) into an empty column; stops at the first found (the stuck
+        check runs after every move, and most positions answer in a few steps)."""
+        found = self.found
+        waste = self.waste
+        if waste:
+            c = waste[-1]
+            if found[SUIT[c]] == RANK[c] - 1 or not tops.isdisjoint(FITS_ON[c]):
+                return True
+            if has_empty and (any_empty or RANK[c] == KING):
+                return True
+        for col, down in zip(self.columns, self.down, strict=True):
+            if not col:
+                continue
+            top = col[-1]
+            if found[SUIT[top]] == RANK[top] - 1:
+                return True
+            for i in range(down, len(col)):
+                c = col[i]
+                if not tops.isdisjoint(FITS_ON[c]):
+                    return True
+                if has_empty and (any_empty or RANK[c] == KING) and (i or down):
+                    return True
+        if self.settings.foundation_to_column:
+            for suit in range(4):
+                if found[suit]:
+                    c = suit * 13 + found[suit] - 1
+                    if not tops.isdisjoint(FITS_ON[c]):
+                        return True
+                    if has_empty and (any_empty or RANK[c] == KING):
+                        return True
+        return False
 
     # ---- auto-complete ------------------------------------------------------------------
     def autocomplete_available(self) -> bool:
