@@ -76,8 +76,9 @@ async def serve_role(args: argparse.Namespace) -> None:
         rate=1e6,
         burst=1e6,
         log_level="error",
-        spectator_batch_ms=int(os.environ.get("KR_SPECTATOR_BATCH_MS", "0")),
     )
+    if os.environ.get("KR_SPECTATOR_BATCH_MS"):  # otherwise the server's default
+        config.spectator_batch_ms = int(os.environ["KR_SPECTATOR_BATCH_MS"])
     node = Node(config, args.redis)
     await node.start()
 

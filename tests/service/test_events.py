@@ -7,7 +7,7 @@ import asyncio
 import orjson
 import redis
 
-from klondike_race.service.store import room_key
+from klondike_race.service.store import moves_key, room_key
 
 from .conftest import Client, start_race
 
@@ -46,5 +46,49 @@ async def test_spectators_of_a_dead_node_stop_counting(node, redis_url) -> None:
     welcome = await watcher.request("watch", "welcome", code=code)
     assert welcome["spectators"] == 1
     assert rds.hgetall(room_key(code) + ":spect") == {node.id.encode(): b"1"}
+    for c in (a, b, watcher):
+        await c.close()
+
+
+def p1_moved(v: int, progress: dict, seq: int, entry: str) -> dict:
+    """A progress event as another node's commit stores it."""
+    return {
+        "v": v,
+        "type": "progress",
+        "player": "p1",
+        "progress": progress,
+        "seq": seq,
+        "entry": entry,
+    }
+
+
+async def test_a_board_missed_by_this_node_is_rebuilt_from_the_move_log(node, redis_url) -> None:
+    """Events name the move, not the board: a node that shows boards plays each move on
+    its own copy of the game; when a move never reached it, it reloads the games from the
+    logs and sends everyone who sees boards all of them."""
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    watcher = await Client.open(node.port)
+    welcome = await watcher.request("watch", "welcome", code=code)
+    assert welcome["boards"]["p1"]["moves"] == 0
+    assert (await a.move("draw"))["type"] == "ack"
+    update = await watcher.expect("progress")
+    assert update["board"]["moves"] == 1 and update["board"]["stock"] == 23
+    hub = node.hubs[code]
+    rds = redis.Redis.from_url(redis_url)
+    # another node committed p1's moves 2 and 3; the event of move 2 never arrived here
+    rds.rpush(moves_key(code, "p1"), "d@200", "d@300")
+    progress = {**update["progress"], "moves": 3}
+    hub.feed(p1_moved(hub.version + 1, progress, 3, "d@300"))
+    got = await watcher.expect("progress")
+    assert got["progress"]["moves"] == 3 and "board" not in got
+    boards = await watcher.expect("boards")
+    assert boards["boards"]["p1"]["moves"] == 3 and boards["boards"]["p1"]["stock"] == 21
+    assert boards["boards"]["p2"]["moves"] == 0
+    # and the copy is in step again: the next move's board comes with its event
+    rds.rpush(moves_key(code, "p1"), "d@400")
+    hub.feed(p1_moved(hub.version + 1, progress, 4, "d@400"))
+    got = await watcher.expect("progress")
+    assert got["board"]["moves"] == 4 and got["board"]["stock"] == 20
     for c in (a, b, watcher):
         await c.close()

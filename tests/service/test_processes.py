@@ -92,6 +92,12 @@ async def test_two_nodes_serve_one_room(redis_url) -> None:
             assert p1[-1]["board"]["moves"] == 30 and p2[-1]["board"]["moves"] == 5
             versions = [m["v"] for m in w.seen if "v" in m and m["type"] != "welcome"]
             assert versions == sorted(versions) and len(set(versions)) == len(versions)
+        # node B plays node A's moves on its own copies: the very same boards
+        boards_a, boards_b = (
+            {m["v"]: m["board"] for m in w.seen if m["type"] == "progress"}
+            for w in (watch_a, watch_b)
+        )
+        assert len(boards_a) == 35 and boards_a == boards_b
         del progress
         # the host moves over to node B mid-race, and finishes there
         await host.ws.close()

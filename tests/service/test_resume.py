@@ -72,3 +72,24 @@ async def test_duplicate_sequence_numbers_are_answered_not_applied(node, redis_u
     assert [e.decode().split("@")[0] for e in log] == ["d", "d", "d"]
     for client in (a, b, other):
         await client.close()
+
+
+async def test_a_player_who_sees_boards_resumes_with_every_board(node, redis_url) -> None:
+    """Stored events carry no boards: a finished player who missed an opponent's moves
+    gets a full welcome with all boards, not the events without them."""
+    a, b = await start_race(node.port)
+    resigned = await a.request("resign", "ack", seq=1)
+    assert resigned["type"] == "ack"
+    await a.ws.close()
+    for i in (1, 2):
+        assert (await b.move("draw", seq=i))["type"] == "ack"
+    c = await Client.open(node.port)
+    welcome = await c.request("resume", "welcome", token=a.token, since=resigned["v"])
+    assert welcome["type"] == "welcome"
+    assert welcome["boards"]["p2"]["moves"] == 2 and welcome["boards"]["p2"]["stock"] == 22
+    # with nothing missed, a plain resume
+    d = await Client.open(node.port)
+    resumed = await d.request("resume", "resumed", token=a.token, since=welcome["v"])
+    assert resumed["type"] == "resumed"
+    for client in (b, c, d):
+        await client.close()

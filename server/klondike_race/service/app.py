@@ -282,10 +282,11 @@ class Node:
             log.info("room swept", room=code, phase=phase, reason=reason, idle_ms=idle)
         return closed
 
-    def spawn(self, coro: Any) -> None:
+    def spawn(self, coro: Any) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
+        return task
 
     def _task_done(self, task: asyncio.Task) -> None:
         self._tasks.discard(task)
@@ -708,6 +709,8 @@ class Node:
         if since < hub.version and (oldest is None or oldest > since + 1):
             return False
         events = await self.store.events_since(hub.code, since)
+        if hub.sees_boards(conn) and any(e.get("type") == "progress" for e in events):
+            return False  # stored events carry no boards: a full welcome has them all
         fields: dict[str, Any] = {
             "v": since,
             "role": conn.role,
@@ -928,13 +931,11 @@ class Node:
         prog = {k: board[k] for k in _PROGRESS_KEYS}
         prog["last_ms"] = at_ms
         key = ranking.rank_key(prog, hub.public.get("rank_by", "progress"), at_ms)
-        # the board is encoded once: the stored event, the ack and the others' updates
-        # embed the same JSON
-        board_json = orjson.Fragment(orjson.dumps(board))
-        body = {"type": "progress", "player": conn.player, "progress": prog, "board": board}
-        v = await self.store.append_move(
-            hub.code, conn.player, seq, entry, prog, key, P.dumps({**body, "board": board_json})
-        )
+        # the stored event names the move, not the board: a node that shows boards keeps
+        # every player's game and plays the move itself (RoomHub.games)
+        player = conn.player
+        body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
+        v = await self.store.append_move(hub.code, player, seq, entry, prog, key, P.dumps(body))
         if v <= 0:  # not stored: the log moved on elsewhere, or the race ended
             conn.game = await self._reload_game(hub, conn.player)
             conn.over = conn.game.over
@@ -953,7 +954,9 @@ class Node:
         if game.over:
             conn.over = True
         # to the others; the ack tells this player
-        hub.feed({"v": v, **body, "_board": board_json}, skip=conn)
+        # the board is encoded once: the ack and the others' updates embed the same JSON
+        board_json = orjson.Fragment(orjson.dumps(board))
+        hub.feed({"v": v, **body, "board": board, "_board": board_json}, skip=conn)
         leaderboard = hub.last_leaderboard if hub.version == v else hub.leaderboard()
         push(
             (conn.ws,),

@@ -29,7 +29,7 @@ class Config:
     log_level: str = "info"  # KR_LOG_LEVEL
     client_dir: str | None = None  # KR_CLIENT_DIR: static files served at /
     uvloop: bool = False  # KR_UVLOOP: run on uvloop when it is installed
-    spectator_batch_ms: int = 0  # KR_SPECTATOR_BATCH_MS: spectator updates leave together
+    spectator_batch_ms: int = 50  # KR_SPECTATOR_BATCH_MS: others' updates of a move leave together
     keep_finished_s: int = 7 * 86400  # KR_KEEP_FINISHED_S: a finished room's keys expire
     sweep_interval_s: float = 30.0  # KR_SWEEP_INTERVAL_S: how often rooms are swept
     abandoned_s: int = 900  # KR_ABANDONED_S: a started room with no player connected ends

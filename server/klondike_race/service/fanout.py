@@ -9,7 +9,7 @@ system call instead of one per message, which is most of a message's cost. Like
 ``websockets.broadcast`` there is no backpressure: keepalive pings drop dead peers, and a
 peer that leaves more than ``MAX_BACKLOG`` bytes unread is dropped at once. The updates a
 move causes for the others in the room (spectators' boards, racers' progress) may be
-``batched`` (``KR_SPECTATOR_BATCH_MS``, off by default): they wait up to ``batch_interval``
+``batched`` (``KR_SPECTATOR_BATCH_MS``, 50 ms by default): they wait up to ``batch_interval``
 and leave together, so a connection in a very busy room costs a few writes a second, not
 one per move; anything unbatched for the same connection (an ack) takes them along at
 once, ahead of itself. Connections

@@ -86,6 +86,11 @@ class RoomHub:
         self.room: Room | None = None  # node-internal: holds the secret deal
         self.public: dict = {}
         self.progress: dict[str, dict] = {}
+        # every player's game, replayed from the move logs and then advanced by each
+        # progress event (which names the move, not the board), and the boards of those
+        # games; None until a connection here may see boards
+        self.games: dict[str, Game] | None = None
+        self.logged: dict[str, int] = {}  # player -> log entries in games[player]
         self.boards: dict[str, dict] | None = None
         self.spectators = 0
         self.local_spectators = 0
@@ -95,6 +100,7 @@ class RoomHub:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._started_sent = False
         self._boards_lock = asyncio.Lock()
+        self._refreshing: asyncio.Task | None = None
         self.last_leaderboard: list[dict] = []
         self.analysis: dict | None = None  # a finished race's solver analysis
 
@@ -206,7 +212,7 @@ class RoomHub:
         self.progress, self.spectators, self.version = progress, spectators, version
         self.analysis = await self.node.store.load_analysis(self.code)
         self.pending.clear()
-        self.boards = None
+        self.games = self.boards = None
         for conn in list(self.conns):
             await conn.send(await self.snapshot(conn, "resync"))
 
@@ -231,8 +237,8 @@ class RoomHub:
         if kind == "progress":
             player = event["player"]
             self.progress[player] = event["progress"]
-            if self.boards is not None:
-                self.boards[player] = event["board"]
+            own = event.get("board")  # our own commit's board; others' events have none
+            view = self._advance(player, event, own) if self.games is not None else own
             board = self.last_leaderboard = self.leaderboard()
             racers, viewers, spectators = self._split(event.get("_skip"))
             if racers:
@@ -247,16 +253,14 @@ class RoomHub:
                     ),
                     batched=True,
                 )
+            if (viewers or spectators) and view is None:
+                self._refresh_boards()  # sent in full once the games are loaded
             if viewers or spectators:
-                # the board as JSON already, when our own commit made it (encoded once)
-                data = encode(
-                    "progress",
-                    v=v,
-                    player=player,
-                    progress=event["progress"],
-                    board=event.get("_board") or event["board"],
-                    leaderboard=board,
-                )
+                fields = {"v": v, "player": player, "progress": event["progress"]}
+                if view is not None:
+                    # the board as JSON already, when our own commit made it (encoded once)
+                    fields["board"] = event["_board"] if view is own else view
+                data = encode("progress", **fields, leaderboard=board)
                 if viewers:
                     broadcast(viewers, data)
                 if spectators:
@@ -266,7 +270,7 @@ class RoomHub:
             results = event.get("results")
             if results is not None:
                 self.progress = results["progress"]
-                self.boards = results["boards"]
+                self.games, self.boards = None, results["boards"]
             fields: dict[str, Any] = {
                 "v": v,
                 "room": self.public,
@@ -291,9 +295,8 @@ class RoomHub:
         """A stored event as ``conn`` may see it now (for a resume that replays events)."""
         kind = event.get("type")
         if kind == "progress":
+            # no board: a connection that sees boards resumes with a full welcome instead
             fields = {"v": event["v"], "player": event["player"], "progress": event["progress"]}
-            if self.sees_boards(conn):
-                fields["board"] = event["board"]
             return encode_text("progress", **fields)
         if kind == "room":
             fields = {"v": event["v"], "room": event["room"]}
@@ -336,18 +339,63 @@ class RoomHub:
         return out
 
     async def ensure_boards(self) -> dict[str, dict]:
-        """Every player's board, rebuilt from the move logs when not cached."""
+        """Every player's board, from games replayed from the move logs when not cached."""
         async with self._boards_lock:
             if self.boards is None:
                 assert self.room is not None
-                boards = {}
-                elapsed = self.elapsed()
+                games, logged = {}, {}
                 for p in self.public.get("players", ()):
-                    game = Game(self.room.game_deal, self.room.settings)
-                    replay(game, await self.node.store.moves(self.code, p["id"]))
-                    boards[p["id"]] = board_view(game, elapsed)
-                self.boards = boards
+                    log = await self.node.store.moves(self.code, p["id"])
+                    games[p["id"]] = replay(Game(self.room.game_deal, self.room.settings), log)
+                    logged[p["id"]] = len(log)
+                # events delivered while the logs were read are in them (a move is logged
+                # before its event exists); later ones advance these games
+                elapsed = self.elapsed()
+                self.games, self.logged = games, logged
+                self.boards = {pid: board_view(game, elapsed) for pid, game in games.items()}
             return self.boards
+
+    def _advance(self, player: str, event: dict, own: dict | None) -> dict | None:
+        """Play a progress event's move on our copy of the player's game; the board after
+        it (``own`` when our commit made it). When our copy is out of step (a missed
+        move), the games are reloaded and everyone here who sees boards gets them in
+        full: the answer is then ``own``, None for another node's move."""
+        assert self.games is not None and self.boards is not None
+        game, seq, entry = self.games.get(player), event.get("seq"), event.get("entry")
+        logged = self.logged.get(player, 0)
+        if game is None or not isinstance(seq, int) or not isinstance(entry, str):
+            self._stale()
+            return own
+        if seq == logged + 1:
+            replay(game, [entry])
+            self.logged[player] = seq
+        elif seq > logged:
+            self._stale()
+            return own
+        # seq <= logged: read with the log already; the board shows the log's later position
+        view = own if own is not None else board_view(game, int(entry.rpartition("@")[2]))
+        self.boards[player] = view
+        return view
+
+    def _stale(self) -> None:
+        self.games = self.boards = None
+        self._refresh_boards()
+
+    def _refresh_boards(self) -> None:
+        """Load the games again, then send everyone here who sees boards all of them."""
+        if self._refreshing is not None or self.closed:
+            return
+
+        async def refresh() -> None:
+            try:
+                boards = await self.ensure_boards()
+                viewers = [c.ws for c in self.conns if self.sees_boards(c)]
+                if viewers:
+                    broadcast(viewers, encode_text("boards", boards=boards))
+            finally:
+                self._refreshing = None
+
+        self._refreshing = self.node.spawn(refresh())
 
     def elapsed(self) -> int:
         start_at = self.public.get("start_at")

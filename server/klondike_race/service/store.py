@@ -12,7 +12,9 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 ``room:{CODE}:prog``        hash    pid -> latest progress JSON (a cache of the log)
 ``room:{CODE}:rank``        zset    pid -> exact composite (ranking.py), smaller = better
 ``room:{CODE}:ver``         string  the room's event version counter
-``room:{CODE}:events``      zset    version -> event JSON, the last ~500 (for resume)
+``room:{CODE}:events``      zset    version -> event JSON, the last ~500 (for resume and
+                                    gaps); a ``progress`` event names the move, not the
+                                    board (nodes replay moves: RoomHub.games)
 ``room:{CODE}:nodes``       set     server nodes with a connection in the room
 ``room:{CODE}:spect``       hash    node -> its spectator count
 ``rooms:public``            zset    code -> creation time, open public rooms
