@@ -14,12 +14,13 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import structlog
 
 from ..engine import Game, Move, board_view
 from . import ranking
 from .fanout import push as broadcast
-from .protocol import encode, encode_text
+from .protocol import dumps, encode, encode_text
 from .race import COUNTDOWN, FINISHED, RACING, WAITING, Room
 
 if TYPE_CHECKING:
@@ -101,7 +102,10 @@ class RoomHub:
         self._started_sent = False
         self._boards_lock = asyncio.Lock()
         self._refreshing: asyncio.Task | None = None
-        self.last_leaderboard: list[dict] = []
+        self.last_leaderboard: orjson.Fragment | None = None  # as the last progress sent it
+        self._rows_of: dict | None = None  # leaderboard rows, made for this public room
+        self._rows_finished = False
+        self._rows: dict[str, tuple[dict | None, int, dict]] = {}
         self.analysis: dict | None = None  # a finished race's solver analysis
 
     # ---- opening and closing ----------------------------------------------------------
@@ -239,28 +243,19 @@ class RoomHub:
             self.progress[player] = event["progress"]
             own = event.get("board")  # our own commit's board; others' events have none
             view = self._advance(player, event, own) if self.games is not None else own
-            board = self.last_leaderboard = self.leaderboard()
+            # encoded once for every message of this move (the mover's ack too)
+            standings = self.last_leaderboard = orjson.Fragment(dumps(self.leaderboard()))
             racers, viewers, spectators = self._split(event.get("_skip"))
+            fields = {"v": v, "player": player, "progress": event["progress"]}
             if racers:
-                broadcast(
-                    racers,
-                    encode(
-                        "progress",
-                        v=v,
-                        player=player,
-                        progress=event["progress"],
-                        leaderboard=board,
-                    ),
-                    batched=True,
-                )
+                broadcast(racers, encode("progress", **fields, leaderboard=standings), batched=True)
             if (viewers or spectators) and view is None:
                 self._refresh_boards()  # sent in full once the games are loaded
             if viewers or spectators:
-                fields = {"v": v, "player": player, "progress": event["progress"]}
                 if view is not None:
                     # the board as JSON already, when our own commit made it (encoded once)
                     fields["board"] = event["_board"] if view is own else view
-                data = encode("progress", **fields, leaderboard=board)
+                data = encode("progress", **fields, leaderboard=standings)
                 if viewers:
                     broadcast(viewers, data)
                 if spectators:
@@ -311,32 +306,37 @@ class RoomHub:
 
     # ---- views ------------------------------------------------------------------------
     def leaderboard(self) -> list[dict]:
-        rank_by = self.public.get("rank_by", "progress")
-        names = {p["id"]: p["name"] for p in self.public.get("players", ())}
+        """The room's standings, ranked as RULES.md says. A row is made again only when
+        its player's progress changed (a move changes one player's)."""
+        public = self.public
         finished = self.phase() == FINISHED
-        keys, rows = [], {}
-        for pid in names:
-            prog = self.progress.get(pid) or initial_progress()
-            status = prog["status"]
-            if finished and status == "playing":
-                status = "out_of_time" if self.public.get("end_reason") == "time_limit" else status
-            keys.append((pid, ranking.rank_key(prog, rank_by, prog.get("last_ms", 0))))
-            rows[pid] = {
-                "player": pid,
-                "name": names[pid],
-                "foundation": prog["foundation"],
-                "moves": prog["moves"],
-                "reached_moves": prog["reached_moves"],
-                "reached_ms": prog["reached_ms"],
-                "status": status,
-                "score": prog.get("score"),
-            }
-        out = []
-        for pid, rank, _ in ranking.ranks(keys):
-            row = rows[pid]
-            row["rank"] = rank
-            out.append(row)
-        return out
+        if self._rows_of is not public or self._rows_finished != finished:
+            self._rows_of, self._rows_finished, self._rows = public, finished, {}
+        rank_by = public.get("rank_by", "progress")
+        rows, keys = self._rows, []
+        for p in public.get("players", ()):
+            pid = p["id"]
+            known = self.progress.get(pid)
+            cached = rows.get(pid)
+            if cached is None or cached[0] is not known:
+                prog = known or initial_progress()
+                status = prog["status"]
+                if finished and status == "playing" and public.get("end_reason") == "time_limit":
+                    status = "out_of_time"
+                row = {
+                    "player": pid,
+                    "name": p["name"],
+                    "foundation": prog["foundation"],
+                    "moves": prog["moves"],
+                    "reached_moves": prog["reached_moves"],
+                    "reached_ms": prog["reached_ms"],
+                    "status": status,
+                    "score": prog.get("score"),
+                }
+                key = ranking.rank_key(prog, rank_by, prog.get("last_ms", 0))
+                cached = rows[pid] = (known, key, row)
+            keys.append((pid, cached[1]))
+        return [{**rows[pid][2], "rank": rank} for pid, rank, _ in ranking.ranks(keys)]
 
     async def ensure_boards(self) -> dict[str, dict]:
         """Every player's board, from games replayed from the move logs when not cached."""
