@@ -236,3 +236,31 @@ async def test_solver_queue_full_is_busy(redis_url) -> None:
         await solo.close()
     finally:
         await node.stop()
+
+
+async def test_an_analysis_never_stored_is_made_by_the_sweeper(node, redis_url) -> None:
+    """The node that finished a race makes its analysis; should it die first, the race
+    stays on ``rooms:analysis`` and the next sweep, on any node, makes it."""
+    ref = winnable(draw=1)
+    a, b = await start_race(node.port, deal={"cards": ref["cards"]})
+    code = a.seen[0]["room"]["code"]
+    rds = redis.Redis.from_url(redis_url)
+    assert (await a.move(ref["line"][0]))["type"] == "ack"
+    assert (await a.request("resign", "ack", seq=2))["type"] == "ack"
+    assert (await b.request("resign", "ack", seq=1))["type"] == "ack"
+    first = await a.expect("analysis", timeout=30)
+    assert set(first["analysis"]["players"]) == {"p1", "p2"}
+    assert rds.zscore("rooms:analysis", code) is None  # stored: off the list
+    # as if the finishing node had died before storing it: gone, and due now
+    rds.hdel(room_key(code), "analysis")
+    rds.zadd("rooms:analysis", {code: 0})
+    await node.sweep()
+    again = await a.expect("analysis", timeout=30)
+    assert again["analysis"] == first["analysis"] and again["v"] > first["v"]
+    assert orjson.loads(rds.hget(room_key(code), "analysis")) == first["analysis"]
+    assert rds.zscore("rooms:analysis", code) is None
+    # claimed once: a second sweep finds nothing to do
+    await node.sweep()
+    assert not [m for m in await a.drain(0.5) if m["type"] == "analysis"]
+    for c in (a, b):
+        await c.close()

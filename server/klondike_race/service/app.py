@@ -245,7 +245,8 @@ class Node:
         for ``abandoned_s`` (``end_reason`` ``abandoned``), and a race whose time limit
         passed while nobody was there. Closing is the room's ordinary compare-and-set
         transition, so several nodes sweeping at once finish a room once. Finished rooms
-        leave the public list and their keys expire after ``keep_finished_s``."""
+        leave the public list and their keys expire after ``keep_finished_s``. A finished
+        race whose analysis is overdue (the node making it died) is analysed here."""
         now = now_ms()
         cfg = self.config
         before = now - 1000 * min(cfg.abandoned_s, cfg.waiting_abandoned_s)
@@ -280,6 +281,11 @@ class Node:
                 continue
             closed += 1
             log.info("room swept", room=code, phase=phase, reason=reason, idle_ms=idle)
+        for code in await self.store.claim_analyses(now):
+            loaded = await self.store.load_room(code)
+            if loaded is not None and await self.store.load_analysis(code) is None:
+                log.info("race analysed again: its analysis was never stored", room=code)
+                self.spawn(self._analyse(Room.from_json(loaded[0])))
         return closed
 
     def spawn(self, coro: Any) -> asyncio.Task:
@@ -511,6 +517,9 @@ class Node:
                 and not room.parent
                 and room.end_reason != "abandoned"
             ):
+                # due again (by the sweeper, on any node) should this node die first
+                grace = self.config.solver_analysis_s * (len(room.seats) + 1) + 30
+                await self.store.analysis_due(code, now_ms() + int(grace * 1000))
                 self.spawn(self._analyse(room))  # once: only this CAS finished the race
         return v
 

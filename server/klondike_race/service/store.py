@@ -20,6 +20,9 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 ``rooms:public``            zset    code -> creation time, open public rooms
 ``rooms:active``            zset    code -> last time a player was connected (epoch ms),
                                     rooms not finished; what the sweeper looks at
+``rooms:analysis``          zset    code -> when (epoch ms) a finished race still without
+                                    its analysis is due to be analysed again by the
+                                    sweeper (its node died before storing it)
 ``kr:sweep``                string  the node sweeping now (a lock with a short TTL)
 ``mm:queue``, ``mm:t:{T}``  list    quick-match tickets waiting, and their names
 ``node:{NODE}``             string  a live node (30 s TTL, renewed every 10 s)
@@ -150,6 +153,7 @@ ANALYSIS = (
 local rid = ARGV[1]
 local base = 'room:{' .. rid .. '}'
 if redis.call('EXISTS', base) == 0 then return 0 end
+redis.call('ZREM', 'rooms:analysis', rid)
 if redis.call('HSETNX', base, 'analysis', ARGV[2]) == 0 then return 0 end
 return emit(rid, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
 """
@@ -372,6 +376,18 @@ class Store:
                 self._analysis(args=[code, orjson.dumps(analysis).decode(), self.node])
             )
         )
+
+    async def analysis_due(self, code: str, at: int) -> None:
+        """A finished race to analyse: if its analysis is not stored by ``at`` (epoch
+        ms), the sweeper has it made (``save_analysis`` takes it off the list)."""
+        await self._timed(self.redis.zadd("rooms:analysis", {code: at}))
+
+    async def claim_analyses(self, now: int, limit: int = 20) -> list[str]:
+        """Races whose analysis is overdue, each taken off the list by exactly one caller."""
+        codes = await self._timed(
+            self.redis.zrangebyscore("rooms:analysis", "-inf", now, start=0, num=limit)
+        )
+        return [c.decode() for c in codes if await self.redis.zrem("rooms:analysis", c)]
 
     async def load_analysis(self, code: str) -> dict | None:
         raw = await self._timed(self.redis.hget(room_key(code), "analysis"))
