@@ -448,6 +448,11 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--only", default=None, help="comma-separated scenario names")
     parser.add_argument("--uvloop", action="store_true", help="run the server on uvloop")
+    parser.add_argument(
+        "--client-uvloop",
+        action="store_true",
+        help="run this load client on uvloop (a lighter client leaves more CPU to the server)",
+    )
     parser.add_argument("--scale", type=int, default=1, help="saturation: connections x N")
     parser.add_argument("--racers", type=int, default=None, help="open loop: racers (1000)")
     parser.add_argument("--rate", type=float, default=2.0, help="open loop: moves/s per racer")
@@ -460,6 +465,10 @@ def main() -> int:
         else:
             asyncio.run(serve_role(args))
         return 0
+    if args.client_uvloop:
+        import uvloop
+
+        return uvloop.run(load_main(args))
     return asyncio.run(load_main(args))
 
 
@@ -503,6 +512,7 @@ async def load_main(args: argparse.Namespace) -> int:
         del CPU.pids["redis"]
     print(
         f"python {sys.version.split()[0]}, server loop {'uvloop' if args.uvloop else 'asyncio'}, "
+        f"load client loop {'uvloop' if args.client_uvloop else 'asyncio'}, "
         f"redis appendonly=yes "
         f"appendfsync=everysec, cores={os.cpu_count()}"
     )
