@@ -94,3 +94,23 @@ async def test_quick_match_pairs_two_players(node) -> None:
     assert (await a.move("draw"))["type"] == "ack"
     await a.close()
     await b.close()
+
+
+async def test_a_deal_stuck_from_the_start_ends_the_race_at_once(node) -> None:
+    """About 1 deal in 400 has no card that can ever move: every game is stuck from the
+    start and no move could end it, so the race finishes as it starts."""
+    settings = Settings(draw=3)
+    seed = next(s for s in range(10_000) if Game(Deal.from_seed(s), settings).status == "stuck")
+    host, guest = await start_race(node.port, deal={"seed": seed}, settings={"draw": 3})
+    for c in (host, guest):
+        start = next(m for m in c.seen if m["type"] == "start")
+        assert start["board"]["status"] == "stuck"
+        room = await c.expect("room")
+        while room["room"]["phase"] != "finished":
+            room = await c.expect("room")
+        assert room["room"]["end_reason"] == "all_over"
+        assert [r["status"] for r in room["leaderboard"]] == ["stuck", "stuck"]
+    refused = await host.move("draw")
+    assert refused["type"] == "refused" and refused["reason"] == "race_over"
+    for c in (host, guest):
+        await c.close()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import structlog
 
-from ..engine import Game, Move, board_view
+from ..engine import STUCK, Game, Move, board_view
 from . import ranking
 from .fanout import push as broadcast
 from .protocol import dumps, encode, encode_text
@@ -463,8 +463,13 @@ class RoomHub:
                     room=public,
                 ),
             )
+        fresh = Game(self.room.game_deal, self.room.settings)
+        if fresh.status == STUCK:
+            # no card of this deal can ever move (about 1 deal in 400): every game is over
+            # from the start, and nobody could end it with a move
+            self.node.spawn(self.node.finish_room(self.code, "all_over"))  # idempotent
         if viewers:
-            first = board_view(Game(self.room.game_deal, self.room.settings), 0)
+            first = board_view(fresh, 0)
             boards = {p["id"]: first for p in self.public.get("players", ())}
             broadcast(
                 viewers, encode_text("start", boards=boards, server_time=now_ms(), room=public)
