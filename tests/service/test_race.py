@@ -97,7 +97,7 @@ async def test_quick_match_pairs_two_players(node) -> None:
 
 
 async def test_a_deal_stuck_from_the_start_ends_the_race_at_once(node) -> None:
-    """About 1 deal in 400 has no card that can ever move: every game is stuck from the
+    """About 1 Draw 3 deal in 350 has no card that can ever move: every game is stuck from the
     start and no move could end it, so the race finishes as it starts."""
     settings = Settings(draw=3)
     seed = next(s for s in range(10_000) if Game(Deal.from_seed(s), settings).status == "stuck")

@@ -465,7 +465,7 @@ class RoomHub:
             )
         fresh = Game(self.room.game_deal, self.room.settings)
         if fresh.status == STUCK:
-            # no card of this deal can ever move (about 1 deal in 400): every game is over
+            # no card of this deal can ever move (1 Draw 3 deal in 350): every game is over
             # from the start, and nobody could end it with a move
             self.node.spawn(self.node.finish_room(self.code, "all_over"))  # idempotent
         if viewers:
