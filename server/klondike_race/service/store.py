@@ -154,7 +154,6 @@ ANALYSIS = (
 local rid = ARGV[1]
 local base = 'room:{' .. rid .. '}'
 if redis.call('EXISTS', base) == 0 then return 0 end
-redis.call('ZREM', 'rooms:analysis', rid)
 if redis.call('HSETNX', base, 'analysis', ARGV[2]) == 0 then return 0 end
 return emit(rid, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
 """
@@ -371,12 +370,14 @@ class Store:
             await self._timed(pipe.execute())
 
     async def save_analysis(self, code: str, analysis: dict) -> int:
-        """Store a finished race's analysis once; the event version, or 0 if already kept."""
-        return int(
-            await self._timed(
-                self._analysis(args=[code, orjson.dumps(analysis).decode(), self.node])
-            )
+        """Store a finished race's analysis once; the event version, or 0 if already kept.
+        The race leaves ``rooms:analysis`` after (a key of another slot than the room's:
+        should this node die in between, the sweeper finds the analysis stored)."""
+        v = await self._timed(
+            self._analysis(args=[code, orjson.dumps(analysis).decode(), self.node])
         )
+        await self._timed(self.redis.zrem("rooms:analysis", code))
+        return int(v)
 
     async def analysis_due(self, code: str, at: int) -> None:
         """A finished race to analyse: if its analysis is not stored by ``at`` (epoch
