@@ -35,6 +35,7 @@ _pending: dict[Connection, list[bytes]] = {}
 _scheduled: asyncio.AbstractEventLoop | None = None  # the loop a flush is scheduled on
 _batched: dict[Connection, list[bytes]] = {}
 _batch_timer: asyncio.TimerHandle | None = None
+_batch_loop: asyncio.AbstractEventLoop | None = None  # the loop the timer is on
 batch_interval = 0.0  # seconds a batched (spectator) update may wait; 0: not batched
 
 
@@ -52,7 +53,7 @@ def push(connections: Iterable[Connection], text: str | bytes, batched: bool = F
     """Send ``text`` to each connection at the end of this loop turn, or with ``batched``
     within ``batch_interval`` together with the other batched updates for it (spectators:
     every update still arrives, in order, in fewer writes)."""
-    global _scheduled, _batch_timer
+    global _scheduled, _batch_timer, _batch_loop
     framed = None
     batched = batched and batch_interval > 0
     pending, held = _pending, _batched
@@ -83,8 +84,13 @@ def push(connections: Iterable[Connection], text: str | bytes, batched: bool = F
         if _scheduled is not loop:
             _scheduled = loop
             loop.call_soon(_flush)
-    if held and _batch_timer is None:
-        _batch_timer = asyncio.get_running_loop().call_later(batch_interval, _flush_batched)
+    if held:
+        loop = asyncio.get_running_loop()
+        # a timer left on another loop (a server stopped and started again, in the
+        # tests) would never fire here
+        if _batch_timer is None or _batch_loop is not loop:
+            _batch_loop = loop
+            _batch_timer = loop.call_later(batch_interval, _flush_batched)
 
 
 def _flush() -> None:
