@@ -321,6 +321,7 @@ $('#create-form').addEventListener('submit', (e) => {
     winnable_only: f.get('winnable_only') === 'on',
     time_limit: limit ? Number(limit) : null,
     rank_by: rankBy === 'score' && settings.scoring !== 'none' ? 'score' : 'progress',
+    spectator_delay: Number(f.get('spectator_delay') || 0),
   });
 });
 $('#btn-practice').addEventListener('click', () => {

@@ -39,6 +39,7 @@ export function describeSettings(s, room) {
   if (s.undo) parts.push('undo on');
   if (room && room.time_limit) parts.push(`${formatMs(room.time_limit * 1000)} limit`);
   if (room && room.rank_by === 'score') parts.push('ranked by score');
+  if (room && room.spectator_delay) parts.push(`spectators ${room.spectator_delay} s behind`);
   return parts.join(' \u00b7 ');
 }
 

@@ -410,3 +410,15 @@ def test_finish_after_resigning_continues_in_practice(players) -> None:
     assert page.evaluate("() => window.kr.store.state.role") == "player"
     assert page.evaluate("() => window.kr.store.state.board.status") == "resigned"
     assert page.evaluate("() => window.kr.store.state.room.parent") is None
+
+
+def test_a_room_can_show_its_race_to_spectators_behind_it(players) -> None:
+    host, watcher = players(), players()
+    code = host.create("Hostess", spectator_delay="30")
+    assert host.state("s.room.spectator_delay") == 30
+    assert "spectators 30 s behind" in (host.page.text_content("#room-settings") or "")
+    watcher.watch(code)
+    watcher.page.wait_for_function(
+        "() => document.querySelector('#watch-settings').textContent"
+        ".includes('spectators 30 s behind')"
+    )

@@ -87,6 +87,7 @@ class Conn:
         "role",
         "stamp",
         "ticket",
+        "view_from",
         "watched",
         "ws",
     )
@@ -104,6 +105,7 @@ class Conn:
         self.game: Game | None = None
         self.over = False  # own game over, as acknowledged: may see the others' boards
         self.ticket: str | None = None
+        self.view_from = 0  # spectators: the race time (epoch ms) their view starts from
 
     def spend(self, rate: float, burst: float) -> bool:
         now = time.monotonic()
@@ -595,6 +597,7 @@ class Node:
             m.practice,
             m.winnable_only,
             deal,
+            spectator_delay=m.spectator_delay,
         )
         await self._enter_as_player(conn, room, pid, f"{room.code}.{pid}.{secret}")
 
@@ -610,6 +613,7 @@ class Node:
         winnable_only: bool = False,
         deal: dict | None = None,
         parent: str | None = None,
+        spectator_delay: int = 0,
     ) -> tuple[Room, str, str]:
         """Store a new room with its first player seated: (room, player id, secret).
         A practice room starts at once; a winnable-only room deals the first seed from a
@@ -637,6 +641,7 @@ class Node:
                 practice=practice,
                 winnable_only=winnable_only,
                 parent=parent,
+                spectator_delay=spectator_delay,
             )
             room, pid = add_player(room, name, token_hash, now)
             if practice:
@@ -1111,6 +1116,7 @@ class Node:
                 old.rank_by,
                 practice=old.practice,
                 winnable_only=old.winnable_only,
+                spectator_delay=old.spectator_delay,
             )
             named = await self.room_op(old.code, lambda r: set_rematch(r, new.code, now_ms()))
             if named.rematch == new.code:

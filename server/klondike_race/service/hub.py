@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import structlog
 
-from ..engine import STUCK, Game, Move, board_view
+from ..engine import STUCK, Game, Move, board_view, progress
 from . import ranking
 from .fanout import push as broadcast
 from .protocol import dumps, encode, encode_text
@@ -102,6 +102,7 @@ class RoomHub:
         self._started_sent = False
         self._boards_lock = asyncio.Lock()
         self._refreshing: asyncio.Task | None = None
+        self._delayed: set[asyncio.TimerHandle] = set()  # spectators' updates, sent later
         self.last_leaderboard: orjson.Fragment | None = None  # as the last progress sent it
         self._rows_of: dict | None = None  # leaderboard rows, made for this public room
         self._rows_finished = False
@@ -133,6 +134,7 @@ class RoomHub:
 
     async def close(self) -> None:
         self.closed = True
+        self._drop_later()
         for timer in self._timers.values():
             timer.cancel()
         if self._filling is not None:
@@ -149,6 +151,31 @@ class RoomHub:
 
     def phase(self) -> str:
         return phase_of(self.public, now_ms())
+
+    def behind(self) -> int:
+        """How far behind the race (ms) spectators see it now: the room's
+        ``spectator_delay`` while it runs, else 0."""
+        delay = self.public.get("spectator_delay") or 0
+        return delay * 1000 if delay and self.phase() == RACING else 0
+
+    def _later(self, data: bytes) -> None:
+        """Send a spectators' update ``behind()`` from now, to the spectators whose view
+        had reached this moment (one who came later got it in their snapshot)."""
+        sent = now_ms()
+
+        def send() -> None:
+            self._delayed.discard(handle)
+            ws = [c.ws for c in self.conns if c.role == "spectator" and c.view_from <= sent]
+            if ws:
+                broadcast(ws, data, batched=True)
+
+        handle = asyncio.get_running_loop().call_later(self.behind() / 1000, send)
+        self._delayed.add(handle)
+
+    def _drop_later(self) -> None:
+        for handle in self._delayed:
+            handle.cancel()
+        self._delayed.clear()
 
     def sees_boards(self, conn: Conn) -> bool:
         if conn.role == "spectator":
@@ -259,13 +286,17 @@ class RoomHub:
                 if viewers:
                     broadcast(viewers, data)
                 if spectators:
-                    broadcast(spectators, data, batched=True)
+                    if self.behind():
+                        self._later(data)
+                    else:
+                        broadcast(spectators, data, batched=True)
         elif kind == "room":
             self.public = event["room"]
             results = event.get("results")
             if results is not None:
                 self.progress = results["progress"]
                 self.games, self.boards = None, results["boards"]
+                self._drop_later()  # the results show everything: older boards would not
             fields: dict[str, Any] = {
                 "v": v,
                 "room": self.public,
@@ -305,18 +336,21 @@ class RoomHub:
         return None
 
     # ---- views ------------------------------------------------------------------------
-    def leaderboard(self) -> list[dict]:
-        """The room's standings, ranked as RULES.md says. A row is made again only when
-        its player's progress changed (a move changes one player's)."""
+    def leaderboard(self, progress: dict[str, dict] | None = None) -> list[dict]:
+        """The room's standings, ranked as RULES.md says, from ``progress`` (default: the
+        latest). A row is made again only when its player's progress changed (a move
+        changes one player's)."""
         public = self.public
         finished = self.phase() == FINISHED
         if self._rows_of is not public or self._rows_finished != finished:
             self._rows_of, self._rows_finished, self._rows = public, finished, {}
         rank_by = public.get("rank_by", "progress")
-        rows, keys = self._rows, []
+        rows: dict = self._rows if progress is None else {}
+        progress = self.progress if progress is None else progress
+        keys = []
         for p in public.get("players", ()):
             pid = p["id"]
-            known = self.progress.get(pid)
+            known = progress.get(pid)
             cached = rows.get(pid)
             if cached is None or cached[0] is not known:
                 prog = known or initial_progress()
@@ -355,6 +389,21 @@ class RoomHub:
                 self.boards = {pid: board_view(game, elapsed) for pid, game in games.items()}
             return self.boards
 
+    async def _as_of(self, elapsed: int) -> tuple[dict[str, dict], dict[str, dict]]:
+        """Every player's progress and board at race time ``elapsed`` (ms), replayed
+        from the move logs: what a delayed spectator may see."""
+        assert self.room is not None
+        elapsed = max(0, elapsed)
+        progresses, boards = {}, {}
+        for p in self.public.get("players", ()):
+            log = await self.node.store.moves(self.code, p["id"])
+            done = [e for e in log if int(e.rpartition("@")[2]) <= elapsed]
+            game = replay(Game(self.room.game_deal, self.room.settings), done)
+            last_ms = game.times[-1] if game.times else 0
+            progresses[p["id"]] = {**progress(game, elapsed), "last_ms": last_ms}
+            boards[p["id"]] = board_view(game, elapsed)
+        return progresses, boards
+
     def _advance(self, player: str, event: dict, own: dict | None) -> dict | None:
         """Play a progress event's move on our copy of the player's game; the board after
         it (``own`` when our commit made it). When our copy is out of step (a missed
@@ -389,7 +438,12 @@ class RoomHub:
         async def refresh() -> None:
             try:
                 boards = await self.ensure_boards()
-                viewers = [c.ws for c in self.conns if self.sees_boards(c)]
+                late = self.behind()  # delayed spectators get boards only as they were
+                viewers = [
+                    c.ws
+                    for c in self.conns
+                    if self.sees_boards(c) and not (late and c.role == "spectator")
+                ]
                 if viewers:
                     broadcast(viewers, encode_text("boards", boards=boards))
             finally:
@@ -418,7 +472,14 @@ class RoomHub:
             fields["seq"] = conn.game.moves
             if phase in (RACING, FINISHED):
                 fields["board"] = board_view(conn.game, self.elapsed())
-        if phase in (RACING, FINISHED) and self.sees_boards(conn):
+        late = self.behind() if conn.role == "spectator" else 0
+        if conn.role == "spectator":
+            conn.view_from = now_ms() - late
+        if late:
+            # the race as it was ``late`` ms ago, replayed from the logs
+            earlier, fields["boards"] = await self._as_of(self.elapsed() - late)
+            fields["progress"], fields["leaderboard"] = earlier, self.leaderboard(earlier)
+        elif phase in (RACING, FINISHED) and self.sees_boards(conn):
             fields["boards"] = await self.ensure_boards()
         if phase == FINISHED and self.analysis is not None:
             fields["analysis"] = self.analysis

@@ -26,6 +26,7 @@ MAX_NAME = 24
 MAX_SEQ = 1_000_000
 MIN_CAPACITY, MAX_CAPACITY = 2, 8
 MIN_TIME_LIMIT, MAX_TIME_LIMIT = 10, 4 * 3600  # seconds
+MAX_SPECTATOR_DELAY = 600  # seconds
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 
@@ -54,6 +55,7 @@ class Create:
     deal: dict | None = None  # {"seed": S} or {"cards": [...]}, only on a dev server
     practice: bool = False  # one player, starts at once, hints and finish allowed
     winnable_only: bool = False  # deal a seed the solver proves winnable
+    spectator_delay: int = 0  # seconds spectators see the race behind it
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,9 +223,12 @@ def _create(f: _Fields) -> Create:
     deal = f.get("deal", (dict,))
     practice = f.get("practice", (bool,), default=False)
     winnable_only = f.get("winnable_only", (bool,), default=False)
+    delay = f.int_in("spectator_delay", 0, MAX_SPECTATOR_DELAY, default=0)
     if practice:
         capacity, private = 1, True
-    return Create(name, settings, capacity, private, limit, rank_by, deal, practice, winnable_only)
+    return Create(
+        name, settings, capacity, private, limit, rank_by, deal, practice, winnable_only, delay
+    )
 
 
 _ACTIONS = {"draw": DRAW_MOVE, "recycle": RECYCLE_MOVE, "undo": UNDO_MOVE}

@@ -64,6 +64,7 @@ class Room:
     winnable_only: bool = False  # the deal was proven winnable by the solver
     parent: str | None = None  # a practice continuation of this race's position
     rematch: str | None = None  # the code of this room's rematch, once asked for
+    spectator_delay: int = 0  # seconds: spectators see the race this far behind
 
     # ---- derived ----------------------------------------------------------------------
     @property
@@ -112,6 +113,7 @@ class Room:
             "commitment": self.commitment if phase != WAITING and not self.parent else None,
             "practice": self.practice,
             "winnable_only": self.winnable_only,
+            "spectator_delay": self.spectator_delay,
         }
         if self.parent:
             out["parent"] = self.parent
@@ -156,6 +158,7 @@ class Room:
             "winnable_only": self.winnable_only,
             "parent": self.parent,
             "rematch": self.rematch,
+            "spectator_delay": self.spectator_delay,
         }
 
     @classmethod
@@ -182,6 +185,7 @@ class Room:
             winnable_only=d.get("winnable_only", False),
             parent=d.get("parent"),
             rematch=d.get("rematch"),
+            spectator_delay=d.get("spectator_delay", 0),
         )
 
 

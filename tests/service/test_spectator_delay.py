@@ -1,0 +1,70 @@
+"""A room may show its race to spectators some seconds behind (DESIGN.md: against a
+racer who watches the others' boards on a second screen)."""
+
+from __future__ import annotations
+
+import time
+
+from .conftest import Client, start_race
+
+
+def progress_of(messages: list[dict], player: str) -> list[int]:
+    return [
+        m["board"]["moves"] for m in messages if m["type"] == "progress" and m["player"] == player
+    ]
+
+
+async def test_spectators_see_the_race_that_far_behind(node) -> None:
+    a, b = await start_race(node.port, spectator_delay=1)
+    code = a.seen[0]["room"]["code"]
+    early = await Client.open(node.port)
+    welcome = await early.request("watch", "welcome", code=code)
+    assert welcome["room"]["spectator_delay"] == 1
+    moved = time.monotonic()
+    assert (await a.move("draw"))["type"] == "ack"
+    # the other racer hears of it at once (progress only); the spectator a second later
+    assert (await b.expect("progress"))["progress"]["moves"] == 1
+    assert progress_of(await early.drain(0.6), "p1") == []
+    update = await early.expect("progress", timeout=3)
+    assert time.monotonic() - moved >= 1.0
+    assert update["board"]["moves"] == 1 and update["board"]["stock"] == 23
+    # a spectator who arrives now gets the race as it was a second ago ...
+    for seq in (2, 3, 4):
+        assert (await a.move("draw", seq=seq))["type"] == "ack"
+    late = await Client.open(node.port)
+    seen = await late.request("watch", "welcome", code=code)
+    assert seen["boards"]["p1"]["moves"] == 1 and seen["boards"]["p1"]["stock"] == 23
+    assert seen["progress"]["p1"]["moves"] == 1
+    assert [r["moves"] for r in seen["leaderboard"] if r["player"] == "p1"] == [1]
+    # ... and then every move after that, each a second after it was made
+    await late.drain(1.5)
+    await early.drain(0.1)
+    assert progress_of(late.seen, "p1") == [2, 3, 4]
+    assert progress_of(early.seen, "p1") == [1, 2, 3, 4]
+    # at the end the results show everything at once; nothing older follows them
+    assert (await a.move("draw", seq=5))["type"] == "ack"
+    for c, seq in ((a, 6), (b, 1)):
+        assert (await c.request("resign", "ack", seq=seq))["type"] == "ack"
+    for w in (early, late):
+        room = await w.expect("room")
+        while room["room"]["phase"] != "finished":
+            room = await w.expect("room")
+        assert room["boards"]["p1"]["moves"] == 5
+        await w.drain(1.5)
+        after = w.seen[w.seen.index(room) + 1 :]
+        assert not [m for m in after if m["type"] == "progress"]
+    for c in (a, b, early, late):
+        await c.close()
+
+
+async def test_a_live_room_shows_spectators_each_move_at_once(node) -> None:
+    a, b = await start_race(node.port)
+    watcher = await Client.open(node.port)
+    welcome = await watcher.request("watch", "welcome", code=a.seen[0]["room"]["code"])
+    assert welcome["room"]["spectator_delay"] == 0
+    moved = time.monotonic()
+    assert (await a.move("draw"))["type"] == "ack"
+    assert (await watcher.expect("progress", timeout=1))["board"]["moves"] == 1
+    assert time.monotonic() - moved < 0.5
+    for c in (a, b, watcher):
+        await c.close()
