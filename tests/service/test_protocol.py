@@ -57,7 +57,7 @@ def test_valid_messages_decode_to_frozen_types() -> None:
         ('{"type":"create","name":"a","settings":{"draw":2}}', "bad_field"),
         ('{"type":"create","name":"a","time_limit":5}', "bad_field"),
         ('{"type":"create","name":"a","rank_by":"score"}', "bad_field"),
-        ('{"type":"create","name":"a","spectator_delay":601}', "bad_field"),
+        ('{"type":"create","name":"a","spectator_delay":301}', "bad_field"),
         ('{"type":"create","name":"a","spectator_delay":-1}', "bad_field"),
         ('{"type":"create","name":"a","spectator_delay":1.5}', "bad_field"),
         ('{"type":"join","code":"AB","name":"x"}', "bad_field"),

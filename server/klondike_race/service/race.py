@@ -64,7 +64,7 @@ class Room:
     winnable_only: bool = False  # the deal was proven winnable by the solver
     parent: str | None = None  # a practice continuation of this race's position
     rematch: str | None = None  # the code of this room's rematch, once asked for
-    spectator_delay: int = 0  # seconds: spectators see the race this far behind
+    spectator_delay: int = 0  # seconds (0-300): spectators see the race this far behind
 
     # ---- derived ----------------------------------------------------------------------
     @property
