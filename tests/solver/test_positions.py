@@ -92,7 +92,7 @@ def test_budget_runs_out_as_unknown() -> None:
     assert solution.line is None
     assert solution.states == 2000
     clock = iter(range(0, 10**9, 1)).__next__  # one "second" per reading
-    solution = solve(game, max_seconds=5, clock=clock)
+    solution = solve(game, max_seconds=2, clock=clock)  # two turns: 3,072 positions
     assert solution.result == "unknown"
 
 

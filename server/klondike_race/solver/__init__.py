@@ -25,7 +25,7 @@ from ..engine.deal import Deal
 from ..engine.game import OUT_OF_TIME, RESIGNED, WON, Game
 from ..engine.moves import CARDS, DRAW_MOVE, FOUND0, RECYCLE_MOVE, WASTE, Move
 from ..engine.settings import DEFAULT, Settings
-from .search import Search
+from .search import Relaxation, Search
 
 WIN = "win"
 LOSE = "lose"
@@ -95,7 +95,13 @@ def solve(
         return Solution(LOSE, None, 0, clock() - start)
     settings = game.settings
 
-    def search(deck_first: bool) -> Search:
+    def search(
+        deck_first: bool,
+        relaxed: bool = False,
+        lost: set | None = None,
+        relaxation: Relaxation | None = None,
+        tests: bool = True,
+    ) -> Search:
         return Search(
             game.columns,
             game.down,
@@ -103,31 +109,58 @@ def solve(
             game.waste + game.stock[::-1],
             len(game.waste),
             game.recycles,
-            draw=settings.draw,
-            recycles_allowed=settings.recycles_allowed,
+            draw=1 if relaxed else settings.draw,
+            recycles_allowed=None if relaxed else settings.recycles_allowed,
             any_empty=settings.empty == "any",
             foundation_to_column=settings.foundation_to_column,
             deck_first=deck_first,
+            lost=lost,
+            relaxation=relaxation,
+            tests=tests,
         )
 
-    # Two searches with different move orders take turns, SLICES positions at a time, on
-    # one budget: move order decides how soon a win is found (each order misses some),
-    # and either search, being complete, may prove a loss.
+    # Two searches with different move orders (SEARCHES) take turns on one budget: move
+    # order decides how soon a win is found (each order misses some), and either search,
+    # being complete, may prove a loss; what one proves lost the other skips. Unless the
+    # game is already Draw 1 with unlimited passes, the first also tests new positions in
+    # Draw 1 with unlimited passes, and a third search takes turns, for losses only: the
+    # whole position in Draw 1 with unlimited passes (a relaxation: every line of the real
+    # game is a line there, so a loss there is a loss here; docs/solver.md, "The Draw 1
+    # relaxation").
     deadline = None if max_seconds is None else start + max_seconds
-    searches = [search(False), search(True)]
+    lost: set[bytes] = set()  # positions proven lost, shared by the searches
+    relax = None
+    if settings.draw != 1 or settings.recycles_allowed is not None:
+        relax = Relaxation(RELAXATION_BUDGET)
+    searches = []
+    slices = []
+    for deck_first, tests, size in SEARCHES:
+        searches.append(search(deck_first, lost=lost, relaxation=relax, tests=tests))
+        slices.append(size)
+    relaxed = -1
+    if relax is not None and RELAXED_SLICE:
+        relaxed = len(searches)
+        searches.append(search(False, relaxed=True, lost=relax.lost))
+        slices.append(RELAXED_SLICE)
     turn = 0
     done = None
+    current = searches[0]
     while done is None:
-        states = searches[0].states + searches[1].states
+        states = sum(s.states + s.relaxed_states for s in searches)
         if max_states is not None and states >= max_states:
             break
         if deadline is not None and clock() > deadline:
             break
         current = searches[turn]
-        step = SLICES[turn] if max_states is None else min(SLICES[turn], max_states - states)
+        step = slices[turn] if max_states is None else min(slices[turn], max_states - states)
         done = current.advance(step)
-        turn = 1 - turn
-    states = searches[0].states + searches[1].states
+        if done and turn == relaxed:  # a win of the relaxation proves nothing: drop it
+            slices[turn] = 0
+            done = None
+        turn = (turn + 1) % len(searches)
+        while not slices[turn]:
+            turn = (turn + 1) % len(searches)
+    states = sum(s.states + s.relaxed_states for s in searches)
     if done is None:
         return Solution(UNKNOWN, None, states, clock() - start)
     if not done:
@@ -136,9 +169,14 @@ def solve(
     return Solution(WIN, line, states, clock() - start)
 
 
-# positions each search explores before the other takes its turn: the first (face-down
-# cards before deck cards) proves most losses a little sooner, so it gets more
-SLICES = (2048, 1024)
+# the searches that take turns: (deck cards before turning face-down cards, with the
+# Draw 1 relaxation test of new positions (not when the game is already Draw 1 with
+# unlimited passes), positions per turn)
+SEARCHES = ((False, True, 2048), (True, False, 1024))
+# positions per turn of the Draw 1 relaxation of the whole position (losses only; 0: none)
+RELAXED_SLICE = 2048
+# positions each Draw 1 relaxation test of a position may search
+RELAXATION_BUDGET = 200
 
 
 def _line(game: Game, search: Search) -> list[Move]:

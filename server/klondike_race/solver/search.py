@@ -25,9 +25,16 @@ then play it". Draws and recycles commute with every other move, so a winning li
 always turn cards just before the play that uses them.
 
 ``Search.advance(n)`` searches on for at most n positions and can be called again (the
-solver runs two searches by turns this way); ``Search.run()`` goes to the end, raising
+solver runs several searches by turns this way); ``Search.run()`` goes to the end, raising
 ``Budget`` when ``max_states`` or the ``deadline`` runs out. ``clock`` is a callable
 returning seconds, ``deadline`` a value of it: this module reads no clock itself.
+
+Each search finds the strongly connected components of what it searched (Tarjan) and
+puts the keys of those it finished, all lost, in ``lost``, a set that searches of the same
+position and settings may share. With a ``Relaxation``, a search also skips positions
+that are lost even in Draw 1 with unlimited passes (a relaxation of every other setting),
+found by small Draw 1 searches (docs/solver.md, "Sharing what is proven lost" and "The
+Draw 1 relaxation").
 """
 
 from __future__ import annotations
@@ -68,8 +75,25 @@ HOMED_OB = 1000  # + c * 52 + x: card c went home off card x (see _homed_uses)
 EMPTY_OB = 9000  # a column was emptied by moving its root: the next move fills one
 
 
+# the Draw 1 relaxation tests: none for the first TESTS_AFTER new positions (most wins
+# come sooner), then at most one new position in MAX_GAP is left untested
+TESTS_AFTER = 30000
+MAX_GAP = 1024
+
+
 class Budget(Exception):
     """The time or state budget ran out before the search was decided."""
+
+
+class Relaxation:
+    """What the Draw 1 relaxation tests share: the Draw 1 (unlimited passes) keys proven
+    lost (the ``lost`` set of every Draw 1 search run for them) and found won, and the
+    positions each test may search."""
+
+    def __init__(self, budget: int = 200) -> None:
+        self.lost: set[bytes] = set()
+        self.won: set[bytes] = set()
+        self.budget = budget
 
 
 class Search:
@@ -94,6 +118,10 @@ class Search:
         deadline: float | None = None,
         max_states: int | None = None,
         deck_first: bool = False,
+        lost: set[bytes] | None = None,
+        relaxation: Relaxation | None = None,
+        deadlock_test: bool = True,
+        tests: bool = True,
     ) -> None:
         self.deck_first = deck_first  # the move order: deck cards before turning cards
         self.cols = [list(c) for c in columns]
@@ -132,13 +160,26 @@ class Search:
         self.park = draw == 1 and recycles_allowed is None
         self.ob = -1
         self._stack: list | None = None  # the search's own stack, kept between advances
+        # positions (keys, no obligation) proven lost: may be shared with another search
+        # of the same position and settings (docs/solver.md, "Sharing what is proven lost")
+        self.lost: set[bytes] = set() if lost is None else lost
+        self.idx: dict[bytes | tuple, int] = {}
+        self.tstack: list[bytes | tuple] = []
+        self.visits = 0
+        # the Draw 1 relaxation test of each new position (docs/solver.md, "The Draw 1
+        # relaxation"); its positions are counted in ``relaxed_states``
+        self.relaxation = relaxation
+        self.relaxed_states = 0
+        self.deadlock_test = deadlock_test
+        self.tests = tests  # False: only look up the Draw 1 keys proven lost
+        self.gap = 1
+        self.untested = -TESTS_AFTER
 
     # ---- the class key ------------------------------------------------------------------
     def key(self) -> bytes:
         down = self.down
-        roots = [col[0] for col, d in zip(self.cols, down, strict=False) if col and not d]
-        if len(roots) > 1:
-            roots.sort()
+        roots = [col[0] for col, d in zip(self.cols, down, strict=False) if not d and col]
+        roots.sort()
         # fixed-size fields first, then the roots after their count, the deck, and the
         # pointer last (``advance`` swaps that last byte to look up dominating pointers)
         p = self.p
@@ -146,10 +187,15 @@ class Search:
             p = 0
         elif self.cycle and (p % self.draw == 0 or p == len(self.deck)):
             p = 0  # on the cycle: every such pointer reaches every other (free recycles)
-        return (
-            bytes((*down, *self.found, self.rec if self.use_rec else 0, len(roots), *roots))
-            + self.dk
-            + _BYTE[p]
+        return b"".join(
+            (
+                bytes(down),
+                bytes(self.found),
+                bytes((self.rec if self.use_rec else 0, len(roots))),
+                bytes(roots),
+                self.dk,
+                _BYTE[p],
+            )
         )
 
     # ---- primitive steps (each returns what undo needs) ---------------------------------
@@ -576,7 +622,19 @@ class Search:
             self.ob = HOMED_OB + steps[0][2] * 52 + under
         elif kind == MOVE and emptied and self.cols[m[2]] and len(self.cols[m[2]]) > m[3]:
             self.ob = EMPTY_OB  # a root moved onto another card, emptying its column
-        self._autos(steps)
+        # safe cards home: the position before had none left to play (``_autos`` ran
+        # after every move), so after a move that leaves the foundations alone only a
+        # card it uncovered or put down (x) can be one, or free a covered one (x's twin)
+        if kind == MOVE or (kind == DECK and m[2] >= 0):
+            x = self.cols[m[1] if kind == MOVE else m[2]]
+            if x:
+                x = x[-1]
+                r = RANK[x] - 1
+                found = self.found
+                if found[SUIT[x]] == r or found[_SAME[SUIT[x]]] == r:
+                    self._autos(steps)
+        else:
+            self._autos(steps)
         if len(steps) > 2 and self.ob >= 0:
             self.ob = -1  # a safe move home followed: no obligation (fewer restrictions)
         return steps
@@ -589,46 +647,52 @@ class Search:
                 self._undo_step(step)
 
     # ---- pointer dominance (docs/solver.md, "Pointer dominance") -------------------------
-    def _dominated(self, key: bytes, ob: int) -> bool:
-        """Whether a position that reaches this one by drawing alone (the same key with
-        pointer q - k, q - 2k, ... and the same recycles used) was already seen with no
-        obligation or with ``ob``."""
+    def _dominated(self, key: bytes, ob: int) -> bytes | tuple | None:
+        """A position that reaches this one by drawing alone (the same key with pointer
+        q - k, q - 2k, ... and the same recycles used) already seen with no obligation
+        or with ``ob`` (as its node: the key, or (key, ob)); None if there is none."""
         q = key[-1]
         k = self.draw
         if self.cycle:
             if not q:
-                return False  # the cycle: its dominators were marked (see ``_mark``)
+                return None  # the cycle: its dominators were marked (see ``_mark``)
             low = 1  # pointer 0 is on the cycle, which never reaches q
         else:
             low = 0
         p = q - k
         if p < low:
-            return False
+            return None
         seen = self.seen
         base = key[:-1]
         tries = 0
         while p >= low and tries < 8:
-            old = seen.get(base + _BYTE[p])
-            if old is not None and (old == -1 or old == ob or (type(old) is set and ob in old)):
-                return True
+            other = base + _BYTE[p]
+            old = seen.get(other)
+            if old is not None:
+                if old == -1:
+                    return other
+                if old == ob or (type(old) is set and ob in old):
+                    return other if ob == -1 else (other, ob)
             p -= k
             tries += 1
-        return False
+        return None
 
-    def _mark(self, key: bytes, ob: int) -> None:
-        """Record (key, ob) as dominated by a position seen (same rule as a visit)."""
+    def _mark(self, key: bytes, ob: int) -> bytes | tuple | None:
+        """Record (key, ob) as dominated by a position seen (same rule as a visit); its
+        node if it was not recorded yet, else None."""
         seen = self.seen
         old = seen.get(key)
         if old is None:
             seen[key] = ob
         elif old == -1 or old == ob or (type(old) is set and ob in old):
-            return
+            return None
         elif ob == -1:
             seen[key] = -1
         elif type(old) is set:
             old.add(ob)
         else:
             seen[key] = {old, ob}
+        return key if ob == -1 else (key, ob)
 
     # ---- a proof of loss from the face-down cards alone ---------------------------------
     def _deadlocked(self) -> bool:
@@ -673,6 +737,43 @@ class Search:
                 changed = True
         return bool(members)
 
+    # ---- the Draw 1 relaxation ----------------------------------------------------------
+    def _relaxed_key(self, key: bytes) -> bytes:
+        """The position's key in Draw 1 with unlimited passes: no recycles used, pointer 0."""
+        return key[:11] + b"\x00" + key[12:-1] + b"\x00" if self.use_rec else key[:-1] + b"\x00"
+
+    def _relaxed_lost(self, rk: bytes, relax: Relaxation) -> bool:
+        """Whether this position (its Draw 1 key ``rk``, not proven lost yet) is lost even
+        in Draw 1 with unlimited passes (same tableau, foundations, deck, empty column and
+        foundation rules): every line of the real game is a line there (docs/solver.md,
+        "The Draw 1 relaxation"). Decided by a small Draw 1 search; False when it finds a
+        win or runs out of positions."""
+        if rk in relax.won:
+            return False
+        sub = Search(
+            self.cols,
+            self.down,
+            self.found,
+            self.deck,
+            0,
+            0,
+            draw=1,
+            recycles_allowed=None,
+            any_empty=self.any_empty,
+            foundation_to_column=self.f2c,
+            lost=relax.lost,
+            deadlock_test=False,  # made at the start of the search, not worth repeating
+        )
+        result = sub.advance(relax.budget)
+        self.relaxed_states += sub.states
+        if result is None:
+            return False
+        if result:
+            relax.won.add(rk)
+            return False
+        relax.lost.add(rk)
+        return True
+
     # ---- the search ---------------------------------------------------------------------
     def _won(self) -> bool:
         """True when the game can surely be finished by playing cards home: no face-down
@@ -701,29 +802,58 @@ class Search:
         lost) or None (not decided yet; call again to go on)."""
         seen = self.seen
         stack = self._stack
+        # Tarjan's bookkeeping (docs/solver.md, "Sharing what is proven lost"): each
+        # position on ``tstack`` (visited, its strongly connected component not complete)
+        # has its visit number in ``idx``; a frame is [moves, next, number, low, tstack
+        # length at its visit]
+        idx = self.idx
+        tstack = self.tstack
+        lost = self.lost
         if stack is None:  # the first call: the start position
             self._autos(self.start_steps)
             if self._won():
                 return True
-            if self._deadlocked():
+            if self.deadlock_test and self._deadlocked():
                 return False  # docs/solver.md, "Deadlocked face-down cards"
-            seen[self.key()] = -1
-            stack = self._stack = [(self.moves(), 0)]
+            key = self.key()
+            if key in lost:
+                return False  # proven lost by another search sharing ``lost``
+            seen[key] = -1
+            idx[key] = 0
+            tstack.append(key)
+            stack = self._stack = [[self.moves(), 0, 0, 0, 0]]
         path = self.path
         states = self.states
         limit = states + count
         use_p, cycle = self.use_p, self.cycle
+        relax = self.relaxation
+        visits = self.visits
         try:
             while stack:
                 if states >= limit:
                     return None
-                moves, i = stack[-1]
+                frame = stack[-1]
+                moves = frame[0]
+                i = frame[1]
                 if i == len(moves):
                     stack.pop()
+                    low = frame[3]
+                    if low == frame[2]:
+                        # the root of a complete component: it and every position above it
+                        # on tstack are lost (every move from them was tried, and led
+                        # inside, to a lost position, or to one dominated by either)
+                        top = frame[4]
+                        for node in tstack[top:]:
+                            del idx[node]
+                            if type(node) is bytes:
+                                lost.add(node)
+                        del tstack[top:]
+                    elif stack and low < stack[-1][3]:
+                        stack[-1][3] = low
                     if path:
                         self.undo(path.pop())
                     continue
-                stack[-1] = (moves, i + 1)
+                frame[1] = i + 1
                 steps = self.do(moves[i])
                 states += 1
                 key = self.key()
@@ -734,11 +864,45 @@ class Search:
                     # obligation only removes moves, so nothing new can come from here
                     old == -1 or old == ob or (type(old) is set and ob in old)
                 ):
+                    j = idx.get(key if old == -1 or ob == -1 else (key, ob))
+                    if j is not None and j < frame[3]:
+                        frame[3] = j
                     self.undo(steps)
                     continue
-                if use_p and self._dominated(key, ob):
+                if key in lost:  # proven lost (by this search or the other)
                     self.undo(steps)
                     continue
+                if use_p:
+                    node = self._dominated(key, ob)
+                    if node is not None:
+                        j = idx.get(node)
+                        if j is not None and j < frame[3]:
+                            frame[3] = j
+                        self.undo(steps)
+                        continue
+                if relax is not None:
+                    # a Draw 1 key proven lost (by a test of either search's, or by the
+                    # relaxation of the whole position): lost
+                    rk = self._relaxed_key(key)
+                    if rk in relax.lost:
+                        lost.add(key)
+                        self.undo(steps)
+                        continue
+                    # tested: every new position while the tests find losses, else one in
+                    # ``gap`` (doubling after each test that found none, up to MAX_GAP)
+                    self.untested += 1
+                    if self.tests and self.untested >= self.gap:
+                        self.untested = 0
+                        before = self.relaxed_states
+                        if self._relaxed_lost(rk, relax):
+                            self.gap = 1
+                            lost.add(key)  # lost with any obligation
+                            self.undo(steps)
+                            continue
+                        if self.relaxed_states != before:
+                            limit -= self.relaxed_states - before  # its positions count
+                            if self.gap < MAX_GAP:
+                                self.gap *= 2
                 if old is not None:
                     if ob == -1:
                         seen[key] = -1
@@ -748,17 +912,27 @@ class Search:
                         seen[key] = {old, ob}
                 else:
                     seen[key] = ob
+                visits += 1
+                number = visits
+                node = key if ob == -1 else (key, ob)
+                idx[node] = number
+                top = len(tstack)
+                tstack.append(node)
                 if cycle and key[-1]:
                     # off the cycle: this position reaches its cycle position by drawing,
-                    # so that one is dominated from now on
-                    self._mark(key[:-1] + b"\x00", ob)
+                    # so that one is dominated from now on (and lost if this one is)
+                    mark = self._mark(key[:-1] + b"\x00", ob)
+                    if mark is not None:
+                        idx[mark] = number
+                        tstack.append(mark)
                 path.append(steps)
                 if self._won():
                     return True
-                stack.append((self.moves(), 0))
+                stack.append([self.moves(), 0, number, number, top])
             return False
         finally:
             self.states = states
+            self.visits = visits
 
 
 def _first(item: tuple) -> int:

@@ -1,0 +1,109 @@
+"""What the searches share: positions proven lost (Tarjan's components), and the Draw 1
+relaxation (docs/solver.md, "Sharing what is proven lost" and "The Draw 1 relaxation")."""
+
+from __future__ import annotations
+
+import pytest
+
+from klondike_race.engine import Deal, Game, Settings
+from klondike_race.engine.moves import DRAW_MOVE, RECYCLE_MOVE
+from klondike_race.solver import search as search_module
+from klondike_race.solver import solve
+from klondike_race.solver.search import Budget, Relaxation, Search
+
+from .helpers import BUDGET, assert_line_wins, reference, reference_game
+
+
+def bare(game: Game, **options: object) -> Search:
+    settings = game.settings
+    return Search(game.columns, game.down, game.found, game.waste + game.stock[::-1],
+                  len(game.waste), game.recycles, draw=settings.draw,
+                  recycles_allowed=settings.recycles_allowed, any_empty=settings.empty == "any",
+                  foundation_to_column=settings.foundation_to_column, **options)  # fmt: skip
+
+
+@pytest.mark.parametrize(("deal_id", "draw"), [(11, 1), (13, 1), (10, 1), (16, 3), (12, 3)])
+@pytest.mark.parametrize("first", [300, 3500])
+def test_a_search_using_what_another_proved_lost_still_finds_the_win(
+    deal_id: int, draw: int, first: int
+) -> None:
+    """The other move order runs a while (not to the end) and proves some positions
+    lost; a search that skips them still wins."""
+    ref = reference(deal_id, draw)
+    assert ref["result"] == "win"
+    game = reference_game(ref)
+    lost: set[bytes] = set()
+    assert bare(game, deck_first=True, lost=lost).advance(first) is None
+    assert bare(game, lost=lost).run() is True
+
+
+def test_a_loss_proven_by_one_search_is_known_to_the_other() -> None:
+    """Deal 104 (Draw 1, lost): once one search has proven it, the start position is in
+    the shared set and the other search answers at once."""
+    game = reference_game(reference(104, 1))
+    lost: set[bytes] = set()
+    first = bare(game, lost=lost)
+    assert first.run() is False
+    assert first.key() in lost
+    second = bare(game, deck_first=True, lost=lost)
+    assert second.advance(1) is False
+    assert second.states == 0
+
+
+def test_the_draw_one_relaxation_proves_a_draw_three_loss() -> None:
+    """Deal 219 is lost in Draw 1, so in Draw 3 too: the Draw 1 search of the whole
+    position proves it in far fewer positions than the Draw 3 searches need alone."""
+    ref = reference(219, 3)
+    assert ref["result"] == "lose" and reference(219, 1)["result"] == "lose"
+    solution = solve(reference_game(ref), max_seconds=None, max_states=40_000)
+    assert solution.result == "lose"
+    # limited passes, with a recycle already used: still lost (the relaxation drops the
+    # pass count and the recycles used)
+    game = reference_game(ref, passes=3)
+    while game.stock:
+        game.play(DRAW_MOVE)
+    game.play(RECYCLE_MOVE)
+    assert game.recycles == 1
+    assert solve(game, max_seconds=BUDGET).result == "lose"
+
+
+def test_the_relaxation_test_of_each_position_prunes_a_draw_three_loss(monkeypatch) -> None:
+    """Deal 220 is won in Draw 1 and lost in Draw 3: the relaxation of the whole deal
+    finds a Draw 1 win (proving nothing), but many positions of the Draw 3 search are
+    lost even in Draw 1, and the tests (here from the first new position on) cut them
+    off."""
+    monkeypatch.setattr(search_module, "TESTS_AFTER", 0)
+    assert reference(220, 1)["result"] == "win"
+    ref = reference(220, 3)
+    assert ref["result"] == "lose"
+    game = reference_game(ref)
+    plain = bare(game, max_states=30_000)
+    tested = bare(game, max_states=30_000, relaxation=Relaxation(200))
+    assert tested.run() is False
+    assert tested.relaxation is not None and tested.relaxation.lost
+    with pytest.raises(Budget):
+        plain.run()
+
+
+@pytest.mark.parametrize(("deal_id", "draw", "passes"), [(0, 3, 0), (7, 3, 3), (1, 1, 3)])
+def test_wins_survive_the_relaxation_tests(deal_id: int, draw: int, passes: int) -> None:
+    """A win (limited passes included) is still found, and its line replays."""
+    ref = reference(deal_id, draw)
+    game = Game(Deal.from_cards(ref["cards"]), Settings(draw=draw, passes=passes))
+    assert bare(game, relaxation=Relaxation(200)).run() is True
+    assert_line_wins(game, solve(game, max_seconds=BUDGET))
+
+
+def test_the_other_search_skips_what_the_tests_proved_lost(monkeypatch) -> None:
+    """The second search runs no test of its own but looks up the Draw 1 keys the first
+    one's tests proved lost: the same loss in fewer positions."""
+    monkeypatch.setattr(search_module, "TESTS_AFTER", 0)
+    game = reference_game(reference(220, 3))
+    relax = Relaxation(200)
+    assert bare(game, relaxation=relax).run() is False
+    plain = bare(game, deck_first=True)
+    assert plain.run() is False
+    looking = bare(game, deck_first=True, relaxation=relax, tests=False)
+    assert looking.run() is False
+    assert looking.relaxed_states == 0
+    assert looking.states < plain.states
