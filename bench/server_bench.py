@@ -453,10 +453,22 @@ def main() -> int:
         action="store_true",
         help="run this load client on uvloop (a lighter client leaves more CPU to the server)",
     )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the server on a core of its own; the load client and Redis on the others",
+    )
     parser.add_argument("--scale", type=int, default=1, help="saturation: connections x N")
     parser.add_argument("--racers", type=int, default=None, help="open loop: racers (1000)")
     parser.add_argument("--rate", type=float, default=2.0, help="open loop: moves/s per racer")
     args = parser.parse_args()
+    if args.pin:
+        # the server on the first core, this load client and its redis-server on the rest
+        cores = list(range(os.cpu_count() or 1))  # not the affinity: the server inherits ours
+        if args.role == "server":
+            os.sched_setaffinity(0, cores[:1])
+        elif len(cores) > 1:
+            os.sched_setaffinity(0, cores[1:])
     if args.role == "server":
         if args.uvloop:
             import uvloop
@@ -498,6 +510,7 @@ async def load_main(args: argparse.Namespace) -> int:
             "--redis",
             url,
             *(["--uvloop"] if args.uvloop else []),
+            *(["--pin"] if args.pin else []),
         ],
         stdout=subprocess.PIPE,
         text=True,
