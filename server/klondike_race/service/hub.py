@@ -372,36 +372,40 @@ class RoomHub:
             keys.append((pid, cached[1]))
         return [{**rows[pid][2], "rank": rank} for pid, rank, _ in ranking.ranks(keys)]
 
+    async def _replay_logs(self, until: int | None = None) -> dict[str, tuple[Game, int]]:
+        """Every player's game replayed from their move log (only the moves made by race
+        time ``until`` ms, if given), with the number of log entries it holds."""
+        assert self.room is not None
+        out = {}
+        for p in self.public.get("players", ()):
+            log = await self.node.store.moves(self.code, p["id"])
+            if until is not None:
+                log = [e for e in log if int(e.rpartition("@")[2]) <= until]
+            out[p["id"]] = replay(Game(self.room.game_deal, self.room.settings), log), len(log)
+        return out
+
     async def ensure_boards(self) -> dict[str, dict]:
         """Every player's board, from games replayed from the move logs when not cached."""
         async with self._boards_lock:
             if self.boards is None:
-                assert self.room is not None
-                games, logged = {}, {}
-                for p in self.public.get("players", ()):
-                    log = await self.node.store.moves(self.code, p["id"])
-                    games[p["id"]] = replay(Game(self.room.game_deal, self.room.settings), log)
-                    logged[p["id"]] = len(log)
+                replayed = await self._replay_logs()
                 # events delivered while the logs were read are in them (a move is logged
                 # before its event exists); later ones advance these games
                 elapsed = self.elapsed()
-                self.games, self.logged = games, logged
-                self.boards = {pid: board_view(game, elapsed) for pid, game in games.items()}
+                self.games = {pid: game for pid, (game, _) in replayed.items()}
+                self.logged = {pid: n for pid, (_, n) in replayed.items()}
+                self.boards = {pid: board_view(g, elapsed) for pid, g in self.games.items()}
             return self.boards
 
     async def _as_of(self, elapsed: int) -> tuple[dict[str, dict], dict[str, dict]]:
         """Every player's progress and board at race time ``elapsed`` (ms), replayed
         from the move logs: what a delayed spectator may see."""
-        assert self.room is not None
         elapsed = max(0, elapsed)
         progresses, boards = {}, {}
-        for p in self.public.get("players", ()):
-            log = await self.node.store.moves(self.code, p["id"])
-            done = [e for e in log if int(e.rpartition("@")[2]) <= elapsed]
-            game = replay(Game(self.room.game_deal, self.room.settings), done)
+        for pid, (game, _) in (await self._replay_logs(elapsed)).items():
             last_ms = game.times[-1] if game.times else 0
-            progresses[p["id"]] = {**progress(game, elapsed), "last_ms": last_ms}
-            boards[p["id"]] = board_view(game, elapsed)
+            progresses[pid] = {**progress(game, elapsed), "last_ms": last_ms}
+            boards[pid] = board_view(game, elapsed)
         return progresses, boards
 
     def _advance(self, player: str, event: dict, own: dict | None) -> dict | None:
