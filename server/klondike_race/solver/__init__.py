@@ -25,7 +25,7 @@ from ..engine.deal import Deal
 from ..engine.game import OUT_OF_TIME, RESIGNED, WON, Game
 from ..engine.moves import CARDS, DRAW_MOVE, FOUND0, RECYCLE_MOVE, WASTE, Move
 from ..engine.settings import DEFAULT, Settings
-from .search import Relaxation, Search
+from .search import Relaxation, Restarts, Search
 
 WIN = "win"
 LOSE = "lose"
@@ -101,6 +101,7 @@ def solve(
         lost: set | None = None,
         relaxation: Relaxation | None = None,
         tests: bool = True,
+        shuffle: int | None = None,
     ) -> Search:
         return Search(
             game.columns,
@@ -117,6 +118,8 @@ def solve(
             lost=lost,
             relaxation=relaxation,
             tests=tests,
+            shuffle=shuffle,
+            deadlock_test=shuffle is None,  # once is enough
         )
 
     # Two searches with different move orders (SEARCHES) take turns on one budget: move
@@ -142,6 +145,15 @@ def solve(
         relaxed = len(searches)
         searches.append(search(False, relaxed=True, lost=relax.lost))
         slices.append(RELAXED_SLICE)
+    restarting = -1
+    if RESTART_SLICE:
+        restarting = len(searches)
+        searches.append(
+            Restarts(
+                lambda seed: search(False, lost=lost, relaxation=relax, tests=False, shuffle=seed)
+            )
+        )
+        slices.append(RESTART_SLICE)
     turn = 0
     done = None
     current = searches[0]
@@ -151,6 +163,9 @@ def solve(
             break
         if deadline is not None and clock() > deadline:
             break
+        if turn == restarting and searches[turn].states > RESTART_SHARE * states**0.5:
+            turn = (turn + 1) % len(searches)  # most wins come early: restarts get less later
+            continue
         current = searches[turn]
         step = slices[turn] if max_states is None else min(slices[turn], max_states - states)
         done = current.advance(step)
@@ -175,6 +190,11 @@ def solve(
 SEARCHES = ((False, True, 2048), (True, False, 1024))
 # positions per turn of the Draw 1 relaxation of the whole position (losses only; 0: none)
 RELAXED_SLICE = 2048
+# positions of each random-order search (``Restarts``), one per turn; 0: none
+RESTART_SLICE = 1024
+# the restarts' positions stay under RESTART_SHARE * sqrt(all positions so far): a
+# sixth of the budget at first, 6% of it after a million positions
+RESTART_SHARE = 64
 # positions each Draw 1 relaxation test of a position may search
 RELAXATION_BUDGET = 200
 

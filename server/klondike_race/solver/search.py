@@ -40,6 +40,7 @@ Draw 1 relaxation").
 from __future__ import annotations
 
 from collections.abc import Callable
+from random import Random
 
 from ..engine.cards import HOLDS, RANK, SUIT
 
@@ -122,7 +123,10 @@ class Search:
         relaxation: Relaxation | None = None,
         deadlock_test: bool = True,
         tests: bool = True,
+        shuffle: int | None = None,
     ) -> None:
+        # a random move order (seeded: the same every time) instead of ``deck_first``'s
+        self.rng = None if shuffle is None else Random(shuffle)
         self.deck_first = deck_first  # the move order: deck cards before turning cards
         self.cols = [list(c) for c in columns]
         self.down = list(down)
@@ -485,7 +489,18 @@ class Search:
                     others.append((FOUND, suit, d))
         if len(reveal) > 1:
             reveal.sort(key=_first, reverse=True)
-        if self.deck_first:
+        rng = self.rng
+        if rng is not None:  # a random order (the restarts): homes first, then the moves
+            # that turn a face-down card and the deck cards, each group shuffled, in a
+            # random order of the two, then the rest
+            reveal = [m for _, m in reveal]
+            rng.shuffle(reveal)
+            rng.shuffle(deck_moves)
+            if rng.random() < 0.5:
+                out = homes + reveal + deck_moves + others
+            else:
+                out = homes + deck_moves + reveal + others
+        elif self.deck_first:
             out = homes + deck_moves + [m for _, m in reveal] + others
         else:
             out = homes + [m for _, m in reveal] + deck_moves + others
@@ -933,6 +948,37 @@ class Search:
         finally:
             self.states = states
             self.visits = visits
+
+
+class Restarts:
+    """Short searches of one position in random move orders, a new one (seed 0, 1, 2,
+    ...) at each ``advance``: how soon a depth-first search finds a win depends on its
+    move order, and a win that the fixed orders miss for millions of positions is often
+    found by some random order within hundreds. Each is a complete search of the same
+    graph, so it shares ``lost`` with the others, and one that finishes proves a loss."""
+
+    def __init__(self, make: Callable[[int], Search]) -> None:
+        self.make = make  # seed -> a new Search
+        self.tried = 0
+        self.states = 0
+        self.relaxed_states = 0
+        self.search: Search | None = None
+
+    def advance(self, count: int) -> bool | None:
+        self.search = search = self.make(self.tried)
+        self.tried += 1
+        try:
+            return search.advance(count)
+        finally:
+            self.states += search.states
+
+    @property
+    def path(self) -> list[list]:
+        return self.search.path
+
+    @property
+    def start_steps(self) -> list:
+        return self.search.start_steps
 
 
 def _first(item: tuple) -> int:
