@@ -129,7 +129,8 @@ def solve(
     # Draw 1 with unlimited passes, and a third search takes turns, for losses only: the
     # whole position in Draw 1 with unlimited passes (a relaxation: every line of the real
     # game is a line there, so a loss there is a loss here; docs/solver.md, "The Draw 1
-    # relaxation").
+    # relaxation"). Short searches in random move orders take turns too, more at first
+    # than later (docs/solver.md, "Restarts in random orders").
     deadline = None if max_seconds is None else start + max_seconds
     lost: set[bytes] = set()  # positions proven lost, shared by the searches
     relax = None
