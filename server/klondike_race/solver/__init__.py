@@ -125,8 +125,8 @@ def solve(
     # Two searches with different move orders (SEARCHES) take turns on one budget: move
     # order decides how soon a win is found (each order misses some), and either search,
     # being complete, may prove a loss; what one proves lost the other skips. Unless the
-    # game is already Draw 1 with unlimited passes, the first also tests new positions in
-    # Draw 1 with unlimited passes, and a third search takes turns, for losses only: the
+    # game is already Draw 1 with unlimited passes, both also test new positions in Draw 1
+    # with unlimited passes, and a third search takes turns, for losses only: the
     # whole position in Draw 1 with unlimited passes (a relaxation: every line of the real
     # game is a line there, so a loss there is a loss here; docs/solver.md, "The Draw 1
     # relaxation"). Short searches in random move orders take turns too, more at first
@@ -188,7 +188,7 @@ def solve(
 # the searches that take turns: (deck cards before turning face-down cards, with the
 # Draw 1 relaxation test of new positions (not when the game is already Draw 1 with
 # unlimited passes), positions per turn)
-SEARCHES = ((False, True, 2048), (True, False, 1024))
+SEARCHES = ((False, True, 2048), (True, True, 1024))
 # positions per turn of the Draw 1 relaxation of the whole position (losses only; 0: none)
 RELAXED_SLICE = 2048
 # positions of each random-order search (``Restarts``), one per turn; 0: none

@@ -78,7 +78,7 @@ EMPTY_OB = 9000  # a column was emptied by moving its root: the next move fills 
 
 # the Draw 1 relaxation tests: none for the first TESTS_AFTER new positions (most wins
 # come sooner), then at most one new position in MAX_GAP is left untested
-TESTS_AFTER = 30000
+TESTS_AFTER = 60000
 MAX_GAP = 1024
 
 
