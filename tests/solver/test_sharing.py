@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-import klondike_race.solver as solver_module
 from klondike_race.engine import Deal, Game, Settings
 from klondike_race.engine.moves import DRAW_MOVE, RECYCLE_MOVE
-from klondike_race.solver import search as search_module
 from klondike_race.solver import solve
 from klondike_race.solver.search import Budget, Relaxation, Search
 
@@ -68,19 +66,19 @@ def test_the_draw_one_relaxation_proves_a_draw_three_loss() -> None:
     assert solve(game, max_seconds=BUDGET).result == "lose"
 
 
-def test_the_relaxation_test_of_each_position_prunes_a_draw_three_loss(monkeypatch) -> None:
+def test_the_relaxation_tests_cut_a_draw_three_loss_short() -> None:
     """Deal 220 is won in Draw 1 and lost in Draw 3: the relaxation of the whole deal
     finds a Draw 1 win (proving nothing), but many positions of the Draw 3 search are
-    lost even in Draw 1, and the tests (here from the first new position on) cut them
-    off."""
-    monkeypatch.setattr(search_module, "TESTS_AFTER", 0)
+    lost even in Draw 1; testing those whose moves cost many positions cuts off what was
+    searched from them."""
     assert reference(220, 1)["result"] == "win"
     ref = reference(220, 3)
     assert ref["result"] == "lose"
     game = reference_game(ref)
     plain = bare(game, max_states=30_000)
-    tested = bare(game, max_states=30_000, relaxation=Relaxation(200))
+    tested = bare(game, max_states=30_000, relaxation=Relaxation())
     assert tested.run() is False
+    assert tested.cuts > 0
     assert tested.relaxation is not None and tested.relaxation.lost
     with pytest.raises(Budget):
         plain.run()
@@ -91,16 +89,29 @@ def test_wins_survive_the_relaxation_tests(deal_id: int, draw: int, passes: int)
     """A win (limited passes included) is still found, and its line replays."""
     ref = reference(deal_id, draw)
     game = Game(Deal.from_cards(ref["cards"]), Settings(draw=draw, passes=passes))
-    assert bare(game, relaxation=Relaxation(200)).run() is True
+    assert bare(game, relaxation=Relaxation()).run() is True
     assert_line_wins(game, solve(game, max_seconds=BUDGET))
 
 
-def test_the_other_search_skips_what_the_tests_proved_lost(monkeypatch) -> None:
+@pytest.mark.parametrize("deal_id", [148, 142])
+def test_wins_survive_the_cuts(deal_id: int) -> None:
+    """A test that proves a position lost cuts off everything searched from it that is
+    not finished: all of it is reachable from a lost position, so lost too. Won Draw 3
+    deals where the tests cut many times are still won, and their lines replay."""
+    ref = reference(deal_id, 3)
+    assert ref["result"] == "win"
+    game = reference_game(ref)
+    search = bare(game, deck_first=True, relaxation=Relaxation())
+    assert search.run() is True
+    assert search.cuts > 0
+    assert_line_wins(game, solve(game, max_seconds=BUDGET))
+
+
+def test_the_other_search_skips_what_the_tests_proved_lost() -> None:
     """The second search runs no test of its own but looks up the Draw 1 keys the first
     one's tests proved lost: the same loss in fewer positions."""
-    monkeypatch.setattr(search_module, "TESTS_AFTER", 0)
     game = reference_game(reference(220, 3))
-    relax = Relaxation(200)
+    relax = Relaxation()
     assert bare(game, relaxation=relax).run() is False
     plain = bare(game, deck_first=True)
     assert plain.run() is False
@@ -123,15 +134,15 @@ def test_a_search_in_a_random_order_reaches_the_same_answer(deal_id: int, draw: 
     assert runs[0].path == runs[2].path
 
 
-def test_restarts_in_random_orders_find_a_win_the_fixed_orders_miss(monkeypatch) -> None:
-    """Deal 289 (Draw 3) is won, but neither fixed move order finds the win in millions
-    of positions; one of the first random orders finds it in a few hundred. A shared
-    proven-lost set stays sound with them: no restart ever makes the answer wrong."""
+def test_restarts_in_random_orders_find_a_win_the_fixed_orders_miss() -> None:
+    """Deal 289 (Draw 3) is won, but neither fixed move order finds the win in hundreds
+    of thousands of positions (nor in millions); with the restarts the solver finds it in
+    far fewer, and a shared proven-lost set stays sound with them."""
     ref = reference(289, 3)
     assert ref["result"] == "win"
     game = reference_game(ref)
-    solution = solve(game, max_seconds=None, max_states=60_000)
+    for deck_first in (False, True):
+        assert bare(game, deck_first=deck_first).advance(200_000) is None
+    solution = solve(game, max_seconds=None, max_states=100_000)
     assert solution.result == "win"
     assert_line_wins(game, solution)
-    monkeypatch.setattr(solver_module, "RESTART_SLICE", 0)
-    assert solve(game, max_seconds=None, max_states=60_000).result == "unknown"

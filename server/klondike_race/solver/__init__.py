@@ -102,6 +102,7 @@ def solve(
         relaxation: Relaxation | None = None,
         tests: bool = True,
         shuffle: int | None = None,
+        won: set | None = None,
     ) -> Search:
         return Search(
             game.columns,
@@ -119,6 +120,7 @@ def solve(
             relaxation=relaxation,
             tests=tests,
             shuffle=shuffle,
+            won=won,
             deadlock_test=shuffle is None,  # once is enough
         )
 
@@ -135,7 +137,7 @@ def solve(
     lost: set[bytes] = set()  # positions proven lost, shared by the searches
     relax = None
     if settings.draw != 1 or settings.recycles_allowed is not None:
-        relax = Relaxation(RELAXATION_BUDGET)
+        relax = Relaxation()
     searches = []
     slices = []
     for deck_first, tests, size in SEARCHES:
@@ -144,7 +146,7 @@ def solve(
     relaxed = -1
     if relax is not None and RELAXED_SLICE:
         relaxed = len(searches)
-        searches.append(search(False, relaxed=True, lost=relax.lost))
+        searches.append(search(False, relaxed=True, lost=relax.lost, won=relax.won))
         slices.append(RELAXED_SLICE)
     restarting = -1
     if RESTART_SLICE:
@@ -171,6 +173,7 @@ def solve(
         step = slices[turn] if max_states is None else min(slices[turn], max_states - states)
         done = current.advance(step)
         if done and turn == relaxed:  # a win of the relaxation proves nothing: drop it
+            current.unwind(relax.won)  # (but the tests may use its line)
             slices[turn] = 0
             done = None
         turn = (turn + 1) % len(searches)
@@ -186,9 +189,9 @@ def solve(
 
 
 # the searches that take turns: (deck cards before turning face-down cards, with the
-# Draw 1 relaxation test of new positions (not when the game is already Draw 1 with
-# unlimited passes), positions per turn)
-SEARCHES = ((False, True, 2048), (True, True, 1024))
+# Draw 1 relaxation tests of the positions whose moves cost many positions (not when the
+# game is already Draw 1 with unlimited passes), positions per turn)
+SEARCHES = ((False, True, 2048), (True, False, 512))
 # positions per turn of the Draw 1 relaxation of the whole position (losses only; 0: none)
 RELAXED_SLICE = 2048
 # positions of each random-order search (``Restarts``), one per turn; 0: none
@@ -196,8 +199,6 @@ RESTART_SLICE = 1024
 # the restarts' positions stay under RESTART_SHARE * sqrt(all positions so far): a
 # sixth of the budget at first, 6% of it after a million positions
 RESTART_SHARE = 64
-# positions each Draw 1 relaxation test of a position may search
-RELAXATION_BUDGET = 200
 
 
 def _line(game: Game, search: Search) -> list[Move]:

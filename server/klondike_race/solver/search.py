@@ -76,10 +76,15 @@ HOMED_OB = 1000  # + c * 52 + x: card c went home off card x (see _homed_uses)
 EMPTY_OB = 9000  # a column was emptied by moving its root: the next move fills one
 
 
-# the Draw 1 relaxation tests: none for the first TESTS_AFTER new positions (most wins
-# come sooner), then at most one new position in MAX_GAP is left untested
-TESTS_AFTER = 60000
-MAX_GAP = 1024
+# the Draw 1 relaxation tests (docs/solver.md, "The Draw 1 relaxation"): a position is
+# tested once its moves have cost TEST_AFTER positions, again at TEST_GROWTH times as many,
+# and so on; a test may search TEST_RATIO times the positions its position has cost; and
+# tests stop while more than FREE_FAILS + FAILS_PER_CUT * (tests that cut) found nothing
+TEST_AFTER = 1024
+TEST_GROWTH = 2
+TEST_RATIO = 8
+FREE_FAILS = 16
+FAILS_PER_CUT = 2
 
 
 class Budget(Exception):
@@ -88,13 +93,12 @@ class Budget(Exception):
 
 class Relaxation:
     """What the Draw 1 relaxation tests share: the Draw 1 (unlimited passes) keys proven
-    lost (the ``lost`` set of every Draw 1 search run for them) and found won, and the
-    positions each test may search."""
+    lost (the ``lost`` set of every Draw 1 search run for them) and those known won (every
+    position of a line a test's search found; a test stops when it meets one)."""
 
-    def __init__(self, budget: int = 200) -> None:
+    def __init__(self) -> None:
         self.lost: set[bytes] = set()
         self.won: set[bytes] = set()
-        self.budget = budget
 
 
 class Search:
@@ -124,7 +128,11 @@ class Search:
         deadlock_test: bool = True,
         tests: bool = True,
         shuffle: int | None = None,
+        won: set[bytes] | None = None,
     ) -> None:
+        # keys known to be won (a relaxation test's Draw 1 search stops when it meets one:
+        # only whether it wins matters there, not the line)
+        self.known_won = won
         # a random move order (seeded: the same every time) instead of ``deck_first``'s
         self.rng = None if shuffle is None else Random(shuffle)
         self.deck_first = deck_first  # the move order: deck cards before turning cards
@@ -170,14 +178,15 @@ class Search:
         self.idx: dict[bytes | tuple, int] = {}
         self.tstack: list[bytes | tuple] = []
         self.visits = 0
-        # the Draw 1 relaxation test of each new position (docs/solver.md, "The Draw 1
-        # relaxation"); its positions are counted in ``relaxed_states``
+        # the Draw 1 relaxation tests of positions whose moves cost many positions
+        # (docs/solver.md, "The Draw 1 relaxation"); their positions are counted in
+        # ``relaxed_states``
         self.relaxation = relaxation
         self.relaxed_states = 0
         self.deadlock_test = deadlock_test
         self.tests = tests  # False: only look up the Draw 1 keys proven lost
-        self.gap = 1
-        self.untested = -TESTS_AFTER
+        self.cuts = 0  # tests that proved a position lost
+        self.fails = 0  # tests that did not
 
     # ---- the class key ------------------------------------------------------------------
     def key(self) -> bytes:
@@ -450,23 +459,18 @@ class Search:
         if self.park:  # Draw 1, unlimited passes: every deck card is reachable
             dk = self.dk
             for suit in range(4):
-                n = found[suit]
-                if n < 13:
-                    i = dk.find(suit * 13 + n)
-                    if i >= 0:
-                        deck_moves.append((DECK, i, -1, 0))
+                c = suit * 13 + found[suit]
+                if c in dk and found[suit] < 13:
+                    deck_moves.append((DECK, dk.find(c), -1, 0))
             # a deck card put on a column must be covered at once (see _uses): only when
             # one of its children can come
             for c, d in target.items():
-                i = dk.find(c)
-                if i >= 0 and self._child_available(c):
-                    deck_moves.append((DECK, i, d, 0))
+                if c in dk and self._child_available(c):
+                    deck_moves.append((DECK, dk.find(c), d, 0))
             if empty >= 0:
                 for c in range(52) if any_empty else KINGS:
-                    if c not in target:
-                        i = dk.find(c)
-                        if i >= 0 and self._child_available(c):
-                            deck_moves.append((DECK, i, empty, 0))
+                    if c in dk and c not in target and self._child_available(c):
+                        deck_moves.append((DECK, dk.find(c), empty, 0))
         else:
             self._deck_moves(deck_moves, target, empty)
         if self.f2c:
@@ -757,12 +761,12 @@ class Search:
         """The position's key in Draw 1 with unlimited passes: no recycles used, pointer 0."""
         return key[:11] + b"\x00" + key[12:-1] + b"\x00" if self.use_rec else key[:-1] + b"\x00"
 
-    def _relaxed_lost(self, rk: bytes, relax: Relaxation) -> bool:
+    def _relaxed_lost(self, rk: bytes, relax: Relaxation, budget: int) -> bool:
         """Whether this position (its Draw 1 key ``rk``, not proven lost yet) is lost even
         in Draw 1 with unlimited passes (same tableau, foundations, deck, empty column and
         foundation rules): every line of the real game is a line there (docs/solver.md,
         "The Draw 1 relaxation"). Decided by a small Draw 1 search; False when it finds a
-        win or runs out of positions."""
+        win or runs out of ``budget`` positions."""
         if rk in relax.won:
             return False
         sub = Search(
@@ -778,16 +782,27 @@ class Search:
             foundation_to_column=self.f2c,
             lost=relax.lost,
             deadlock_test=False,  # made at the start of the search, not worth repeating
+            won=relax.won,
         )
-        result = sub.advance(relax.budget)
+        result = sub.advance(budget)
         self.relaxed_states += sub.states
         if result is None:
             return False
         if result:
             relax.won.add(rk)
+            sub.unwind(relax.won)  # every position of the line is won too
             return False
         relax.lost.add(rk)
         return True
+
+    def unwind(self, won: set[bytes]) -> None:
+        """After a win: add the key of every position of the line to ``won``, undoing the
+        line back to the start (the search is over)."""
+        for steps in reversed(self.path):
+            won.add(self.key())
+            self.undo(steps)
+        won.add(self.key())
+        self.path = []
 
     # ---- the search ---------------------------------------------------------------------
     def _won(self) -> bool:
@@ -820,7 +835,7 @@ class Search:
         # Tarjan's bookkeeping (docs/solver.md, "Sharing what is proven lost"): each
         # position on ``tstack`` (visited, its strongly connected component not complete)
         # has its visit number in ``idx``; a frame is [moves, next, number, low, tstack
-        # length at its visit]
+        # length at its visit, positions searched at its visit, cost of its next test]
         idx = self.idx
         tstack = self.tstack
         lost = self.lost
@@ -836,12 +851,13 @@ class Search:
             seen[key] = -1
             idx[key] = 0
             tstack.append(key)
-            stack = self._stack = [[self.moves(), 0, 0, 0, 0]]
+            stack = self._stack = [[self.moves(), 0, 0, 0, 0, 0, TEST_AFTER]]
         path = self.path
         states = self.states
         limit = states + count
         use_p, cycle = self.use_p, self.cycle
         relax = self.relaxation
+        testing = relax is not None and self.tests
         visits = self.visits
         try:
             while stack:
@@ -868,6 +884,32 @@ class Search:
                     if path:
                         self.undo(path.pop())
                     continue
+                cost = states - frame[5]
+                if (
+                    testing
+                    and cost >= frame[6]
+                    and self.fails <= FREE_FAILS + FAILS_PER_CUT * self.cuts
+                ):
+                    # this position's moves have cost many positions already: test it in
+                    # the Draw 1 relaxation; if it is lost, so is every position searched
+                    # from it and not finished yet (all reachable from it)
+                    before = self.relaxed_states
+                    rk = self._relaxed_key(self.key())
+                    if rk in relax.lost or self._relaxed_lost(rk, relax, TEST_RATIO * cost):
+                        self.cuts += 1
+                        stack.pop()
+                        top = frame[4]
+                        for node in tstack[top:]:
+                            del idx[node]
+                            lost.add(node if type(node) is bytes else node[0])
+                        del tstack[top:]
+                        limit -= self.relaxed_states - before  # its positions count
+                        if path:
+                            self.undo(path.pop())
+                        continue
+                    limit -= self.relaxed_states - before  # its positions count
+                    frame[6] *= TEST_GROWTH
+                    self.fails += 1
                 frame[1] = i + 1
                 steps = self.do(moves[i])
                 states += 1
@@ -903,21 +945,6 @@ class Search:
                         lost.add(key)
                         self.undo(steps)
                         continue
-                    # tested: every new position while the tests find losses, else one in
-                    # ``gap`` (doubling after each test that found none, up to MAX_GAP)
-                    self.untested += 1
-                    if self.tests and self.untested >= self.gap:
-                        self.untested = 0
-                        before = self.relaxed_states
-                        if self._relaxed_lost(rk, relax):
-                            self.gap = 1
-                            lost.add(key)  # lost with any obligation
-                            self.undo(steps)
-                            continue
-                        if self.relaxed_states != before:
-                            limit -= self.relaxed_states - before  # its positions count
-                            if self.gap < MAX_GAP:
-                                self.gap *= 2
                 if old is not None:
                     if ob == -1:
                         seen[key] = -1
@@ -941,9 +968,9 @@ class Search:
                         idx[mark] = number
                         tstack.append(mark)
                 path.append(steps)
-                if self._won():
+                if self._won() or (self.known_won is not None and key in self.known_won):
                     return True
-                stack.append([self.moves(), 0, number, number, top])
+                stack.append([self.moves(), 0, number, number, top, states, TEST_AFTER])
             return False
         finally:
             self.states = states
