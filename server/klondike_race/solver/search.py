@@ -79,8 +79,10 @@ EMPTY_OB = 9000  # a column was emptied by moving its root: the next move fills 
 # the Draw 1 relaxation tests (docs/solver.md, "The Draw 1 relaxation"): a position is
 # tested once its moves have cost TEST_AFTER positions, again at TEST_GROWTH times as many,
 # and so on; a test may search TEST_RATIO times the positions its position has cost; and
-# tests stop while more than FREE_FAILS + FAILS_PER_CUT * (tests that cut) found nothing
+# tests stop while more than FREE_FAILS + FAILS_PER_CUT * (tests that cut) found nothing;
+# no test searches more than TEST_MAX positions (a budget can be overrun by one test)
 TEST_AFTER = 1024
+TEST_MAX = 32768
 TEST_GROWTH = 2
 TEST_RATIO = 8
 FREE_FAILS = 16
@@ -895,7 +897,8 @@ class Search:
                     # from it and not finished yet (all reachable from it)
                     before = self.relaxed_states
                     rk = self._relaxed_key(self.key())
-                    if rk in relax.lost or self._relaxed_lost(rk, relax, TEST_RATIO * cost):
+                    budget = min(TEST_RATIO * cost, TEST_MAX)
+                    if rk in relax.lost or self._relaxed_lost(rk, relax, budget):
                         self.cuts += 1
                         stack.pop()
                         top = frame[4]
