@@ -301,17 +301,18 @@ class Search:
         s = self.where[c]
         if s < 0:
             return None
-        col = self.cols[s]
+        cols = self.cols
+        col = cols[s]
         if col[-1] == c:
             return (HOME, s)
+        twin = TWIN[c]
+        s2 = self.where[twin]
+        if s2 < 0 or cols[s2][-1] != twin:  # the twin is not free (the common case)
+            return None
         i = col.index(c)
         if i < self.down[s]:
             return None
-        twin = TWIN[c]
-        s2 = self.where[twin]
-        if s2 >= 0 and self.cols[s2][-1] == twin:
-            return (SWAP_HOME, s, s2, len(col) - 1 - i)
-        return None
+        return (SWAP_HOME, s, s2, len(col) - 1 - i)
 
     def _safe(self, c: int) -> bool:
         """Whether card ``c`` (next on its foundation) may go home at once without losing
@@ -350,9 +351,9 @@ class Search:
                     continue
                 how = None if s < 0 else self._homeable(c)
                 if how is None:
-                    if self.park and c in self.deck:
+                    if self.park and c in self.dk:
                         # every deck card is reachable: play it home from there
-                        steps.append(self._deck(self.deck.index(c), -1, 0))
+                        steps.append(self._deck(self.dk.find(c), -1, 0))
                         again = True
                     continue
                 if how[0] == SWAP_HOME:
