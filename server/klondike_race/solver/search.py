@@ -427,25 +427,34 @@ class Search:
         reveal = []
         others = []
         where = self.where
+        # a card obligation (Draw 1, unlimited passes) keeps only the moves that put one of
+        # these cards on a column (``_uses``), a foundation one only the moves of that
+        # foundation (``_suit_uses``): skip building the others
+        ob = self.ob
+        only = HOLDS[ob] if 0 <= ob < FOUNDATION_OB else None
+        suit_only = ob - FOUNDATION_OB if FOUNDATION_OB <= ob < LIFTED_OB else -1
         for suit in range(4):
             n = found[suit]
-            if n < 13:
+            if n < 13 and (suit_only < 0 or suit == suit_only):
                 c = suit * 13 + n
                 s = where[c]
                 if s < 0:
                     continue
                 if cols[s][-1] == c:
-                    homes.append((HOME, s))
+                    if only is None:
+                        homes.append((HOME, s))
                     continue
                 how = self._homeable(c)
                 if how is not None:
                     homes.append(how)
-        for s in range(7):
+        for s in range(7 if suit_only < 0 else 0):
             col = cols[s]
             if not col:
                 continue
             h = down[s]
             c = col[h]  # the root: on face-down cards, or the bottom of the column
+            if only is not None and c not in only:
+                continue
             d = target.get(c)
             if d is not None:
                 if h:
@@ -461,17 +470,21 @@ class Search:
         deck_moves = []
         if self.park:  # Draw 1, unlimited passes: every deck card is reachable
             dk = self.dk
-            for suit in range(4):
-                c = suit * 13 + found[suit]
-                if c in dk and found[suit] < 13:
-                    deck_moves.append((DECK, dk.find(c), -1, 0))
+            if only is None:
+                for suit in range(4):
+                    c = suit * 13 + found[suit]
+                    if c in dk and found[suit] < 13 and (suit_only < 0 or suit == suit_only):
+                        deck_moves.append((DECK, dk.find(c), -1, 0))
             # a deck card put on a column must be covered at once (see _uses): only when
             # one of its children can come
-            for c, d in target.items():
-                if c in dk and self._child_available(c):
+            for c, d in target.items() if suit_only < 0 else ():
+                if c in dk and (only is None or c in only) and self._child_available(c):
                     deck_moves.append((DECK, dk.find(c), d, 0))
-            if empty >= 0:
-                for c in range(52) if any_empty else KINGS:
+            if empty >= 0 and suit_only < 0:
+                candidates = range(52) if any_empty else KINGS
+                if only is not None:
+                    candidates = sorted(c for c in only if c in candidates)
+                for c in candidates:
                     if c in dk and c not in target and self._child_available(c):
                         deck_moves.append((DECK, dk.find(c), empty, 0))
         else:
@@ -479,8 +492,10 @@ class Search:
         if self.f2c:
             for suit in range(4):
                 n = found[suit]
-                if n:
+                if n and (suit_only < 0 or suit == suit_only):
                     c = suit * 13 + n - 1
+                    if only is not None and c not in only:
+                        continue
                     d = target.get(c)
                     if d is None:
                         if empty < 0 or not (any_empty or n == KING):
@@ -511,7 +526,6 @@ class Search:
             out = homes + deck_moves + [m for _, m in reveal] + others
         else:
             out = homes + [m for _, m in reveal] + deck_moves + others
-        ob = self.ob
         if ob >= 0:
             if ob == EMPTY_OB:
                 cols = self.cols
