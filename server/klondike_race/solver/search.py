@@ -427,13 +427,23 @@ class Search:
         reveal = []
         others = []
         where = self.where
-        # a card obligation (Draw 1, unlimited passes) keeps only the moves that put one of
-        # these cards on a column (``_uses``), a foundation one only the moves of that
-        # foundation (``_suit_uses``): skip building the others
+        # an obligation keeps only some moves (the filters at the end): skip building the
+        # others. A card obligation (Draw 1, unlimited passes) or a lifted card's keeps the
+        # moves that put one of ``only`` on a column (and, lifted, that foundation's top
+        # card to a column), a foundation one that foundation's moves, EMPTY_OB the moves
+        # into an empty column
         ob = self.ob
-        only = HOLDS[ob] if 0 <= ob < FOUNDATION_OB else None
-        suit_only = ob - FOUNDATION_OB if FOUNDATION_OB <= ob < LIFTED_OB else -1
-        for suit in range(4):
+        only = None
+        lifted = suit_only = -1
+        if 0 <= ob < FOUNDATION_OB:
+            only = HOLDS[ob]
+        elif ob < LIFTED_OB:
+            suit_only = ob - FOUNDATION_OB if ob >= 0 else -1
+        elif ob < HOMED_OB:
+            only = HOLDS[ob - LIFTED_OB]
+            lifted = SUIT[ob - LIFTED_OB]
+        to_empty = ob == EMPTY_OB
+        for suit in range(4 if not to_empty else 0):
             n = found[suit]
             if n < 13 and (suit_only < 0 or suit == suit_only):
                 c = suit * 13 + n
@@ -457,7 +467,9 @@ class Search:
                 continue
             d = target.get(c)
             if d is not None:
-                if h:
+                if to_empty:
+                    pass
+                elif h:
                     reveal.append((h, (MOVE, s, d, len(col) - h)))
                 else:
                     others.append((MOVE, s, d, len(col)))  # empties the column
@@ -470,14 +482,14 @@ class Search:
         deck_moves = []
         if self.park:  # Draw 1, unlimited passes: every deck card is reachable
             dk = self.dk
-            if only is None:
+            if only is None and not to_empty:
                 for suit in range(4):
                     c = suit * 13 + found[suit]
                     if c in dk and found[suit] < 13 and (suit_only < 0 or suit == suit_only):
                         deck_moves.append((DECK, dk.find(c), -1, 0))
             # a deck card put on a column must be covered at once (see _uses): only when
             # one of its children can come
-            for c, d in target.items() if suit_only < 0 else ():
+            for c, d in target.items() if suit_only < 0 and not to_empty else ():
                 if c in dk and (only is None or c in only) and self._child_available(c):
                     deck_moves.append((DECK, dk.find(c), d, 0))
             if empty >= 0 and suit_only < 0:
@@ -494,9 +506,11 @@ class Search:
                 n = found[suit]
                 if n and (suit_only < 0 or suit == suit_only):
                     c = suit * 13 + n - 1
-                    if only is not None and c not in only:
+                    if only is not None and c not in only and suit != lifted:
                         continue
                     d = target.get(c)
+                    if to_empty and d is not None:
+                        continue
                     if d is None:
                         if empty < 0 or not (any_empty or n == KING):
                             continue
