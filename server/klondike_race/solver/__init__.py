@@ -127,8 +127,10 @@ def solve(
     # Two searches with different move orders (SEARCHES) take turns on one budget: move
     # order decides how soon a win is found (each order misses some), and either search,
     # being complete, may prove a loss; what one proves lost the other skips. Unless the
-    # game is already Draw 1 with unlimited passes, both also test new positions in Draw 1
-    # with unlimited passes, and a third search takes turns, for losses only: the
+    # game is already Draw 1 with unlimited passes, the first also tests the positions
+    # whose moves cost many positions in Draw 1 with unlimited passes (and cuts off what it
+    # searched from one that is lost there), and a third search takes turns, for losses
+    # only: the
     # whole position in Draw 1 with unlimited passes (a relaxation: every line of the real
     # game is a line there, so a loss there is a loss here; docs/solver.md, "The Draw 1
     # relaxation"). Short searches in random move orders take turns too, more at first

@@ -33,8 +33,10 @@ Each search finds the strongly connected components of what it searched (Tarjan)
 puts the keys of those it finished, all lost, in ``lost``, a set that searches of the same
 position and settings may share. With a ``Relaxation``, a search also skips positions
 that are lost even in Draw 1 with unlimited passes (a relaxation of every other setting),
-found by small Draw 1 searches (docs/solver.md, "Sharing what is proven lost" and "The
-Draw 1 relaxation").
+and tests the positions whose moves have cost it many positions with small Draw 1
+searches: when one is lost there, everything searched from it is lost too, and cut off
+(docs/solver.md, "Sharing what is proven lost" and "The Draw 1 relaxation").
+``Restarts`` runs short searches in random move orders, for wins the fixed orders miss.
 """
 
 from __future__ import annotations
@@ -468,7 +470,7 @@ class Search:
             d = target.get(c)
             if d is not None:
                 if to_empty:
-                    pass
+                    pass  # onto a card, not into the empty column
                 elif h:
                     reveal.append((h, (MOVE, s, d, len(col) - h)))
                 else:
