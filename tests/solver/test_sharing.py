@@ -8,7 +8,7 @@ import pytest
 from klondike_race.engine import Deal, Game, Settings
 from klondike_race.engine.moves import DRAW_MOVE, RECYCLE_MOVE
 from klondike_race.solver import solve
-from klondike_race.solver.search import Budget, Relaxation, Search
+from klondike_race.solver.search import TEST_MAX, Budget, Relaxation, Search
 
 from .helpers import BUDGET, assert_line_wins, reference, reference_game
 
@@ -146,3 +146,14 @@ def test_restarts_in_random_orders_find_a_win_the_fixed_orders_miss() -> None:
     solution = solve(game, max_seconds=None, max_states=100_000)
     assert solution.result == "win"
     assert_line_wins(game, solution)
+
+
+def test_a_state_budget_is_kept_up_to_one_test_and_gives_the_same_answer_twice() -> None:
+    """Restarts, tests and cuts read no clock: with a state budget the search is the same
+    every time, and it stops within one relaxation test of the budget."""
+    game = reference_game(reference(182, 3))
+    first = solve(game, max_seconds=None, max_states=150_000)
+    second = solve(game, max_seconds=None, max_states=150_000)
+    assert first.result == "unknown"
+    assert 150_000 <= first.states <= 150_000 + TEST_MAX
+    assert (second.result, second.states) == (first.result, first.states)
