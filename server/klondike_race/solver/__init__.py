@@ -130,11 +130,10 @@ def solve(
     # game is already Draw 1 with unlimited passes, the first also tests the positions
     # whose moves cost many positions in Draw 1 with unlimited passes (and cuts off what it
     # searched from one that is lost there), and a third search takes turns, for losses
-    # only: the
-    # whole position in Draw 1 with unlimited passes (a relaxation: every line of the real
-    # game is a line there, so a loss there is a loss here; docs/solver.md, "The Draw 1
-    # relaxation"). Short searches in random move orders take turns too, more at first
-    # than later (docs/solver.md, "Restarts in random orders").
+    # only: the whole position in Draw 1 with unlimited passes (a relaxation: every line
+    # of the real game is a line there, so a loss there is a loss here; docs/solver.md,
+    # "The Draw 1 relaxation"). Short searches in random move orders take turns too, more
+    # at first than later (docs/solver.md, "Restarts in random orders").
     deadline = None if max_seconds is None else start + max_seconds
     lost: set[bytes] = set()  # positions proven lost, shared by the searches
     relax = None
