@@ -1,4 +1,4 @@
-"""Solver speed and agreement over the 300 reference deals (../shared/deals), per draw mode.
+"""Solver speed and agreement over the 300 reference deals (tests/data/deals.jsonl), per draw mode.
 
     .venv/bin/python bench/solver_bench.py [--draw 1|3] [--budget 10] [--first N]
                                            [--ids 6,32] [--jobs 1] [--csv FILE]
@@ -25,7 +25,7 @@ from pathlib import Path
 from klondike_race.engine import Deal, Game, Settings
 from klondike_race.solver import solve
 
-DEALS = Path(__file__).resolve().parent.parent.parent / "shared" / "deals" / "deals.jsonl"
+DEALS = Path(__file__).resolve().parent.parent / "tests" / "data" / "deals.jsonl"
 
 
 def _peak_mb() -> float:

@@ -1,4 +1,5 @@
-"""Shared test helpers: paths to ../shared and the reference deal corpus."""
+"""Test helpers for every suite: the repository root and the reference deal corpus
+(tests/data/deals.jsonl, described in tests/data/README.md)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,18 @@ from pathlib import Path
 from klondike_race.engine import DRAW_MOVE, RECYCLE_MOVE, Move
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-DEALS = SHARED / "deals" / "deals.jsonl"
+DEALS = ROOT / "tests" / "data" / "deals.jsonl"
 
 
 @cache
 def reference_deals() -> tuple[dict, ...]:
-    """The 600 reference records of ../shared/deals/deals.jsonl (300 deals x 2 draws)."""
+    """The 600 reference records of tests/data/deals.jsonl (300 deals x 2 draws)."""
     with DEALS.open() as f:
         return tuple(json.loads(line) for line in f)
 
 
 def step_to_move(step: object) -> Move:
-    """A step of ../shared/deals/README.md's neutral notation as an engine move."""
+    """A step of tests/data/README.md's neutral notation as an engine move."""
     if step == "draw":
         return DRAW_MOVE
     if step == "recycle":

@@ -113,7 +113,7 @@ def test_verify_names_the_illegal_move(capsys, tmp_path) -> None:
     ref = WINS[0]
     moves = [str(step_to_move(s)) for s in ref["line"]]
     assert moves[:3] == ["d", "d", "d"]
-    bad = [*moves[:3], "w>h", *moves[3:]]  # 9s is on the waste (../shared/deals/README.md)
+    bad = [*moves[:3], "w>h", *moves[3:]]  # 9s is on the waste (tests/data/README.md)
     code, out, _ = run(capsys, "verify", write(tmp_path, record_of(ref, bad)))
     assert code == 1
     last = out.splitlines()[-1]

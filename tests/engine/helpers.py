@@ -142,7 +142,7 @@ def position(
 
 def crafted_deal(columns: list[str], stock: str) -> Deal:
     """An explicit deal from its layout: 7 columns (column c holds c cards, bottom first,
-    as ../shared/deals/README.md lays them out) and 24 stock cards, first turned first."""
+    as tests/data/README.md lays them out) and 24 stock cards, first turned first."""
     layout = [cards(text) for text in columns]
     assert [len(col) for col in layout] == list(range(1, 8))
     order: list[int | None] = [None] * 52

@@ -28,7 +28,7 @@ from tests.engine.helpers import (
 )
 
 DEAL0 = reference_deals()[0]["cards"]
-# ../shared/deals/README.md spells out deal 0's layout; these lines are copied from it.
+# tests/data/README.md spells out deal 0's layout; these lines are copied from it.
 DEAL0_COLUMNS = [
     "Qd",
     "9h 3h",

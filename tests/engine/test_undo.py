@@ -12,7 +12,7 @@ from tests.engine.helpers import board, check_invariants, position, refused
 DEAL0 = Deal.from_cards(reference_deals()[0]["cards"])
 
 
-# Deal 0 (../shared/deals/README.md): two column moves turning cards, draws, waste to
+# Deal 0 (tests/data/README.md): two column moves turning cards, draws, waste to
 # column and to foundation, a foundation move from a column, and a recycle.
 LINES = {
     1: ["6>1", "3>2"] + ["d"] * 16 + ["w>s", "2>s", "7>2"] + ["d"] * 8 + ["r", "d"],

@@ -1,4 +1,4 @@
-"""The solver against the reference corpus (../shared/deals): a fast subset here; the full
+"""The solver against the reference corpus (tests/data/deals.jsonl): a fast subset here; the full
 600-deal agreement check is bench/solver_bench.py."""
 
 from __future__ import annotations
