@@ -15,7 +15,7 @@ tests that want a real game from move 0 (so records replay it).
 ``snapshot(game)`` is everything a Game holds, as plain values, to show that a refused
 move changed nothing.
 
-``reference_*`` re-implement RULES.md naively and independently of game.py (no shared
+``reference_*`` re-implement docs/rules.md naively and independently of game.py (no shared
 tables), as an oracle for legal_moves() and the stuck status in the property tests.
 """
 
@@ -222,7 +222,7 @@ def _fits_foundation(card: int, found: list[int]) -> bool:
 
 
 def reference_card_moves(game: Game, relocations: bool = True) -> set[Move]:
-    """Every card move RULES.md allows, found by trying every source, count and target.
+    """Every card move docs/rules.md allows, found by trying every source, count and target.
     With ``relocations`` False, leave out carrying a whole column (nothing under it) into
     an empty column: it changes nothing (this follows game.py's reading of "stuck")."""
     out: set[Move] = set()
@@ -264,7 +264,7 @@ def _recycle_allowed(settings: Settings, recycles: int) -> bool:
 
 
 def reference_stuck(game: Game) -> bool:
-    """RULES.md's stuck, by brute force: no card move now (whole-column relocations
+    """docs/rules.md's stuck, by brute force: no card move now (whole-column relocations
     aside), and none of the waste tops that any sequence of draws and recycles through
     the remaining passes would show can be played anywhere."""
     if reference_card_moves(game, relocations=False):

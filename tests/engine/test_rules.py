@@ -1,4 +1,4 @@
-"""Each rule of RULES.md, on crafted deals and explicit positions (see helpers.py)."""
+"""Each rule of docs/rules.md, on crafted deals and explicit positions (see helpers.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Scoring: standard (Microsoft's points, never below 0), vegas, timed standard, none.
 
-Every expected figure below is worked out by hand from RULES.md, not read off the code.
+Every expected figure below is worked out by hand from docs/rules.md, not read off the code.
 """
 
 from __future__ import annotations

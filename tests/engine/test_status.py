@@ -1,4 +1,4 @@
-"""End of a game: won, auto-complete, stuck (as RULES.md defines it), resign, time out."""
+"""End of a game: won, auto-complete, stuck (as docs/rules.md defines it), resign, time out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The composite leaderboard score orders exactly as RULES.md says, within a double."""
+"""The composite leaderboard score orders exactly as docs/rules.md says, within a double."""
 
 from __future__ import annotations
 
