@@ -46,9 +46,9 @@ RANKS = "A23456789TJQK"
 async def serve_role(args: argparse.Namespace) -> None:
     from websockets.asyncio.server import serve
 
-    from klondike_race.service.app import Node
     from klondike_race.service.config import Config
     from klondike_race.service.logs import configure
+    from klondike_race.service.node import Node
 
     configure(json=True, level="error")
     import gc

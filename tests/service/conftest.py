@@ -13,10 +13,10 @@ import pytest
 import redis
 from websockets.asyncio.client import ClientConnection, connect
 
-from klondike_race.service.app import Node
 from klondike_race.service.config import Config
 from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.logs import configure
+from klondike_race.service.node import Node
 from tests.conftest import reference_deals
 
 # Field names of client messages (docs/protocol.md), for the tests that send random ones.

@@ -192,7 +192,7 @@ async def test_no_hidden_card_ever_reaches_a_racer_or_a_spectator(node, redis_ur
 
 
 async def test_batched_spectator_updates_arrive_in_order_and_hide_nothing(redis_url) -> None:
-    from klondike_race.service.app import Node
+    from klondike_race.service.node import Node
 
     from .conftest import make_config
 

@@ -24,13 +24,23 @@ async def test_health_metrics_and_root(node) -> None:
     await clients[0].move({"from": "col1", "to": "col1", "count": 1})
     status, text = await get(node.port, "/metrics")
     assert status == 200
-    lines = dict(line.rsplit(" ", 1) for line in text.splitlines() if not line.startswith("#"))
-    assert lines["kr_connections"] == "2"
-    assert lines["kr_rooms"] == "1"
-    assert lines["kr_moves_accepted_total"] == "1"
-    assert lines['kr_moves_refused_total{reason="same_pile"}'] == "1"
-    assert int(lines["kr_ack_latency_seconds_count"]) == 1
-    assert int(lines["kr_redis_latency_seconds_count"]) > 0
+    lines = {
+        name: float(value)
+        for name, value in (line.rsplit(" ", 1) for line in text.splitlines())
+        if not name.startswith("#")
+    }
+    assert lines["kr_connections"] == 2
+    assert lines["kr_rooms"] == 1
+    assert lines["kr_connections_total"] == 2
+    assert lines["kr_moves_accepted_total"] == 1
+    assert lines['kr_moves_refused_total{reason="same_pile"}'] == 1
+    assert lines["kr_ack_latency_seconds_count"] == 1
+    assert lines["kr_redis_latency_seconds_count"] > 0
+    # the process's own: memory, CPU, file descriptors, garbage collections
+    assert lines["process_resident_memory_bytes"] > 0
+    assert lines["process_open_fds"] > 0
+    assert "process_cpu_seconds_total" in lines
+    assert 'python_gc_collections_total{generation="0"}' in lines
     status, body = await get(node.port, "/")
     assert status == 200 and body
     assert (await get(node.port, "/../../etc/passwd"))[0] == 404
@@ -47,7 +57,7 @@ async def test_an_unexpected_error_closes_only_that_connection_with_1011(node) -
     async def broken(conn) -> None:
         raise RuntimeError("a bug")
 
-    node.on_rooms = broken
+    node.lobby.list_rooms = broken
     bystander = await Client.open(node.port)
     c = await Client.open(node.port)
     await c.send("rooms")

@@ -9,13 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from klondike_race.engine import DRAW_MOVE, Move
-from klondike_race.service import protocol as P
+from klondike_race.service import wire as P
+from klondike_race.service.domain.errors import ProtocolError
 
 from .conftest import WIRE_FIELDS
 
 
 def reason(data) -> str:
-    with pytest.raises(P.ProtocolError) as info:
+    with pytest.raises(ProtocolError) as info:
         P.decode(data)
     return info.value.reason
 
@@ -28,7 +29,7 @@ def test_valid_messages_decode_to_frozen_types() -> None:
         '{"type":"create","name":"ann","settings":{"draw":3},"capacity":4,'
         '"private":true,"time_limit":300,"rank_by":"progress"}'
     )
-    assert isinstance(c, P.Create) and c.settings.draw == 3 and c.capacity == 4
+    assert isinstance(c, P.Create) and c.options.settings.draw == 3 and c.options.capacity == 4
     assert P.decode('{"type":"join","code":"abcdef","name":"x"}') == P.Join("ABCDEF", "x")
     with pytest.raises(AttributeError):
         c.name = "other"  # type: ignore[misc]
@@ -97,5 +98,5 @@ def test_decode_never_raises_anything_but_protocol_error(value) -> None:
         json.dumps({"type": "move", "x": value}),
         json.dumps(value if isinstance(value, dict) else {"type": "move"}),
     ):
-        with contextlib.suppress(P.ProtocolError):
+        with contextlib.suppress(ProtocolError):
             P.decode(data)

@@ -7,7 +7,7 @@ import hashlib
 import redis
 
 from klondike_race.engine import Deal, Game, Settings
-from klondike_race.service import ranking
+from klondike_race.service.domain import ranking
 from klondike_race.service.store import moves_key, room_key
 
 from .conftest import Client, start_race, winnable

@@ -7,7 +7,7 @@ import random
 import pytest
 import redis
 
-from klondike_race.service import ranking
+from klondike_race.service.domain import ranking
 
 
 def test_progress_key_orders_like_the_tuple_and_is_exact_in_a_double() -> None:

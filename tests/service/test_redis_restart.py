@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from klondike_race.service.app import Node
 from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.logs import configure
+from klondike_race.service.node import Node
 
 from .conftest import Client, make_config, start_race, winnable
 

@@ -141,7 +141,7 @@ async def test_room_and_role_errors(node) -> None:
 
 
 async def test_explicit_deals_need_a_dev_server(redis_url) -> None:
-    from klondike_race.service.app import Node
+    from klondike_race.service.node import Node
 
     from .conftest import make_config
 
@@ -183,7 +183,7 @@ async def test_oversized_frame_closes_with_1009(node) -> None:
 
 
 async def test_flood_closes_with_1008(redis_url) -> None:
-    from klondike_race.service.app import Node
+    from klondike_race.service.node import Node
 
     from .conftest import make_config
 

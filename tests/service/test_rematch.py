@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from klondike_race.service.app import Node
 from klondike_race.service.logs import configure
+from klondike_race.service.node import Node
 
 from .conftest import Client, make_config, start_race
 

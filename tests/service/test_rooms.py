@@ -6,15 +6,17 @@ import pytest
 import redis
 
 from klondike_race.engine import Settings
-from klondike_race.service import race
-from klondike_race.service.race import Room, RoomError
+from klondike_race.service.domain import room as race
+from klondike_race.service.domain.errors import RoomError
+from klondike_race.service.domain.options import RoomOptions
+from klondike_race.service.domain.room import Room
 from klondike_race.service.store import room_key
 
 from .conftest import Client, start_race
 
 
 def room(**kw) -> Room:
-    return Room("ABCDEF", 0, Settings(), {"seed": "1"}, "salt", **kw)
+    return Room("ABCDEF", 0, {"seed": "1"}, "salt", RoomOptions(Settings(), **kw))
 
 
 def test_transitions_return_new_rooms_or_refuse_with_a_reason() -> None:
@@ -98,6 +100,6 @@ async def test_ranking_by_score_and_the_redis_sorted_set(node, redis_url) -> Non
 
 def test_the_server_copies_every_progress_field_of_the_engine() -> None:
     from klondike_race.engine import Game, progress
-    from klondike_race.service.app import _PROGRESS_KEYS
+    from klondike_race.service.domain.progress import PROGRESS_KEYS
 
-    assert set(progress(Game.from_seed(1))) == set(_PROGRESS_KEYS)
+    assert set(progress(Game.from_seed(1))) == set(PROGRESS_KEYS)

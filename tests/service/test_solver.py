@@ -11,8 +11,8 @@ import orjson
 import pytest
 import redis
 
-from klondike_race.service.app import Node
 from klondike_race.service.logs import configure
+from klondike_race.service.node import Node
 from klondike_race.service.store import moves_key, room_key
 from klondike_race.solver.jobs import solve_job
 from tests.conftest import reference_deals

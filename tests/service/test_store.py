@@ -28,14 +28,14 @@ async def test_append_checks_the_sequence_number_in_one_batch(redis_url) -> None
     try:
         body = b'{"type":"progress","player":"p1"}'
         futures = [
-            store.append_move("ROOMAA", "p1", 1, "d@5", PROGRESS, 10, body),
-            store.append_move("ROOMAA", "p1", 1, "d@6", PROGRESS, 10, body),  # duplicate
-            store.append_move("ROOMAA", "p1", 3, "d@7", PROGRESS, 10, body),  # gap
-            store.append_move("ROOMAA", "p1", 2, "w>3@8", PROGRESS, 9, body),
-            store.append_move("ROOMBB", "p1", 1, "d@9", PROGRESS, 10, body),
+            store.log.append("ROOMAA", "p1", 1, "d@5", PROGRESS, 10, body),
+            store.log.append("ROOMAA", "p1", 1, "d@6", PROGRESS, 10, body),  # duplicate
+            store.log.append("ROOMAA", "p1", 3, "d@7", PROGRESS, 10, body),  # gap
+            store.log.append("ROOMAA", "p1", 2, "w>3@8", PROGRESS, 9, body),
+            store.log.append("ROOMBB", "p1", 1, "d@9", PROGRESS, 10, body),
         ]
         results = await asyncio.gather(*futures)
-        assert store.batches == 1  # all five in one round trip
+        assert store.log.batches == 1  # all five in one round trip
         assert results[0] == 1 and results[3] == 2 and results[4] == 1
         assert results[1] == -2 and results[2] == -2  # not written: the log had 1 move
         assert await client.lrange(moves_key("ROOMAA", "p1"), 0, -1) == [b"d@5", b"w>3@8"]
@@ -43,7 +43,7 @@ async def test_append_checks_the_sequence_number_in_one_batch(redis_url) -> None
         assert events[0].startswith(b'{"v":1,"type":"progress"')
         assert await client.zscore(room_key("ROOMAA") + ":rank", "p1") == 9
         await client.hset(room_key("ROOMAA"), "status", "finished")
-        assert await store.append_move("ROOMAA", "p1", 3, "d@9", PROGRESS, 10, body) == 0
+        assert await store.log.append("ROOMAA", "p1", 3, "d@9", PROGRESS, 10, body) == 0
     finally:
         await store.close()
         await client.aclose()
@@ -52,15 +52,15 @@ async def test_append_checks_the_sequence_number_in_one_batch(redis_url) -> None
 async def test_concurrent_moves_share_round_trips(node) -> None:
     rooms = await asyncio.gather(*(start_race(node.port) for _ in range(8)))
     clients = [c for room in rooms for c in room]
-    before = node.store.batches
+    before = node.store.log.batches
 
     async def play(c) -> None:
         for _ in range(15):
             assert (await c.move("draw"))["type"] == "ack"
 
     await asyncio.gather(*(play(c) for c in clients))
-    batches = node.store.batches - before
-    assert node.metrics.moves_accepted == 16 * 15
+    batches = node.store.log.batches - before
+    assert node.metrics.registry.get_sample_value("kr_moves_accepted_total") == 16 * 15
     assert batches < 16 * 15 / 2, batches  # group commit: several moves per round trip
     for c in clients:
         await c.close()

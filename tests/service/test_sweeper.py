@@ -9,8 +9,8 @@ import orjson
 import pytest
 import redis
 
-from klondike_race.service.app import Node
 from klondike_race.service.logs import configure
+from klondike_race.service.node import Node
 from klondike_race.service.store import moves_key, room_key
 
 from .conftest import Client, make_config, start_race

@@ -63,9 +63,9 @@ def tune_gc() -> None:
 
 async def run(config: Config, ready: asyncio.Future | None = None) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
-    from .app import Node
     from .embedded import EmbeddedRedis
     from .logs import configure
+    from .node import Node
 
     configure(config.log_json, config.log_level)
     embedded = None

@@ -3,28 +3,35 @@
 A hub holds connection handles and caches only (progress, boards, the public room); the
 truth is in Redis. Room events arrive with a version, from this node's own commits or
 through Redis pub/sub, possibly out of order: the hub delivers them in version order,
-filling any gap from the room's stored events, and sends each connection what its role
-may see. A racer whose game is not over gets opponents' progress, never their boards;
-spectators, finished players and everyone after the race get boards too.
+filling any gap from the room's stored events, and sends each connection what
+domain/visibility.py says its role may see. The hub needs of its node only what
+``HubHost`` names.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 import orjson
 import structlog
+from websockets.asyncio.connection import Connection
 
-from ..engine import STUCK, Game, Move, board_view, progress
-from . import ranking
-from .fanout import push as broadcast
-from .protocol import dumps, encode, encode_text
-from .race import COUNTDOWN, FINISHED, RACING, WAITING, Room
-
-if TYPE_CHECKING:
-    from .app import Conn, Node
+from ..engine import STUCK, Game, board_view
+from .boards import Boards
+from .domain import assist
+from .domain import visibility as V
+from .domain.progress import (
+    game_over,  # TEMP until engine.game_over lands
+    initial_progress,
+)
+from .domain.room import FINISHED, RACING, Room, public_phase
+from .fanout import Fanout
+from .standings import Standings
+from .store import Store
+from .wire import dumps, encode
 
 log = structlog.get_logger("klondike_race.hub")
 
@@ -33,99 +40,71 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def phase_of(public: dict, now: int) -> str:
-    """The phase of a public room dict at ``now`` (the same rule as Room.phase)."""
-    if public["phase"] == FINISHED:
-        return FINISHED
-    start_at = public.get("start_at")
-    if start_at is None:
-        return WAITING
-    if now < start_at:
-        return COUNTDOWN
-    ends_at = public.get("ends_at")
-    if ends_at is not None and now >= ends_at:
-        return FINISHED
-    return RACING
+class Recipient(Protocol):
+    """A connection in a room, as the hub sees it."""
+
+    ws: Connection
+    role: str | None  # "player" or "spectator"
+    player: str | None
+    game: Game | None
+    over: bool  # a player's own game is over, as acknowledged
+    view_from: int  # spectators: the race time (epoch ms) their view starts from
 
 
-def replay(game: Game, entries: list[str]) -> Game:
-    """Apply a stored move log (``TEXT@AT_MS``; moves were checked before they were stored)."""
-    for entry in entries:
-        text, _, ms = entry.rpartition("@")
-        if text == "resign":
-            if not game.over:
-                game.resign()
-        else:
-            game.apply(Move.parse(text), int(ms))
-    return game
+class HubHost(Protocol):
+    """What a hub needs of its node."""
 
+    store: Store
+    fanout: Fanout
 
-def initial_progress() -> dict:
-    return {
-        "foundation": 0,
-        "moves": 0,
-        "reached_moves": 0,
-        "reached_ms": 0,
-        "status": "playing",
-        "score": None,
-        "last_ms": 0,
-    }
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
-
-def is_over(progress: dict, undo: bool) -> bool:
-    status = progress["status"]
-    return status != "playing" and not (status == "stuck" and undo)
+    async def finish_room(self, code: str, reason: str) -> None: ...
 
 
 class RoomHub:
-    def __init__(self, node: Node, code: str) -> None:
-        self.node = node
+    def __init__(self, host: HubHost, code: str) -> None:
+        self.host = host
+        self.store = host.store
+        self.push = host.fanout.push
         self.code = code
-        self.conns: set[Conn] = set()
+        self.conns: set[Any] = set()  # Recipients
         self.version: int | None = None  # None while opening
-        self.pending: dict[int, dict] = {}
+        self.pending: dict[int, dict[str, Any]] = {}
         self.room: Room | None = None  # node-internal: holds the secret deal
-        self.public: dict = {}
-        self.progress: dict[str, dict] = {}
-        # every player's game, replayed from the move logs and then advanced by each
-        # progress event (which names the move, not the board), and the boards of those
-        # games; None until a connection here may see boards
-        self.games: dict[str, Game] | None = None
-        self.logged: dict[str, int] = {}  # player -> log entries in games[player]
-        self.boards: dict[str, dict] | None = None
+        self.public: dict[str, Any] = {}
+        self.progress: dict[str, dict[str, Any]] = {}
+        self.boards = Boards(host.store.log, code)
         self.spectators = 0
         self.local_spectators = 0
         self.opened = asyncio.Event()
         self.closed = False
-        self._filling: asyncio.Task | None = None
+        self._filling: asyncio.Task[None] | None = None
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._started_sent = False
-        self._boards_lock = asyncio.Lock()
-        self._refreshing: asyncio.Task | None = None
+        self._refreshing: asyncio.Task[None] | None = None
         self._delayed: set[asyncio.TimerHandle] = set()  # spectators' updates, sent later
         self.last_leaderboard: orjson.Fragment | None = None  # as the last progress sent it
-        self._rows_of: dict | None = None  # leaderboard rows, made for this public room
-        self._rows_finished = False
-        self._rows: dict[str, tuple[dict | None, int, dict]] = {}
-        self.analysis: dict | None = None  # a finished race's solver analysis
+        self.standings = Standings()
+        self.analysis: dict[str, Any] | None = None  # a finished race's solver analysis
 
     # ---- opening and closing ----------------------------------------------------------
     async def open(self) -> None:
-        store = self.node.store
+        rooms = self.store.rooms
         try:
-            await store.enter_room(self.code)
-            loaded = await store.load_room(self.code)
+            await rooms.enter(self.code)
+            loaded = await rooms.load(self.code)
             if loaded is None:
                 raise LookupError(self.code)
             self.room = Room.from_json(loaded[0])
-            version, progress, spectators = await store.snapshot(self.code)
+            version, progress, spectators = await rooms.snapshot(self.code)
             self.public = self.room.public(now_ms())
             self.progress = progress
             self.spectators = spectators
             self.version = version
             if self.room.status == FINISHED:
-                self.analysis = await store.load_analysis(self.code)
-            if phase_of(self.public, now_ms()) in (RACING, FINISHED):
+                self.analysis = await rooms.load_analysis(self.code)
+            if self.phase() in (RACING, FINISHED):
                 self._started_sent = True
             self._schedule()
             self._drain()
@@ -139,24 +118,45 @@ class RoomHub:
             timer.cancel()
         if self._filling is not None:
             self._filling.cancel()
-        await self.node.store.exit_room(self.code)
+        await self.store.rooms.exit(self.code)
         if self.local_spectators:
             self.local_spectators = 0
-            await self.node.store.set_spectators(self.code, 0)
+            await self.store.rooms.set_spectators(self.code, 0)
 
     # ---- roles --------------------------------------------------------------------------
     @property
     def undo(self) -> bool:
         return self.room is not None and self.room.settings.undo
 
+    @property
+    def players(self) -> list[str]:
+        return [p["id"] for p in self.public.get("players", ())]
+
+    def over(self, progress: dict[str, Any] | None) -> bool:
+        """Whether a player's game is over, from their latest progress (None: no move)."""
+        return game_over((progress or initial_progress())["status"], self.undo)
+
     def phase(self) -> str:
-        return phase_of(self.public, now_ms())
+        return public_phase(self.public, now_ms())
 
     def behind(self) -> int:
         """How far behind the race (ms) spectators see it now: the room's
         ``spectator_delay`` while it runs, else 0."""
         delay = self.public.get("spectator_delay") or 0
         return delay * 1000 if delay and self.phase() == RACING else 0
+
+    def sight(self, conn: Recipient, phase: str | None = None) -> V.Sight:
+        role = V.role_of(conn.role == "spectator", conn.over)
+        delayed = bool(self.public.get("spectator_delay"))
+        return V.sight(role, phase or self.phase(), delayed)
+
+    def flags(self, conn: Recipient) -> dict[str, bool]:
+        """A player's ``can_hint`` and ``can_finish`` now (domain/assist.py)."""
+        game = conn.game
+        if conn.role != "player" or game is None:
+            return {"can_hint": False, "can_finish": False}
+        practice = bool(self.public.get("practice"))
+        return assist.flags(practice, self.phase(), game.status, conn.over)
 
     def _later(self, data: bytes) -> None:
         """Send a spectators' update ``behind()`` from now, to the spectators whose view
@@ -167,7 +167,7 @@ class RoomHub:
             self._delayed.discard(handle)
             ws = [c.ws for c in self.conns if c.role == "spectator" and c.view_from <= sent]
             if ws:
-                broadcast(ws, data, batched=True)
+                self.push(ws, data, batched=True)
 
         handle = asyncio.get_running_loop().call_later(self.behind() / 1000, send)
         self._delayed.add(handle)
@@ -177,15 +177,8 @@ class RoomHub:
             handle.cancel()
         self._delayed.clear()
 
-    def sees_boards(self, conn: Conn) -> bool:
-        if conn.role == "spectator":
-            return True
-        if self.phase() == FINISHED:
-            return True
-        return conn.over
-
     # ---- events -------------------------------------------------------------------------
-    def feed(self, event: dict, skip: Conn | None = None) -> None:
+    def feed(self, event: dict[str, Any], skip: Recipient | None = None) -> None:
         """An event of this room with its version ``v``, from anywhere, in any order.
         ``skip``: the connection whose own move this is (its ack carries the news)."""
         v = event.get("v")
@@ -218,11 +211,11 @@ class RoomHub:
             await asyncio.sleep(0.2)
             if not self.pending or self.version is None:
                 return
-            oldest = await self.node.store.oldest_event(self.code)
+            oldest = await self.store.rooms.oldest_event(self.code)
             if oldest is not None and oldest > self.version + 1:
                 await self.resync()
                 return
-            for event in await self.node.store.events_since(self.code, self.version):
+            for event in await self.store.rooms.events_since(self.code, self.version):
                 if event["v"] > self.version:
                     self.pending[event["v"]] = event
         except asyncio.CancelledError:
@@ -235,231 +228,132 @@ class RoomHub:
 
     async def resync(self) -> None:
         """Reload everything and send each connection a full snapshot."""
-        version, progress, spectators = await self.node.store.snapshot(self.code)
-        loaded = await self.node.store.load_room(self.code)
+        rooms = self.store.rooms
+        version, progress, spectators = await rooms.snapshot(self.code)
+        loaded = await rooms.load(self.code)
         if loaded is not None:
             self.room = Room.from_json(loaded[0])
             self.public = self.room.public(now_ms())
         self.progress, self.spectators, self.version = progress, spectators, version
-        self.analysis = await self.node.store.load_analysis(self.code)
+        self.analysis = await rooms.load_analysis(self.code)
         self.pending.clear()
-        self.games = self.boards = None
+        self.boards.drop()
         for conn in list(self.conns):
-            await conn.send(await self.snapshot(conn, "resync"))
+            self.push((conn.ws,), await self.snapshot(conn, "resync"))
 
-    def _split(self, skip: Conn | None = None) -> tuple[list, list, list]:
-        """Racers (no boards), players who may see boards, and spectators."""
-        racers, viewers, spectators = [], [], []
-        finished = self.phase() == FINISHED
-        for conn in self.conns:
-            if conn is skip:
-                continue
-            if conn.role == "spectator":
-                spectators.append(conn.ws)
-            elif finished or conn.over:
-                viewers.append(conn.ws)
-            else:
-                racers.append(conn.ws)
-        return racers, viewers, spectators
-
-    def _deliver(self, event: dict) -> None:
+    def _deliver(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         v = event["v"]
         if kind == "progress":
-            player = event["player"]
-            self.progress[player] = event["progress"]
-            own = event.get("board")  # our own commit's board; others' events have none
-            view = self._advance(player, event, own) if self.games is not None else own
-            # encoded once for every message of this move (the mover's ack too)
-            standings = self.last_leaderboard = orjson.Fragment(dumps(self.leaderboard()))
-            racers, viewers, spectators = self._split(event.get("_skip"))
-            fields = {"v": v, "player": player, "progress": event["progress"]}
-            if racers:
-                broadcast(racers, encode("progress", **fields, leaderboard=standings), batched=True)
-            if (viewers or spectators) and view is None:
-                self._refresh_boards()  # sent in full once the games are loaded
-            if viewers or spectators:
-                if view is not None:
-                    # the board as JSON already, when our own commit made it (encoded once)
-                    fields["board"] = event["_board"] if view is own else view
-                data = encode("progress", **fields, leaderboard=standings)
-                if viewers:
-                    broadcast(viewers, data)
-                if spectators:
-                    if self.behind():
-                        self._later(data)
-                    else:
-                        broadcast(spectators, data, batched=True)
+            self._deliver_progress(event)
         elif kind == "room":
-            self.public = event["room"]
-            results = event.get("results")
-            if results is not None:
-                self.progress = results["progress"]
-                self.games, self.boards = None, results["boards"]
-                self._drop_later()  # the results show everything: older boards would not
-            fields: dict[str, Any] = {
-                "v": v,
-                "room": self.public,
-                "leaderboard": self.leaderboard(),
-            }
-            if results is not None:
-                fields["boards"] = results["boards"]
-            broadcast([c.ws for c in self.conns], encode_text("room", **fields))
-            self._schedule()
+            self._deliver_room(event)
         elif kind == "analysis":
             self.analysis = event["analysis"]
-            broadcast(
-                [c.ws for c in self.conns], encode_text("analysis", v=v, analysis=self.analysis)
-            )
+            self.push([c.ws for c in self.conns], encode("analysis", v=v, analysis=self.analysis))
         elif kind == "spectators":
             self.spectators = event["count"]
-            broadcast(
-                [c.ws for c in self.conns], encode_text("spectators", v=v, count=event["count"])
-            )
+            self.push([c.ws for c in self.conns], encode("spectators", v=v, count=self.spectators))
 
-    def transform(self, event: dict, conn: Conn) -> str | None:
-        """A stored event as ``conn`` may see it now (for a resume that replays events)."""
-        kind = event.get("type")
-        if kind == "progress":
-            # no board: a connection that sees boards resumes with a full welcome instead
-            fields = {"v": event["v"], "player": event["player"], "progress": event["progress"]}
-            return encode_text("progress", **fields)
-        if kind == "room":
-            fields = {"v": event["v"], "room": event["room"]}
-            if "results" in event:
-                fields["boards"] = event["results"]["boards"]
-            return encode_text("room", **fields)
-        if kind == "spectators":
-            return encode_text("spectators", v=event["v"], count=event["count"])
-        if kind == "analysis":
-            return encode_text("analysis", v=event["v"], analysis=event["analysis"])
-        return None
+    def _by_delivery(self, kind: str, skip: Any = None) -> dict[V.Delivery, list[Any]]:
+        """This room's connections grouped by what they get of an event of ``kind``."""
+        groups: dict[V.Delivery, list[Any]] = {}
+        phase = self.phase()
+        for conn in self.conns:
+            if conn is not skip:
+                groups.setdefault(V.delivery(kind, self.sight(conn, phase)), []).append(conn)
+        return groups
+
+    def _deliver_progress(self, event: dict[str, Any]) -> None:
+        player, v = event["player"], event["v"]
+        self.progress[player] = event["progress"]
+        own = event.get("board")  # our own commit's board; others' events have none
+        view = own
+        if self.boards.games is not None:
+            in_step, view = self.boards.advance(player, event.get("seq"), event.get("entry"), own)
+            if not in_step:
+                self._refresh_boards()
+        # encoded once for every message of this move (the mover's ack too)
+        standings = self.last_leaderboard = orjson.Fragment(dumps(self.leaderboard()))
+        groups = self._by_delivery("progress", event.get("_skip"))
+        fields = {"v": v, "player": player, "progress": event["progress"]}
+        plain = groups.get(V.Delivery.PLAIN)
+        if plain:
+            data = encode("progress", **fields, leaderboard=standings)
+            self.push([c.ws for c in plain], data, batched=True)
+        live, later = groups.get(V.Delivery.WITH_BOARD, []), groups.get(V.Delivery.DELAYED)
+        if not (live or later):
+            return
+        if view is None:
+            self._refresh_boards()  # sent in full once the games are loaded
+        else:
+            # the board as JSON already, when our own commit made it (encoded once)
+            fields["board"] = event["_board"] if view is own else view
+        data = encode("progress", **fields, leaderboard=standings)
+        # finished players at once; spectators' updates may be batched
+        players = [c.ws for c in live if c.role == "player"]
+        if players:
+            self.push(players, data)
+        if len(players) < len(live):
+            self.push([c.ws for c in live if c.role != "player"], data, batched=True)
+        if later:
+            self._later(data)
+
+    def _deliver_room(self, event: dict[str, Any]) -> None:
+        self.public = event["room"]
+        results = event.get("results")
+        if results is not None:
+            self.progress = results["progress"]
+            self.boards.drop(results["boards"])
+            self._drop_later()  # the results show everything: older boards would not
+        fields: dict[str, Any] = {"v": event["v"], "room": self.public}
+        fields["leaderboard"] = self.leaderboard()
+        if results is not None:
+            fields["boards"] = results["boards"]
+        by_flags: dict[tuple[bool, bool] | None, list[Connection]] = {}
+        for conn in self.conns:
+            flags = self.flags(conn) if conn.role == "player" else None
+            key = None if flags is None else (flags["can_hint"], flags["can_finish"])
+            by_flags.setdefault(key, []).append(conn.ws)
+        for key, ws in by_flags.items():
+            extra = {} if key is None else {"can_hint": key[0], "can_finish": key[1]}
+            self.push(ws, encode("room", **fields, **extra))
+        self._schedule()
 
     # ---- views ------------------------------------------------------------------------
-    def leaderboard(self, progress: dict[str, dict] | None = None) -> list[dict]:
-        """The room's standings, ranked as RULES.md says, from ``progress`` (default: the
-        latest). A row is made again only when its player's progress changed (a move
-        changes one player's)."""
-        public = self.public
+    def leaderboard(self, progress: dict[str, dict[str, Any]] | None = None) -> list[Any]:
+        """The room's standings from ``progress`` (default: the latest)."""
         finished = self.phase() == FINISHED
-        if self._rows_of is not public or self._rows_finished != finished:
-            self._rows_of, self._rows_finished, self._rows = public, finished, {}
-        rank_by = public.get("rank_by", "progress")
-        rows: dict = self._rows if progress is None else {}
-        progress = self.progress if progress is None else progress
-        keys = []
-        for p in public.get("players", ()):
-            pid = p["id"]
-            known = progress.get(pid)
-            cached = rows.get(pid)
-            if cached is None or cached[0] is not known:
-                prog = known or initial_progress()
-                status = prog["status"]
-                if finished and status == "playing" and public.get("end_reason") == "time_limit":
-                    status = "out_of_time"
-                row = {
-                    "player": pid,
-                    "name": p["name"],
-                    "foundation": prog["foundation"],
-                    "moves": prog["moves"],
-                    "reached_moves": prog["reached_moves"],
-                    "reached_ms": prog["reached_ms"],
-                    "status": status,
-                    "score": prog.get("score"),
-                }
-                key = ranking.rank_key(prog, rank_by, prog.get("last_ms", 0))
-                cached = rows[pid] = (known, key, row)
-            keys.append((pid, cached[1]))
-        return [{**rows[pid][2], "rank": rank} for pid, rank, _ in ranking.ranks(keys)]
+        if progress is None:
+            return self.standings.rows(self.public, self.progress, finished)
+        return Standings().rows(self.public, progress, finished)
 
-    async def _replay_logs(self, until: int | None = None) -> dict[str, tuple[Game, int]]:
-        """Every player's game replayed from their move log (only the moves made by race
-        time ``until`` ms, if given), with the number of log entries it holds."""
+    async def ensure_boards(self) -> dict[str, Any]:
         assert self.room is not None
-        out = {}
-        for p in self.public.get("players", ()):
-            log = await self.node.store.moves(self.code, p["id"])
-            if until is not None:
-                log = [e for e in log if int(e.rpartition("@")[2]) <= until]
-            out[p["id"]] = replay(Game(self.room.game_deal, self.room.settings), log), len(log)
-        return out
-
-    async def ensure_boards(self) -> dict[str, dict]:
-        """Every player's board, from games replayed from the move logs when not cached."""
-        async with self._boards_lock:
-            if self.boards is None:
-                replayed = await self._replay_logs()
-                # events delivered while the logs were read are in them (a move is logged
-                # before its event exists); later ones advance these games
-                elapsed = self.elapsed()
-                self.games = {pid: game for pid, (game, _) in replayed.items()}
-                self.logged = {pid: n for pid, (_, n) in replayed.items()}
-                self.boards = {pid: board_view(g, elapsed) for pid, g in self.games.items()}
-            return self.boards
-
-    async def _as_of(self, elapsed: int) -> tuple[dict[str, dict], dict[str, dict]]:
-        """Every player's progress and board at race time ``elapsed`` (ms), replayed
-        from the move logs: what a delayed spectator may see."""
-        elapsed = max(0, elapsed)
-        progresses, boards = {}, {}
-        for pid, (game, _) in (await self._replay_logs(elapsed)).items():
-            last_ms = game.times[-1] if game.times else 0
-            progresses[pid] = {**progress(game, elapsed), "last_ms": last_ms}
-            boards[pid] = board_view(game, elapsed)
-        return progresses, boards
-
-    def _advance(self, player: str, event: dict, own: dict | None) -> dict | None:
-        """Play a progress event's move on our copy of the player's game; the board after
-        it (``own`` when our commit made it). When our copy is out of step (a missed
-        move), the games are reloaded and everyone here who sees boards gets them in
-        full: the answer is then ``own``, None for another node's move."""
-        assert self.games is not None and self.boards is not None
-        game, seq, entry = self.games.get(player), event.get("seq"), event.get("entry")
-        logged = self.logged.get(player, 0)
-        if game is None or not isinstance(seq, int) or not isinstance(entry, str):
-            self._stale()
-            return own
-        if seq == logged + 1:
-            replay(game, [entry])
-            self.logged[player] = seq
-        elif seq > logged:
-            self._stale()
-            return own
-        # seq <= logged: read with the log already; the board shows the log's later position
-        view = own if own is not None else board_view(game, int(entry.rpartition("@")[2]))
-        self.boards[player] = view
-        return view
-
-    def _stale(self) -> None:
-        self.games = self.boards = None
-        self._refresh_boards()
+        return await self.boards.ensure(self.room, self.players, self.elapsed())
 
     def _refresh_boards(self) -> None:
-        """Load the games again, then send everyone here who sees boards all of them."""
+        """Load the games again, then send everyone here who sees live boards all of them."""
         if self._refreshing is not None or self.closed:
             return
 
         async def refresh() -> None:
             try:
                 boards = await self.ensure_boards()
-                late = self.behind()  # delayed spectators get boards only as they were
-                viewers = [
-                    c.ws
-                    for c in self.conns
-                    if self.sees_boards(c) and not (late and c.role == "spectator")
-                ]
-                if viewers:
-                    broadcast(viewers, encode_text("boards", boards=boards))
+                live = self._by_delivery("boards").get(V.Delivery.WITH_BOARD)
+                if live:
+                    self.push([c.ws for c in live], encode("boards", boards=boards))
             finally:
                 self._refreshing = None
 
-        self._refreshing = self.node.spawn(refresh())
+        self._refreshing = self.host.spawn(refresh())
 
     def elapsed(self) -> int:
         start_at = self.public.get("start_at")
         return max(0, now_ms() - start_at) if start_at else 0
 
-    async def snapshot(self, conn: Conn, kind: str = "welcome", **extra: Any) -> str:
+    async def snapshot(self, conn: Recipient, kind: str = "welcome", **extra: Any) -> bytes:
+        """Everything ``conn`` may see of the room now, as a ``welcome`` (or ``resync``)."""
         phase = self.phase()
         fields: dict[str, Any] = {
             "v": self.version,
@@ -471,38 +365,47 @@ class RoomHub:
             "server_time": now_ms(),
             **extra,
         }
-        if conn.role == "player" and conn.game is not None:
-            fields["player"] = conn.player
-            fields["seq"] = conn.game.moves
-            if phase in (RACING, FINISHED):
-                fields["board"] = board_view(conn.game, self.elapsed())
-        late = self.behind() if conn.role == "spectator" else 0
+        fields.update(self.own_fields(conn, phase))
+        sight = self.sight(conn, phase)
         if conn.role == "spectator":
-            conn.view_from = now_ms() - late
-        if late:
-            # the race as it was ``late`` ms ago, replayed from the logs
-            earlier, fields["boards"] = await self._as_of(self.elapsed() - late)
+            conn.view_from = now_ms() - self.behind()
+        if sight is V.Sight.DELAYED_BOARDS:
+            # the race as it was ``behind()`` ms ago, replayed from the logs
+            assert self.room is not None
+            earlier, fields["boards"] = await self.boards.as_of(
+                self.room, self.players, self.elapsed() - self.behind()
+            )
             fields["progress"], fields["leaderboard"] = earlier, self.leaderboard(earlier)
-        elif phase in (RACING, FINISHED) and self.sees_boards(conn):
+        elif phase in (RACING, FINISHED) and V.sees_boards(sight):
             fields["boards"] = await self.ensure_boards()
         if phase == FINISHED and self.analysis is not None:
             fields["analysis"] = self.analysis
-        return encode_text(kind, **fields)
+        return encode("welcome" if kind == "welcome" else "resync", **fields)
+
+    def own_fields(self, conn: Recipient, phase: str) -> dict[str, Any]:
+        """A player's own part of a snapshot: id, sequence number, board, flags."""
+        if conn.role != "player" or conn.game is None:
+            return {}
+        out: dict[str, Any] = {"player": conn.player, "seq": conn.game.moves}
+        if phase in (RACING, FINISHED):
+            out["board"] = board_view(conn.game, self.elapsed())
+        out.update(self.flags(conn))
+        return out
 
     # ---- timers -------------------------------------------------------------------------
     def _schedule(self) -> None:
         if self.closed:
             return
         now = now_ms()
+        loop = asyncio.get_running_loop()
         start_at = self.public.get("start_at")
         if start_at is not None and not self._started_sent and "start" not in self._timers:
-            delay = max(0.0, (start_at - now) / 1000)
-            self._timers["start"] = asyncio.get_running_loop().call_later(delay, self._start)
+            self._timers["start"] = loop.call_later(max(0.0, (start_at - now) / 1000), self._start)
         ends_at = self.public.get("ends_at")
         if ends_at is not None and self.public["phase"] != FINISHED and "end" not in self._timers:
             delay = max(0.0, (ends_at - now) / 1000) + 0.01
-            self._timers["end"] = asyncio.get_running_loop().call_later(
-                delay, lambda: self.node.spawn(self.node.finish_room(self.code, "time_limit"))
+            self._timers["end"] = loop.call_later(
+                delay, lambda: self.host.spawn(self.host.finish_room(self.code, "time_limit"))
             )
 
     def _start(self) -> None:
@@ -510,32 +413,21 @@ class RoomHub:
         self._started_sent = True
         if self.closed or self.room is None:
             return
-        racers, viewers = [], []
         public = {**self.public, "phase": RACING}
+        viewers = []
         for conn in self.conns:
             if conn.role == "player" and conn.game is not None:
-                racers.append(conn)
+                fields = {"player": conn.player, "board": board_view(conn.game, 0)}
+                fields.update(self.flags(conn))
+                self.push((conn.ws,), encode("start", **fields, server_time=now_ms(), room=public))
             else:
                 viewers.append(conn.ws)
-        for conn in racers:
-            broadcast(
-                (conn.ws,),
-                encode_text(
-                    "start",
-                    player=conn.player,
-                    board=board_view(conn.game, 0),
-                    server_time=now_ms(),
-                    room=public,
-                ),
-            )
         fresh = Game(self.room.game_deal, self.room.settings)
         if fresh.status == STUCK:
             # no card of this deal can ever move (1 Draw 3 deal in 350): every game is over
             # from the start, and nobody could end it with a move
-            self.node.spawn(self.node.finish_room(self.code, "all_over"))  # idempotent
+            self.host.spawn(self.host.finish_room(self.code, "all_over"))  # idempotent
         if viewers:
             first = board_view(fresh, 0)
-            boards = {p["id"]: first for p in self.public.get("players", ())}
-            broadcast(
-                viewers, encode_text("start", boards=boards, server_time=now_ms(), room=public)
-            )
+            boards = dict.fromkeys(self.players, first)
+            self.push(viewers, encode("start", boards=boards, server_time=now_ms(), room=public))

@@ -16,16 +16,34 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..engine import Deal, Settings
+from ...engine import Deal, Settings
+from .errors import RoomError
+from .options import LISTED, RoomOptions
 
 WAITING, COUNTDOWN, RACING, FINISHED = "waiting", "countdown", "racing", "finished"
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # room codes: no 0/O, 1/I
+CODE_LENGTH = 6
 STARTED = "started"  # the stored status of countdown and racing
 
 
-class RoomError(Exception):
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
+def phase_at(finished: bool, start_at: int | None, ends_at: int | None, now: int) -> str:
+    """The one phase rule: a room's phase at ``now`` from its stored state (finished or
+    not, when it starts, when its time limit ends it). The hub applies it to the public
+    room it was sent, so every node and every client message agrees."""
+    if finished:
+        return FINISHED
+    if start_at is None:
+        return WAITING
+    if now < start_at:
+        return COUNTDOWN
+    if ends_at is not None and now >= ends_at:
+        return FINISHED
+    return RACING
+
+
+def public_phase(public: dict[str, Any], now: int) -> str:
+    """``phase_at`` of a room's public form."""
+    return phase_at(public["phase"] == FINISHED, public.get("start_at"), public.get("ends_at"), now)
 
 
 def commitment(salt: str, deal_id: str) -> str:
@@ -45,28 +63,24 @@ class Seat:
 class Room:
     code: str
     created: int
-    settings: Settings
-    deal: dict  # {"seed": S} or {"cards": [...]}: SECRET until finished
+    deal: dict[str, Any]  # {"seed": S} or {"cards": [...]}: SECRET until finished
     salt: str  # SECRET until finished
-    capacity: int = 2
-    private: bool = False
-    time_limit: int | None = None  # seconds
-    rank_by: str = "progress"
-    quick: bool = False
+    options: RoomOptions = field(default_factory=RoomOptions)
     status: str = WAITING  # waiting, started, finished
     start_at: int | None = None  # epoch ms the race starts
     ended: int | None = None
     end_reason: str | None = None
     host: str | None = None
-    seats: tuple[Seat, ...] = field(default_factory=tuple)
+    seats: tuple[Seat, ...] = ()
     next_seat: int = 1
-    practice: bool = False  # one player, starts at once, hints and finish allowed
-    winnable_only: bool = False  # the deal was proven winnable by the solver
     parent: str | None = None  # a practice continuation of this race's position
     rematch: str | None = None  # the code of this room's rematch, once asked for
-    spectator_delay: int = 0  # seconds (0-300): spectators see the race this far behind
 
     # ---- derived ----------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self.options.settings
+
     @property
     def game_deal(self) -> Deal:
         return Deal.from_json(self.deal)
@@ -76,20 +90,13 @@ class Room:
         return commitment(self.salt, self.game_deal.id)
 
     def phase(self, now: int) -> str:
-        if self.status == FINISHED:
-            return FINISHED
-        if self.status == WAITING or self.start_at is None:
-            return WAITING
-        if now < self.start_at:
-            return COUNTDOWN
-        if self.time_limit is not None and now >= self.start_at + self.time_limit * 1000:
-            return FINISHED
-        return RACING
+        start_at = None if self.status == WAITING else self.start_at
+        return phase_at(self.status == FINISHED, start_at, self.ends_at(), now)
 
     def ends_at(self) -> int | None:
-        if self.start_at is None or self.time_limit is None:
+        if self.start_at is None or self.options.time_limit is None:
             return None
-        return self.start_at + self.time_limit * 1000
+        return self.start_at + self.options.time_limit * 1000
 
     def seat(self, player: str) -> Seat | None:
         return next((s for s in self.seats if s.id == player), None)
@@ -100,20 +107,12 @@ class Room:
         out: dict[str, Any] = {
             "code": self.code,
             "phase": phase,
-            "settings": self.settings.to_dict(),
-            "capacity": self.capacity,
-            "private": self.private,
-            "time_limit": self.time_limit,
-            "rank_by": self.rank_by,
-            "quick": self.quick,
+            **self.options.to_dict(),
             "host": self.host,
             "players": [{"id": s.id, "name": s.name, "ready": s.ready} for s in self.seats],
             "start_at": self.start_at,
             "ends_at": self.ends_at(),
             "commitment": self.commitment if phase != WAITING and not self.parent else None,
-            "practice": self.practice,
-            "winnable_only": self.winnable_only,
-            "spectator_delay": self.spectator_delay,
         }
         if self.parent:
             out["parent"] = self.parent
@@ -124,6 +123,11 @@ class Room:
                 out["reveal"] = self.reveal()
             out["end_reason"] = self.end_reason or "time_limit"
         return out
+
+    def listed(self, now: int) -> dict[str, Any]:
+        """The room as a lobby list shows it."""
+        public = self.public(now)
+        return {k: public[k] for k in ("code", "phase", *LISTED, "players")}
 
     def reveal(self) -> dict[str, Any]:
         deal = self.game_deal
@@ -139,14 +143,9 @@ class Room:
         return {
             "code": self.code,
             "created": self.created,
-            "settings": self.settings.to_dict(),
             "deal": self.deal,
             "salt": self.salt,
-            "capacity": self.capacity,
-            "private": self.private,
-            "time_limit": self.time_limit,
-            "rank_by": self.rank_by,
-            "quick": self.quick,
+            **self.options.to_dict(),
             "status": self.status,
             "start_at": self.start_at,
             "ended": self.ended,
@@ -154,11 +153,8 @@ class Room:
             "host": self.host,
             "seats": [[s.id, s.name, s.token_hash, s.ready] for s in self.seats],
             "next_seat": self.next_seat,
-            "practice": self.practice,
-            "winnable_only": self.winnable_only,
             "parent": self.parent,
             "rematch": self.rematch,
-            "spectator_delay": self.spectator_delay,
         }
 
     @classmethod
@@ -166,14 +162,9 @@ class Room:
         return cls(
             code=d["code"],
             created=d["created"],
-            settings=Settings.from_dict(d["settings"]),
             deal=d["deal"],
             salt=d["salt"],
-            capacity=d["capacity"],
-            private=d["private"],
-            time_limit=d["time_limit"],
-            rank_by=d["rank_by"],
-            quick=d["quick"],
+            options=RoomOptions.from_dict(d),
             status=d["status"],
             start_at=d["start_at"],
             ended=d["ended"],
@@ -181,11 +172,8 @@ class Room:
             host=d["host"],
             seats=tuple(Seat(*s) for s in d["seats"]),
             next_seat=d["next_seat"],
-            practice=d.get("practice", False),
-            winnable_only=d.get("winnable_only", False),
             parent=d.get("parent"),
             rematch=d.get("rematch"),
-            spectator_delay=d.get("spectator_delay", 0),
         )
 
 
@@ -196,10 +184,10 @@ def add_player(room: Room, name: str, token_hash: str, now: int) -> tuple[Room, 
         raise RoomError("room_finished", "this race is over")
     if phase != WAITING:
         raise RoomError("not_waiting", "this race has already started")
-    if len(room.seats) >= room.capacity:
-        raise RoomError("room_full", f"the room is full ({room.capacity} players)")
+    if len(room.seats) >= room.options.capacity:
+        raise RoomError("room_full", f"the room is full ({room.options.capacity} players)")
     pid = f"p{room.next_seat}"
-    seat = Seat(pid, name, token_hash, ready=room.quick)
+    seat = Seat(pid, name, token_hash, ready=room.options.quick)
     room = replace(
         room, seats=(*room.seats, seat), next_seat=room.next_seat + 1, host=room.host or pid
     )
@@ -258,7 +246,8 @@ def finish(room: Room, now: int, reason: str) -> Room:
     if room.status == FINISHED:
         return room
     ended = now
-    if room.phase(now) == FINISHED and room.ends_at() is not None:
-        ended = room.ends_at()  # the time limit passed: it ended then
+    ends_at = room.ends_at()
+    if room.phase(now) == FINISHED and ends_at is not None:
+        ended = ends_at  # the time limit passed: it ended then
         reason = "time_limit"
     return replace(room, status=FINISHED, ended=ended, end_reason=reason)

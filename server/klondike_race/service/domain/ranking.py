@@ -1,4 +1,4 @@
-"""The race ranking of RULES.md as one exact number per player, for a Redis sorted set.
+"""The race ranking of docs/rules.md as one exact number per player, for a Redis sorted set.
 
 A sorted set orders by a double, which holds integers up to 2**53 exactly. The composite
 is a non-negative integer below 2**53, smaller is better, so ``ZRANGE`` lists the leader
@@ -25,6 +25,7 @@ a strictly smaller composite.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 MOVES_BITS, MS_BITS = 20, 27
 MOVES_CAP = (1 << MOVES_BITS) - 1
@@ -48,11 +49,29 @@ def score_key(score: int, last_ms: int) -> int:
     return ((SCORE_HALF - clamped) << MS_BITS) + min(max(last_ms, 0), MS_CAP)
 
 
-def rank_key(progress: dict, rank_by: str = "progress", last_ms: int = 0) -> int:
+def rank_key(progress: dict[str, Any], rank_by: str = "progress", last_ms: int = 0) -> int:
     """The composite of one player's ``progress`` (engine.views.progress) dict."""
     if rank_by == "score":
         return score_key(progress.get("score") or 0, last_ms)
     return progress_key(progress["foundation"], progress["reached_moves"], progress["reached_ms"])
+
+
+def row(player: str, name: str, progress: dict[str, Any], out_of_time: bool) -> dict[str, Any]:
+    """A leaderboard row (without its rank) from a player's progress; ``out_of_time``: the
+    race ended on its time limit, so a game still playing shows ``out_of_time``."""
+    status = progress["status"]
+    if out_of_time and status == "playing":
+        status = "out_of_time"
+    return {
+        "player": player,
+        "name": name,
+        "foundation": progress["foundation"],
+        "moves": progress["moves"],
+        "reached_moves": progress["reached_moves"],
+        "reached_ms": progress["reached_ms"],
+        "status": status,
+        "score": progress.get("score"),
+    }
 
 
 def ranks(keys: Iterable[tuple[str, int]]) -> list[tuple[str, int, int]]:

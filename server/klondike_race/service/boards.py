@@ -1,0 +1,89 @@
+"""A node's copies of every player's game in one room, for the connections there that see
+boards (domain/visibility.py): replayed from the move logs, then advanced by each progress
+event (which names the move, not the board)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..engine import Game, board_view, progress
+from .domain import movelog
+from .domain.room import Room
+from .store.moves import MoveLog
+
+
+class Boards:
+    def __init__(self, log: MoveLog, code: str) -> None:
+        self.log = log
+        self.code = code
+        # every player's game and its board; None until a connection here may see boards
+        self.games: dict[str, Game] | None = None
+        self.logged: dict[str, int] = {}  # player -> log entries in games[player]
+        self.boards: dict[str, dict[str, Any]] | None = None
+        self._lock = asyncio.Lock()
+
+    def drop(self, boards: dict[str, dict[str, Any]] | None = None) -> None:
+        """Forget the games (reloaded when next needed); keep ``boards`` if given (a
+        finished race's results carry every board)."""
+        self.games, self.boards = None, boards
+
+    async def replay_logs(
+        self, room: Room, players: list[str], until: int | None = None
+    ) -> dict[str, tuple[Game, int]]:
+        """Every player's game replayed from their move log (only the moves made by race
+        time ``until`` ms, if given), with the number of log entries it holds."""
+        out = {}
+        for pid in players:
+            log = await self.log.read(self.code, pid)
+            if until is not None:
+                log = movelog.until(log, until)
+            out[pid] = movelog.replay(Game(room.game_deal, room.settings), log), len(log)
+        return out
+
+    async def ensure(self, room: Room, players: list[str], elapsed: int) -> dict[str, Any]:
+        """Every player's board, from games replayed from the move logs when not cached."""
+        async with self._lock:
+            if self.boards is None:
+                replayed = await self.replay_logs(room, players)
+                # events delivered while the logs were read are in them (a move is logged
+                # before its event exists); later ones advance these games
+                self.games = {pid: game for pid, (game, _) in replayed.items()}
+                self.logged = {pid: n for pid, (_, n) in replayed.items()}
+                self.boards = {pid: board_view(g, elapsed) for pid, g in self.games.items()}
+            return self.boards
+
+    async def as_of(
+        self, room: Room, players: list[str], elapsed: int
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+        """Every player's progress and board at race time ``elapsed`` (ms), replayed from
+        the move logs: what a delayed spectator may see."""
+        elapsed = max(0, elapsed)
+        progresses, boards = {}, {}
+        for pid, (game, _) in (await self.replay_logs(room, players, elapsed)).items():
+            last_ms = game.times[-1] if game.times else 0
+            progresses[pid] = {**progress(game, elapsed), "last_ms": last_ms}
+            boards[pid] = board_view(game, elapsed)
+        return progresses, boards
+
+    def advance(
+        self, player: str, seq: Any, entry: Any, own: dict[str, Any] | None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Play a progress event's move on our copy of the player's game: (in step, the
+        board after it; ``own`` when our commit made it). Out of step (a missed move): the
+        games are dropped, to be reloaded."""
+        assert self.games is not None and self.boards is not None
+        game, logged = self.games.get(player), self.logged.get(player, 0)
+        if game is None or not isinstance(seq, int) or not isinstance(entry, str):
+            self.drop()
+            return False, own
+        if seq == logged + 1:
+            movelog.replay(game, [entry])
+            self.logged[player] = seq
+        elif seq > logged:
+            self.drop()
+            return False, own
+        # seq <= logged: read with the log already; the board shows the log's later position
+        view = own if own is not None else board_view(game, movelog.at_ms(entry))
+        self.boards[player] = view
+        return True, view

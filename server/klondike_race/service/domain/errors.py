@@ -1,0 +1,35 @@
+"""The service's errors: one base, ``ServiceError``, carrying a machine-readable reason.
+
+Every error a client can cause is a ``ServiceError``; the connection loop answers it with
+an ``error`` message (``reason``, ``message``, ``about``) and changes nothing.
+
+- ``ProtocolError``: the frame is not a message this server accepts (wire/decode.py):
+  ``bad_json``, ``unknown_type``, ``missing_field``, ``bad_field``.
+- ``RoomError``: a room transition refused (domain/room.py): ``room_full``,
+  ``not_waiting``, ``not_host``, ``not_in_room``, ``no_players``, ``room_finished``,
+  ``race_not_over``.
+- ``ServiceError`` itself: the node refused a request (docs/protocol.md lists the
+  reasons: ``not_in_room``, ``no_room``, ``bad_token``, ``busy``, the solver's...).
+"""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """A request refused with ``reason``; nothing was changed."""
+
+    def __init__(self, reason: str, message: str, about: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.about = about  # the client message type, when it is known
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.reason!r}, {str(self)!r})"
+
+
+class ProtocolError(ServiceError):
+    """A client frame that cannot be accepted as it stands."""
+
+
+class RoomError(ServiceError):
+    """A room transition that does not apply to the room as it is."""

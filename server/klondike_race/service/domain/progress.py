@@ -1,0 +1,31 @@
+"""A player's progress as racers see each other's: the summary of a game, no cards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# the fields of engine.views.progress; the stored and sent progress adds ``last_ms``
+PROGRESS_KEYS = ("foundation", "moves", "reached_moves", "reached_ms", "status", "score")
+
+
+def initial_progress() -> dict[str, Any]:
+    return {
+        "foundation": 0,
+        "moves": 0,
+        "reached_moves": 0,
+        "reached_ms": 0,
+        "status": "playing",
+        "score": None,
+        "last_ms": 0,
+    }
+
+
+def of_board(board: dict[str, Any], last_ms: int) -> dict[str, Any]:
+    """The progress fields of a board view (which carries them), with ``last_ms``."""
+    out = {k: board[k] for k in PROGRESS_KEYS}
+    out["last_ms"] = last_ms
+    return out
+
+
+def game_over(status: str, undo: bool) -> bool:  # TEMP
+    return status != "playing" and not (status == "stuck" and undo)

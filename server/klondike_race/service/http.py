@@ -1,0 +1,61 @@
+"""HTTP routes on the WebSocket port: ``/healthz``, ``/metrics`` and the browser client's
+static files (docs/protocol.md)."""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import Callable
+from http import HTTPStatus
+from pathlib import Path
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from .metrics import CONTENT_TYPE
+
+PLACEHOLDER = b"""<!doctype html><meta charset="utf-8"><title>Klondike Race</title>
+<h1>Klondike Race</h1><p>The server is running. Connect a WebSocket client to this address;
+docs/protocol.md describes the messages.</p>
+"""
+
+
+def response(status: int, body: bytes, content_type: str) -> Response:
+    headers = Headers(
+        [
+            ("Content-Type", content_type),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-store"),
+        ]
+    )
+    return Response(status, HTTPStatus(status).phrase, headers, body)
+
+
+class Routes:
+    """``process_request`` for websockets' server: None lets a WebSocket upgrade through."""
+
+    def __init__(self, client_dir: Path, metrics: Callable[[], bytes]) -> None:
+        self.client_dir = client_dir.resolve()
+        self.metrics = metrics
+
+    def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            return None
+        path = request.path.split("?", 1)[0]
+        if path == "/healthz":
+            return response(200, b"ok\n", "text/plain")
+        if path == "/metrics":
+            return response(200, self.metrics(), CONTENT_TYPE)
+        return self.static(path)
+
+    def static(self, path: str) -> Response:
+        if path in ("/", ""):
+            path = "/index.html"
+        base = self.client_dir
+        target = (base / path.lstrip("/")).resolve()
+        if base in target.parents and target.is_file():
+            kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+            return response(200, target.read_bytes(), kind)
+        if path == "/index.html":
+            return response(200, PLACEHOLDER, "text/html; charset=utf-8")
+        return response(404, b"not found\n", "text/plain")

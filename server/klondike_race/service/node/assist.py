@@ -1,0 +1,115 @@
+"""The solver's help: hints and finish it for me (domain/assist.py says when), and
+rematches."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from ...engine import Game, Move, progress
+from ..domain import assist, movelog, ranking
+from ..domain.errors import ServiceError
+from ..domain.options import RoomOptions
+from ..domain.room import FINISHED, finish, set_rematch
+from ..hub import RoomHub, now_ms
+from ..wire import Join, encode_text
+from .conn import Conn
+from .lobby import Lobby
+from .race import Race, player_hub
+from .rooms import RoomOps
+from .solving import Solving
+
+
+def _check(what: str, hub: RoomHub, conn: Conn) -> None:
+    assert conn.game is not None
+    practice = bool(hub.public.get("practice"))
+    refusal = assist.refusal(what, practice, hub.phase(), conn.game.status, conn.over)
+    if refusal is not None:
+        raise refusal
+
+
+class Assist:
+    def __init__(self, solving: Solving, rooms: RoomOps, lobby: Lobby, race: Race) -> None:
+        self.solving = solving
+        self.rooms = rooms
+        self.lobby = lobby
+        self.race = race
+        self.config = lobby.config
+
+    async def hint(self, conn: Conn) -> None:
+        """The next move of a winning line from the player's position."""
+        hub = player_hub(conn)
+        _check(assist.HINT, hub, conn)
+        assert hub.room is not None and conn.game is not None
+        moves = [str(m) for m in conn.game.log]
+        out = await self.solving.line(hub.room, moves, self.config.solver_hint_s)
+        move = Move.parse(out["line"][0])
+        conn.send(
+            encode_text("hint", result="win", move=str(move), line=out["moves"], **move.to_wire())
+        )
+
+    async def finish(self, conn: Conn) -> None:
+        """Finish it for me: play the solver's winning line, each move stored,
+        acknowledged and counted like any other. In a race the line is played in a new
+        practice continuation of the player's final position (its own room, ``parent``
+        naming the race), so the race's logs and ranking never change."""
+        hub = player_hub(conn)
+        _check(assist.FINISH, hub, conn)
+        assert hub.room is not None and conn.game is not None and conn.player is not None
+        room = hub.room
+        if room.options.practice:
+            moves = [str(m) for m in conn.game.log]
+            out = await self.solving.line(room, moves, self.config.solver_finish_s)
+        else:
+            log = movelog.without_resign(await self.rooms.store.log.read(room.code, conn.player))
+            out = await self.solving.line(
+                room, movelog.solver_moves(log), self.config.solver_finish_s
+            )
+            await self._continue(conn, hub, log)
+        assert conn.game is not None
+        line = out["line"]
+        conn.send(encode_text("finishing", seq=conn.game.moves + 1, moves=len(line)))
+        for text in line:
+            if self.solving.stopping or conn.game is None:
+                break
+            if not await self.race.play(
+                conn, conn.game.moves + 1, None, time.perf_counter(), Move.parse(text)
+            ):
+                break
+
+    async def _continue(self, conn: Conn, hub: RoomHub, log: list[str]) -> None:
+        """Seat ``conn`` in a practice continuation of their race at ``log``'s position."""
+        assert hub.room is not None
+        room = hub.room
+        name = next((p["name"] for p in hub.public.get("players", ()) if p["id"] == conn.player),
+                    "player")  # fmt: skip
+        options = RoomOptions(settings=room.settings, rank_by=room.options.rank_by, practice=True)
+        fork, pid, secret = await self.lobby.new_room(name, options, room.deal, parent=room.code)
+        copy = movelog.replay(Game(fork.game_deal, fork.settings), log)
+        prog = {**progress(copy, 0), "last_ms": 0}
+        key = ranking.rank_key(prog, options.rank_by, 0)
+        await self.rooms.store.log.seed(fork.code, pid, log, prog, key)
+        await self.lobby.enter(conn, fork, pid, f"{fork.code}.{pid}.{secret}", log)
+
+    async def rematch(self, conn: Conn) -> None:
+        """A new room on the same options, once the race is over; everyone in the old
+        room is told its code (``room.rematch`` in a ``room`` event); the first rematch
+        asked for is the one: later askers join it."""
+        hub = player_hub(conn)
+        if hub.phase() != FINISHED:
+            raise ServiceError("race_not_over", "a rematch is for a finished race")
+        old = await self.rooms.load(hub.code)
+        seat = old.seat(conn.player or "")
+        name = seat.name if seat else "player"
+        if old.rematch is None:
+            options = replace(old.options, quick=False)  # a rematch room waits for its players
+            new, pid, secret = await self.lobby.new_room(name, options)
+            named = await self.rooms.change(old.code, lambda r: set_rematch(r, new.code, now_ms()))
+            if named.rematch == new.code:
+                await self.lobby.enter(conn, new, pid, f"{new.code}.{pid}.{secret}")
+                return
+            # another player's rematch came first: ours is dropped, theirs joined
+            await self.rooms.change(new.code, lambda r: finish(r, now_ms(), "abandoned"))
+            old = named
+        assert old.rematch is not None
+        await self.lobby.join(conn, Join(old.rematch, name))

@@ -1,0 +1,65 @@
+"""One WebSocket connection: its role, its room, its own game (players only)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import structlog
+from websockets.asyncio.server import ServerConnection
+
+from ...engine import Game
+from ..fanout import Fanout
+from ..hub import RoomHub
+
+log = structlog.get_logger("klondike_race.node")
+
+
+class Conn:
+    __slots__ = (
+        "credit",
+        "fanout",
+        "game",
+        "hub",
+        "id",
+        "log",
+        "over",
+        "player",
+        "role",
+        "stamp",
+        "ticket",
+        "view_from",
+        "watched",
+        "ws",
+    )
+
+    def __init__(self, ws: ServerConnection, burst: float, fanout: Fanout) -> None:
+        self.ws = ws
+        self.fanout = fanout
+        self.id = secrets.token_hex(4)
+        self.log: Any = log.bind(conn=self.id)
+        self.credit = burst
+        self.stamp = time.monotonic()
+        self.watched: set[str] = set()  # rooms this connection has watched
+        self.hub: RoomHub | None = None
+        self.role: str | None = None  # "player" or "spectator"
+        self.player: str | None = None
+        self.game: Game | None = None
+        self.over = False  # own game over, as acknowledged: may see the others' boards
+        self.ticket: str | None = None  # waiting for a quick match
+        self.view_from = 0  # spectators: the race time (epoch ms) their view starts from
+
+    def spend(self, rate: float, burst: float) -> bool:
+        """Take one message's credit; False when the connection is over its rate."""
+        now = time.monotonic()
+        self.credit = min(burst, self.credit + (now - self.stamp) * rate) - 1
+        self.stamp = now
+        return self.credit >= 0
+
+    def send(self, data: str | bytes) -> None:
+        """Queue a message (every server message goes through the node's fan-out, in order)."""
+        self.fanout.push((self.ws,), data)
+
+    def __hash__(self) -> int:
+        return id(self)

@@ -1,0 +1,133 @@
+"""The connection loop: one handler per WebSocket connection. Every frame is rate-limited,
+decoded at the one decode point and dispatched to the handler of its area; a refused
+request is answered with an ``error`` and changes nothing; an unexpected failure is
+logged and closes the connection with 1011."""
+
+from __future__ import annotations
+
+import time
+from typing import assert_never
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from ..config import Config
+from ..domain.errors import ServiceError
+from ..fanout import Fanout
+from ..hub import now_ms
+from ..metrics import Metrics
+from ..wire import (
+    TYPE_OF,
+    Create,
+    Finish,
+    Hint,
+    Join,
+    Leave,
+    Message,
+    MoveRequest,
+    Ping,
+    Quick,
+    Ready,
+    Rematch,
+    Resign,
+    Resume,
+    Rooms,
+    Start,
+    Watch,
+    decode,
+    encode_text,
+    error,
+)
+from .assist import Assist
+from .conn import Conn
+from .lobby import Lobby
+from .race import Race
+from .registry import Hubs
+
+
+class Connections:
+    def __init__(
+        self, config: Config, metrics: Metrics, fanout: Fanout, hubs: Hubs,
+        lobby: Lobby, race: Race, assist: Assist,
+    ) -> None:  # fmt: skip
+        self.config = config
+        self.metrics = metrics
+        self.fanout = fanout
+        self.hubs = hubs
+        self.lobby = lobby
+        self.race = race
+        self.assist = assist
+        self.open = 0
+
+    async def handler(self, ws: ServerConnection) -> None:
+        conn = Conn(ws, self.config.burst, self.fanout)
+        self.open += 1
+        self.metrics.connections_total.inc()
+        try:
+            async for raw in ws:
+                if not conn.spend(self.config.rate, self.config.burst):
+                    conn.log.warning("rate limit: closing")
+                    await ws.close(1008, "message rate limit exceeded")
+                    break
+                await self.receive(conn, raw)
+        except ConnectionClosed:
+            pass
+        except Exception:
+            conn.log.exception(
+                "connection failed", room=conn.hub and conn.hub.code, player=conn.player
+            )
+            await ws.close(1011, "internal error")
+        finally:
+            self.open -= 1
+            try:
+                await self.hubs.detach(conn)
+                await self.lobby.cancel_quick(conn)
+            except Exception:
+                conn.log.exception("cleanup failed")
+
+    async def receive(self, conn: Conn, raw: str | bytes) -> None:
+        """One frame: decoded, dispatched, or answered with the reason it was refused."""
+        t0 = time.perf_counter()
+        message: Message | None = None
+        try:
+            message = decode(raw)
+            await self.dispatch(conn, message, t0)
+        except ServiceError as err:
+            self.metrics.error(err.reason)
+            about = err.about or (TYPE_OF.get(type(message)) if message else None)
+            conn.send(error(err.reason, str(err), about))
+
+    async def dispatch(self, conn: Conn, m: Message, t0: float) -> None:
+        match m:
+            case MoveRequest():
+                await self.race.play(conn, m.seq, m.player, t0, m.move)
+            case Resign():
+                await self.race.play(conn, m.seq, m.player, t0, None)
+            case Ping():
+                conn.send(encode_text("pong", id=m.id, server_time=now_ms()))
+            case Create():
+                await self.lobby.create(conn, m)
+            case Join():
+                await self.lobby.join(conn, m)
+            case Watch():
+                await self.lobby.watch(conn, m)
+            case Resume():
+                await self.lobby.resume(conn, m.token, m.since)
+            case Ready():
+                await self.lobby.ready(conn, m.ready)
+            case Start():
+                await self.lobby.start(conn)
+            case Leave():
+                await self.lobby.leave(conn)
+            case Quick():
+                await self.lobby.quick(conn, m.name)
+            case Rooms():
+                await self.lobby.list_rooms(conn)
+            case Hint():
+                await self.assist.hint(conn)
+            case Finish():
+                await self.assist.finish(conn)
+            case Rematch():
+                await self.assist.rematch(conn)
+            case _:
+                assert_never(m)

@@ -1,0 +1,262 @@
+"""Lobby commands: create, join, watch, resume, ready, start, leave, the rooms list and
+quick match; and entering a room as a player (a welcome, or only the missed events)."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from typing import Any
+
+import structlog
+
+from ...engine import Deal, EngineError, Game
+from ..config import Config
+from ..domain import movelog
+from ..domain.errors import ServiceError
+from ..domain.options import RoomOptions
+from ..domain.room import (
+    CODE_LENGTH,
+    FINISHED,
+    WAITING,
+    Room,
+    add_player,
+    all_ready,
+    remove_player,
+    set_ready,
+    start,
+)
+from ..domain.visibility import sees_boards
+from ..hub import RoomHub, now_ms
+from ..store import Store
+from ..wire import Create, Join, Watch, encode, encode_text
+from ..wire.encode import stored_event
+from .conn import Conn
+from .race import player_hub
+from .registry import Hubs
+from .rooms import RoomOps, new_token, token_hash
+from .solving import Solving
+
+log = structlog.get_logger("klondike_race.lobby")
+
+
+class Lobby:
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        hubs: Hubs,
+        rooms: RoomOps,
+        solving: Solving,
+        spawn: Any,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.hubs = hubs
+        self.rooms = rooms
+        self.solving = solving
+        self.spawn = spawn
+        self.tickets: dict[str, Conn] = {}  # quick-match tickets of connections here
+
+    # ---- new rooms --------------------------------------------------------------------
+    async def create(self, conn: Conn, m: Create) -> None:
+        deal: dict[str, Any] = {"seed": secrets.token_hex(8)}
+        if m.deal is not None:
+            if not self.config.dev:
+                raise ServiceError("deal_not_allowed", "explicit deals need a dev server")
+            try:
+                deal = Deal.from_json(m.deal).to_json()
+            except EngineError as err:
+                raise ServiceError("bad_field", f"create: deal: {err}") from None
+            if m.options.winnable_only and "seed" not in deal:
+                raise ServiceError("bad_field", "create: winnable_only needs a seeded deal")
+        room, pid, secret = await self.new_room(m.name, m.options, deal)
+        await self.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
+
+    async def new_room(
+        self, name: str, options: RoomOptions, deal: dict[str, Any] | None = None,
+        parent: str | None = None,
+    ) -> tuple[Room, str, str]:  # fmt: skip
+        """A new room with its first player seated: (room, player id, secret). A
+        winnable-only room deals the first seed from a random (or the given) one that the
+        solver proves winnable."""
+        if deal is None:
+            deal = {"seed": secrets.token_hex(8)}
+        if options.winnable_only:
+            settings = options.settings.to_dict()
+            deal = {"seed": await self.solving.winnable_seed(deal["seed"], settings)}
+        return await self.rooms.create_seated(name, options, deal, parent)
+
+    # ---- entering rooms ---------------------------------------------------------------
+    async def enter(
+        self,
+        conn: Conn,
+        room: Room,
+        pid: str,
+        token: str | None,
+        log: list[str] | None = None,
+        since: int | None = None,
+    ) -> None:
+        """Seat ``conn`` as player ``pid`` with their game replayed from ``log``: a
+        welcome, or with ``since`` only the events missed since then when they are kept."""
+        game = movelog.replay(Game(room.game_deal, room.settings), log or ())
+        if room.end_reason == "time_limit" and room.status == FINISHED and not game.over:
+            game.time_out()
+        hub = await self.hubs.attach(conn, room.code, "player", pid, game)
+        timed_out = hub.phase() == FINISHED and hub.public.get("end_reason") == "time_limit"
+        if timed_out and not game.over:
+            game.time_out()
+        conn.log.info("player in room", seq=game.moves)
+        extra: dict[str, Any] = {"token": token} if token else {}
+        if since is not None and await self._send_missed(conn, hub, since):
+            return
+        conn.send(await hub.snapshot(conn, "welcome", **extra))
+
+    async def _send_missed(self, conn: Conn, hub: RoomHub, since: int) -> bool:
+        """Resume with only the events missed since ``since``, when they are still kept."""
+        assert hub.version is not None
+        if since > hub.version:
+            return False
+        oldest = await self.store.rooms.oldest_event(hub.code)
+        if since < hub.version and (oldest is None or oldest > since + 1):
+            return False
+        events = await self.store.rooms.events_since(hub.code, since)
+        if sees_boards(hub.sight(conn)) and any(e.get("type") == "progress" for e in events):
+            return False  # stored events carry no boards: a full welcome has them all
+        phase = hub.phase()
+        fields: dict[str, Any] = {
+            "v": since,
+            "role": conn.role,
+            "server_time": now_ms(),
+            "room": {**hub.public, "phase": phase},
+            **hub.own_fields(conn, phase),
+        }
+        conn.send(encode("resumed", **fields))
+        for event in events:
+            if event["v"] <= hub.version:
+                data = stored_event(event)
+                if data is not None:
+                    conn.send(data)
+        return True
+
+    async def join(self, conn: Conn, m: Join) -> None:
+        if m.code in conn.watched:
+            raise ServiceError(
+                "watched_this_race", "a connection that watched this race cannot join it"
+            )
+        secret, hashed = new_token()
+        seat: list[str] = []
+
+        def change(room: Room) -> Room:
+            new, pid = add_player(room, m.name, hashed, now_ms())
+            seat[:] = [pid]
+            return new
+
+        room = await self.rooms.change(m.code, change)
+        await self.enter(conn, room, seat[0], f"{m.code}.{seat[0]}.{secret}")
+
+    async def watch(self, conn: Conn, m: Watch) -> None:
+        if conn.hub is not None and conn.hub.code == m.code and conn.role == "player":
+            raise ServiceError("already_player", "you are a player of this room")
+        parent_code = (await self.rooms.load(m.code)).parent
+        parent = await self.store.rooms.load(parent_code) if parent_code else None
+        if parent is not None and Room.from_json(parent[0]).phase(now_ms()) != FINISHED:
+            # a continuation plays out the race's deal: nobody watches it while the race runs
+            raise ServiceError(
+                "race_in_progress", f"room {m.code} continues race {parent_code}, still running"
+            )
+        hub = await self.hubs.attach(conn, m.code, "spectator")
+        conn.send(await hub.snapshot(conn, "welcome"))
+
+    async def resume(self, conn: Conn, token: str, since: int | None) -> None:
+        code, _, rest = token.partition(".")
+        pid, _, secret = rest.partition(".")
+        loaded = await self.store.rooms.load(code) if len(code) == CODE_LENGTH else None
+        room = Room.from_json(loaded[0]) if loaded else None
+        seat = room.seat(pid) if room else None
+        if (
+            room is None
+            or seat is None
+            or not hmac.compare_digest(seat.token_hash, token_hash(secret))
+        ):
+            raise ServiceError("bad_token", "unknown or invalid token")
+        log = await self.store.log.read(code, pid)
+        await self.enter(conn, room, pid, None, log, since)
+
+    # ---- in the room ------------------------------------------------------------------
+    async def ready(self, conn: Conn, ready: bool) -> None:
+        hub = player_hub(conn)
+        countdown, player = self.config.countdown_ms, conn.player or ""
+
+        def change(room: Room) -> Room:
+            new = set_ready(room, player, ready, now_ms())
+            return start(new, now_ms(), countdown) if all_ready(new) else new
+
+        await self.rooms.change(hub.code, change)
+
+    async def start(self, conn: Conn) -> None:
+        hub = player_hub(conn)
+        countdown, player = self.config.countdown_ms, conn.player
+        await self.rooms.change(hub.code, lambda r: start(r, now_ms(), countdown, player))
+
+    async def leave(self, conn: Conn) -> None:
+        hub = conn.hub
+        if hub is None:
+            raise ServiceError("not_in_room", "not in a room")
+        if conn.role == "player" and hub.phase() == WAITING:
+            pid = conn.player or ""
+            await self.rooms.change(hub.code, lambda r: remove_player(r, pid, now_ms()))
+        await self.hubs.detach(conn)
+        conn.send(encode_text("left", code=hub.code))
+
+    async def list_rooms(self, conn: Conn) -> None:
+        now = now_ms()
+        rooms = [Room.from_json(state) for state in await self.store.rooms.list_public()]
+        # a room whose time limit passed is not a live race
+        listed = [r.listed(now) for r in rooms if r.phase(now) != FINISHED]
+        conn.send(encode("rooms", rooms=listed))
+
+    # ---- quick match ------------------------------------------------------------------
+    async def quick(self, conn: Conn, name: str) -> None:
+        await self.hubs.detach(conn)
+        got = await self.store.matchmaking.pop()
+        if got is None or got[0] == conn.ticket:
+            conn.ticket = secrets.token_hex(12)
+            self.tickets[conn.ticket] = conn
+            await self.store.matchmaking.push(conn.ticket, name)
+            conn.send(encode_text("queued"))
+            return
+        other_ticket, other_name = got
+        (secret1, hash1), (secret2, hash2) = new_token(), new_token()
+
+        def seat(room: Room, now: int) -> tuple[Room, list[str]]:
+            room, other = add_player(room, other_name, hash1, now)
+            room, me = add_player(room, name, hash2, now)
+            return room, [other, me]
+
+        options = RoomOptions(quick=True)
+        room, (other, me) = await self.rooms.create(options, {"seed": secrets.token_hex(8)}, seat)
+        token = f"{room.code}.{other}.{secret1}"
+        await self.store.matchmaking.notify(other_ticket, {"token": token})
+        await self.enter(conn, room, me, f"{room.code}.{me}.{secret2}")
+
+    def matched(self, ticket: str, payload: dict[str, Any]) -> None:
+        """News from any node: the connection waiting with ``ticket`` has a race."""
+        conn = self.tickets.pop(ticket, None)
+        if conn is None:
+            return
+        conn.ticket = None
+        token = payload["token"]
+
+        async def enter() -> None:
+            try:
+                await self.resume(conn, token, None)
+                conn.send(encode_text("matched", token=token))
+            except Exception:
+                conn.log.exception("quick match entry failed")
+
+        self.spawn(enter())
+
+    async def cancel_quick(self, conn: Conn) -> None:
+        if conn.ticket is not None:
+            self.tickets.pop(conn.ticket, None)
+            await self.store.matchmaking.cancel(conn.ticket)

@@ -1,0 +1,182 @@
+"""A ``Node`` is one server process: it wires the parts together and runs them.
+
+It keeps connection handles and per-room caches (hubs) only; rooms, move logs and
+leaderboards are in Redis, so any node can serve any connection. Room events from other
+nodes arrive through Redis pub/sub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+import structlog
+from websockets.asyncio.server import Server, serve
+
+from ..config import Config
+from ..domain.room import Room
+from ..fanout import Fanout
+from ..http import Routes
+from ..metrics import Metrics
+from ..store import CHANNEL, Store
+from .assist import Assist
+from .connection import Connections
+from .lobby import Lobby
+from .race import Race
+from .registry import Hubs
+from .rooms import RoomOps
+from .solving import Solving
+from .sweeper import Sweeper
+
+log = structlog.get_logger("klondike_race.node")
+ROOT = Path(__file__).resolve().parents[4]
+
+
+class Node:
+    def __init__(self, config: Config, redis_url: str) -> None:
+        self.config = config
+        self.id = secrets.token_hex(6)
+        # commands time out (a hung Redis must not hang a player forever); the pub/sub
+        # connection waits for messages as long as it takes
+        self.redis = aioredis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=5)
+        self.sub_redis = aioredis.from_url(redis_url, socket_connect_timeout=5)
+        self.metrics = Metrics(lambda: self.connections.open, lambda: len(self.hubs))
+        self.store = Store(self.redis, self.id, self.metrics.redis.observe)
+        self.fanout = Fanout(config.spectator_batch_ms / 1000)
+        self.hubs = Hubs(self, self.store)
+        self.solving = Solving(config, self.store, self.hubs)
+        self.rooms = RoomOps(config, self.store, self.hubs, self._analyse)
+        self.race = Race(self.store, self.rooms, self.metrics)
+        self.lobby = Lobby(config, self.store, self.hubs, self.rooms, self.solving, self.spawn)
+        self.assist = Assist(self.solving, self.rooms, self.lobby, self.race)
+        self.sweeper = Sweeper(config, self.store, self.hubs, self.rooms, self._analyse)
+        self.connections = Connections(
+            config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist
+        )
+        client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
+        self.routes = Routes(client_dir, self.metrics.render)
+        self.server: Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._listener: asyncio.Task[None] | None = None
+        self._pubsub: Any = None
+        self.stopping = False
+
+    # ---- HubHost --------------------------------------------------------------------------
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run ``coro`` in the background; a failure is logged; cancelled at stop."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
+
+    async def finish_room(self, code: str, reason: str) -> None:
+        await self.rooms.finish(code, reason)
+
+    def _analyse(self, room: Room) -> None:
+        self.spawn(self.solving.analyse(room))
+
+    async def sweep(self) -> int:
+        return await self.sweeper.sweep()
+
+    # ---- lifecycle ----------------------------------------------------------------------
+    async def start(self) -> int:
+        await self.redis.ping()
+        await self.store.sweeping.heartbeat()
+        self.spawn(self._heartbeat())
+        self.spawn(self.sweeper.run())
+        self.store.start()
+        self._pubsub = self.sub_redis.pubsub(ignore_subscribe_messages=True)
+        await self._pubsub.subscribe(CHANNEL)
+        self._listener = asyncio.create_task(self._listen(), name="pubsub")
+        self.server = await serve(
+            self.connections.handler,
+            self.config.host,
+            self.config.port,
+            process_request=self.routes,
+            max_size=self.config.max_message,
+            compression=None,
+            ping_interval=20,
+            ping_timeout=20,
+            close_timeout=2,
+            max_queue=4,
+        )
+        port: int = self.server.sockets[0].getsockname()[1]
+        log.info("listening", node=self.id, host=self.config.host, port=port)
+        return port
+
+    async def stop(self) -> None:
+        """Graceful: stop accepting, close connections (1001), write pending moves."""
+        self.stopping = True
+        self.solving.stopping = True
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+        await self.hubs.close_all()
+        await self.store.close()
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+        await self._quietly("closing pub/sub", self._pubsub and self._pubsub.aclose())
+        for task in list(self._tasks):
+            task.cancel()
+        await self._quietly("leaving the live nodes", self.store.sweeping.node_gone())
+        await self.solving.close()
+        self.fanout.close()
+        await self.redis.aclose()
+        await self.sub_redis.aclose()
+        log.info("stopped", node=self.id)
+
+    async def _quietly(self, what: str, call: Coroutine[Any, Any, Any] | None) -> None:
+        """Await a step of stopping; a failure is logged, and stopping goes on."""
+        if call is None:
+            return
+        try:
+            await call
+        except Exception as err:
+            log.warning(f"{what} failed while stopping", error=repr(err))
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(10)
+            try:
+                await self.store.sweeping.heartbeat()
+            except Exception:
+                log.exception("heartbeat failed")
+
+    async def _listen(self) -> None:
+        """Room events and quick-match news published by other nodes."""
+        assert self._pubsub is not None
+        while True:
+            try:
+                async for message in self._pubsub.listen():
+                    if message.get("type") == "message":
+                        self._received(message["data"])
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("pubsub listener failed; reconnecting")
+                await asyncio.sleep(0.5)
+                try:
+                    await self._pubsub.subscribe(CHANNEL)
+                except Exception as err:
+                    log.warning("pubsub resubscribe failed", error=repr(err))
+
+    def _received(self, data: bytes) -> None:
+        raw_key, _, payload = data.partition(b"|")
+        key = raw_key.decode()
+        if key.startswith("mm:"):
+            self.lobby.matched(key[3:], orjson.loads(payload))
+            return
+        hub = self.hubs.get(key)
+        if hub is not None:
+            hub.feed(orjson.loads(payload))

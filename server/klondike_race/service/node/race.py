@@ -1,0 +1,145 @@
+"""The move path: check a move against the player's own game, store it (group commit),
+acknowledge it, and tell the room."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+
+from ...engine import Game, IllegalMove, Move, board_view
+from ..domain import movelog, ranking
+from ..domain.errors import ServiceError
+from ..domain.progress import of_board
+from ..domain.room import FINISHED, RACING
+from ..hub import RoomHub, now_ms
+from ..metrics import Metrics
+from ..store import Store
+from ..wire import encode, encode_text
+from .conn import Conn
+from .rooms import RoomOps
+
+
+def player_hub(conn: Conn) -> RoomHub:
+    """The room of a connection that plays in it, or the reason it cannot act."""
+    if conn.hub is None:
+        raise ServiceError("not_in_room", "join or create a room first")
+    if conn.role != "player":
+        raise ServiceError("not_a_player", "spectators cannot act on games")
+    return conn.hub
+
+
+class Race:
+    def __init__(self, store: Store, rooms: RoomOps, metrics: Metrics) -> None:
+        self.store = store
+        self.rooms = rooms
+        self.metrics = metrics
+
+    def _refuse(self, conn: Conn, seq: int, reason: str, message: str) -> None:
+        self.metrics.refused(reason)
+        conn.send(encode_text("refused", seq=seq, reason=reason, message=message))
+
+    def _refuse_seq(self, conn: Conn, seq: int, game: Game) -> None:
+        self._refuse(conn, seq, "bad_seq", f"the next sequence number is {game.moves + 1}")
+
+    async def play(
+        self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None
+    ) -> bool:
+        """Check, store and acknowledge one move (None: resign); True when acknowledged."""
+        hub = player_hub(conn)
+        game = conn.game
+        assert game is not None and conn.player is not None
+        if player is not None and player != conn.player:
+            self._refuse(conn, seq, "not_your_game", "you can only play your own game")
+            return False
+        phase = hub.phase()
+        if phase != RACING:
+            if phase == FINISHED:
+                self._refuse(conn, seq, "race_over", "the race is over")
+            else:
+                self._refuse(conn, seq, "not_started", "the race has not started")
+            return False
+        if seq <= game.moves:
+            self.ack_again(conn, hub, seq)
+            return False
+        if seq != game.moves + 1:
+            self._refuse_seq(conn, seq, game)
+            return False
+        at_ms = now_ms() - hub.public["start_at"]
+        try:
+            if move is None:
+                game.resign()
+                entry = movelog.entry(movelog.RESIGN, at_ms)
+            else:
+                entry = movelog.entry(str(game.play(move, at_ms)), at_ms)
+        except IllegalMove as err:
+            self._refuse(conn, seq, err.reason, str(err))
+            return False
+        return await self._store(conn, hub, game, seq, entry, at_ms, t0)
+
+    async def _store(
+        self, conn: Conn, hub: RoomHub, game: Game, seq: int, entry: str, at_ms: int, t0: float
+    ) -> bool:
+        board = board_view(game, at_ms)  # it includes the progress fields
+        prog = of_board(board, at_ms)
+        key = ranking.rank_key(prog, hub.public.get("rank_by", "progress"), at_ms)
+        # the stored event names the move, not the board: a node that shows boards keeps
+        # every player's game and plays the move itself (boards.py)
+        player = conn.player
+        assert player is not None
+        body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
+        v = await self.store.log.append(hub.code, player, seq, entry, prog, key, orjson.dumps(body))
+        if v <= 0:  # not stored: the log moved on elsewhere, or the race ended
+            await self._not_stored(conn, hub, seq, v)
+            return False
+        self.metrics.moves_accepted.inc()
+        if game.over:
+            conn.over = True
+        # the board is encoded once: the ack and the others' updates embed the same JSON
+        board_json = orjson.Fragment(orjson.dumps(board))
+        hub.feed({"v": v, **body, "board": board, "_board": board_json}, skip=conn)
+        leaderboard = hub.last_leaderboard if hub.version == v else hub.leaderboard()
+        conn.send(
+            encode(
+                "ack",
+                seq=seq,
+                move=movelog.text_of(entry),
+                v=v,
+                board=board_json,
+                leaderboard=leaderboard,
+                **hub.flags(conn),
+            )
+        )
+        self.metrics.ack.observe(time.perf_counter() - t0)
+        if game.over:
+            await self._game_over(conn, hub)
+        return True
+
+    async def _not_stored(self, conn: Conn, hub: RoomHub, seq: int, v: int) -> None:
+        assert hub.room is not None and conn.player is not None
+        log = await self.store.log.read(hub.code, conn.player)
+        game = conn.game = movelog.replay(Game(hub.room.game_deal, hub.room.settings), log)
+        conn.over = game.over
+        if v == 0:
+            self._refuse(conn, seq, "race_over", "the race is over")
+        elif seq <= game.moves:
+            self.ack_again(conn, hub, seq)
+        else:
+            self._refuse_seq(conn, seq, game)
+
+    def ack_again(self, conn: Conn, hub: RoomHub, seq: int) -> None:
+        """A move already stored (a retry): acknowledged again, marked ``duplicate``."""
+        game = conn.game
+        assert game is not None
+        move = str(game.log[seq - 1]) if seq <= len(game.log) else movelog.RESIGN
+        fields: dict[str, Any] = {"board": board_view(game, hub.elapsed()), **hub.flags(conn)}
+        conn.send(encode("ack", seq=seq, move=move, duplicate=True, **fields))
+
+    async def _game_over(self, conn: Conn, hub: RoomHub) -> None:
+        """The player's own game is over: they may watch the others; the race may end."""
+        _, stored, _ = await self.store.rooms.snapshot(hub.code)  # every committed move
+        if all(hub.over(stored.get(pid)) for pid in hub.players):
+            await self.rooms.finish(hub.code, "all_over")
+        elif hub.phase() != FINISHED:
+            conn.send(encode("boards", boards=await hub.ensure_boards()))

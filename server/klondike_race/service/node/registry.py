@@ -1,0 +1,101 @@
+"""The node's rooms: a hub for each room with a connection here, opened on first use and
+closed with its last connection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from ..domain.errors import ServiceError
+from ..hub import HubHost, RoomHub, now_ms
+from ..store import Store
+from .conn import Conn
+
+log = structlog.get_logger("klondike_race.node")
+
+
+class Hubs:
+    def __init__(self, host: HubHost, store: Store) -> None:
+        self.host = host
+        self.store = store
+        self.hubs: dict[str, RoomHub] = {}
+
+    def __len__(self) -> int:
+        return len(self.hubs)
+
+    def get(self, code: str) -> RoomHub | None:
+        return self.hubs.get(code)
+
+    def feed(self, code: str, v: int, body: dict[str, Any] | None) -> None:
+        """Deliver our own committed event locally (other nodes get it by pub/sub)."""
+        hub = self.hubs.get(code)
+        if hub is not None and v > 0 and body is not None:
+            hub.feed({"v": v, **body})
+
+    def with_players(self) -> list[str]:
+        return [c for c, h in self.hubs.items() if any(x.role == "player" for x in h.conns)]
+
+    async def open(self, code: str) -> RoomHub:
+        hub = self.hubs.get(code)
+        if hub is not None:
+            await hub.opened.wait()
+            return hub
+        hub = self.hubs[code] = RoomHub(self.host, code)
+        try:
+            await hub.open()
+        except BaseException:
+            self.hubs.pop(code, None)
+            try:
+                await self.store.rooms.exit(code)
+            except Exception:
+                log.exception("leaving a room that failed to open failed", room=code)
+            raise
+        return hub
+
+    async def attach(
+        self, conn: Conn, code: str, role: str, player: str | None = None, game: Any = None
+    ) -> RoomHub:
+        """Put ``conn`` in room ``code`` as a ``player`` (with their game) or ``spectator``."""
+        await self.detach(conn)
+        try:
+            hub = await self.open(code)
+        except LookupError:
+            raise ServiceError("no_room", f"no room {code}") from None
+        conn.hub, conn.role, conn.player, conn.game = hub, role, player, game
+        conn.over = game is not None and game.over
+        conn.log = log.bind(conn=conn.id, room=code, player=player, role=role)
+        hub.conns.add(conn)
+        if role == "player":
+            await self.store.sweeping.touch([code], now_ms())
+        if role == "spectator":
+            conn.watched.add(code)
+            await self._count_spectators(hub)
+        return hub
+
+    async def detach(self, conn: Conn) -> None:
+        hub = conn.hub
+        if hub is None:
+            return
+        conn.hub, conn.role, conn.player, conn.game = None, None, None, None
+        hub.conns.discard(conn)
+        if not hub.conns and self.hubs.get(hub.code) is hub:
+            del self.hubs[hub.code]
+            await hub.close()
+        else:
+            await self._count_spectators(hub)
+
+    async def _count_spectators(self, hub: RoomHub) -> None:
+        count = sum(1 for c in hub.conns if c.role == "spectator")
+        if count != hub.local_spectators:
+            hub.local_spectators = count
+            v, total = await self.store.rooms.set_spectators(hub.code, count)
+            hub.feed({"v": v, "type": "spectators", "count": total})
+
+    async def close_all(self) -> None:
+        for hub in list(self.hubs.values()):
+            try:
+                await hub.close()
+            except Exception:
+                log.exception("closing a room failed", room=hub.code)
+        self.hubs.clear()

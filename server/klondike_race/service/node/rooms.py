@@ -1,0 +1,154 @@
+"""Room operations: every change of a room is a pure transition (domain/room.py) stored
+with compare-and-set and emitted as a ``room`` event; a finished race gets its results
+(final boards and progress, replayed from the logs) in the same event."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from ...engine import Game, board_view, progress
+from ..config import Config
+from ..domain import movelog, ranking
+from ..domain.errors import ServiceError
+from ..domain.options import RoomOptions
+from ..domain.room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, add_player, finish, start
+from ..hub import now_ms
+from ..store import Store
+from ..wire import dumps
+from .registry import Hubs
+
+Change = Callable[[Room], Room]
+
+
+def token_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()[:32]
+
+
+def new_token() -> tuple[str, str]:
+    """A seat's secret (given to its player once) and the hash the room keeps."""
+    secret = secrets.token_urlsafe(18)
+    return secret, token_hash(secret)
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+class RoomOps:
+    """``finished`` is called with each race this node finished (for its analysis)."""
+
+    def __init__(
+        self, config: Config, store: Store, hubs: Hubs, finished: Callable[[Room], None]
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.hubs = hubs
+        self.finished = finished
+
+    async def load(self, code: str) -> Room:
+        loaded = await self.store.rooms.load(code)
+        if loaded is None:
+            raise ServiceError("no_room", f"no room {code}")
+        return Room.from_json(loaded[0])
+
+    async def change(self, code: str, change: Change, results: bool = False) -> Room:
+        """Load the room, apply the pure transition ``change(room) -> room``, store it with
+        compare-and-set, emit the room event; retried when another node got there first."""
+        for _ in range(50):
+            loaded = await self.store.rooms.load(code)
+            if loaded is None:
+                raise ServiceError("no_room", f"no room {code}")
+            room = Room.from_json(loaded[0])
+            new = change(room)
+            if new == room:
+                return room
+            if await self.commit(code, loaded[1], new, results) >= 0:
+                return new
+        raise ServiceError("busy", "the room is busy, try again")
+
+    async def finish(self, code: str, reason: str) -> None:
+        await self.change(code, lambda r: finish(r, now_ms(), reason), results=True)
+
+    async def commit(self, code: str, rev: int, room: Room, results: bool) -> int:
+        """Store ``room`` over revision ``rev`` and emit its event: the event version, or
+        -1 when another writer came first."""
+        now = now_ms()
+        body: dict[str, Any] = {"type": "room", "room": room.public(now)}
+        ranks: list[tuple[str, dict[str, Any], int]] = []
+        if results:
+            body["results"], ranks = await self.results(room)
+        v = await self.store.rooms.cas(code, rev, room.to_json(), room.status, dumps(body), ranks)
+        if v <= 0:
+            return v
+        if rev == 0:
+            await self.store.sweeping.track(code, now)
+        if room.status == FINISHED or room.options.private:
+            await self.store.rooms.set_public(code, room.created, False)
+        if room.status == FINISHED:
+            players = [s.id for s in room.seats]
+            await self.store.rooms.expire(code, players, self.config.keep_finished_s)
+            await self.store.sweeping.untrack(code)
+        self.hubs.feed(code, v, body)
+        raced = room.seats and not room.parent and room.end_reason != "abandoned"
+        if results and room.status == FINISHED and raced:
+            self.finished(room)  # once: only this compare-and-set finished the race
+        return v
+
+    async def results(
+        self, room: Room
+    ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any], int]]]:
+        """Final boards and progress, replayed from the logs (out of time where it applies)."""
+        boards, progs, ranks = {}, {}, []
+        elapsed = (room.ended or now_ms()) - (room.start_at or 0)
+        for seat in room.seats:
+            log = await self.store.log.read(room.code, seat.id)
+            game = movelog.replay(Game(room.game_deal, room.settings), log)
+            if room.end_reason == "time_limit" and not game.over:
+                game.time_out()
+            last_ms = game.times[-1] if game.times else 0
+            prog = {**progress(game, elapsed), "last_ms": last_ms}
+            progs[seat.id] = prog
+            boards[seat.id] = board_view(game, elapsed)
+            ranks.append((seat.id, prog, ranking.rank_key(prog, room.options.rank_by, last_ms)))
+        return {"progress": progs, "boards": boards}, ranks
+
+    async def create(
+        self,
+        options: RoomOptions,
+        deal: dict[str, Any],
+        seat: Callable[[Room, int], tuple[Room, list[str]]],
+        parent: str | None = None,
+    ) -> tuple[Room, list[str]]:
+        """Store a new room under a fresh code: ``seat(room, now)`` seats its first
+        players and returns their ids. A practice room starts at once."""
+        now = now_ms()
+        for _ in range(20):
+            room = Room(new_code(), now, deal, secrets.token_hex(16), options, parent=parent)
+            room, pids = seat(room, now)
+            if options.practice:
+                room = start(room, now, 0)
+            elif options.quick:
+                room = start(room, now, self.config.countdown_ms)
+            if await self.commit(room.code, 0, room, False) >= 0:
+                break
+        else:
+            raise ServiceError("busy", "could not allocate a room code")
+        if not options.private:
+            await self.store.rooms.set_public(room.code, now, True)
+        return room, pids
+
+    async def create_seated(
+        self, name: str, options: RoomOptions, deal: dict[str, Any], parent: str | None = None
+    ) -> tuple[Room, str, str]:
+        """A new room with one player seated: (room, player id, token secret)."""
+        secret, hashed = new_token()
+
+        def seat(room: Room, now: int) -> tuple[Room, list[str]]:
+            room, pid = add_player(room, name, hashed, now)
+            return room, [pid]
+
+        room, pids = await self.create(options, deal, seat, parent)
+        return room, pids[0], secret

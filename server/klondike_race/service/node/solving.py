@@ -1,0 +1,137 @@
+"""The node's solver: worker processes made on first use, a bounded queue for the
+searches players wait on (hints, finish it for me, winnable-only deals), and the
+analysis of every finished race."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import structlog
+
+from ...solver.pool import SolverPool
+from ..config import Config
+from ..domain import movelog
+from ..domain.errors import ServiceError
+from ..domain.room import Room
+from ..store import Store
+from .registry import Hubs
+
+log = structlog.get_logger("klondike_race.solver")
+
+
+class Solving:
+    def __init__(self, config: Config, store: Store, hubs: Hubs) -> None:
+        self.config = config
+        self.store = store
+        self.hubs = hubs
+        self._pool: SolverPool | None = None
+        self._executor: ProcessPoolExecutor | None = None
+        self._jobs = 0  # hint, finish and seed searches queued or running here
+        self.stopping = False
+
+    def pool(self) -> SolverPool:
+        """Worker processes, created on first use."""
+        if self._pool is None:
+            # forkserver: workers are not forked from this threaded, event-looping process
+            self._executor = ProcessPoolExecutor(
+                max_workers=max(1, self.config.solver_workers),
+                mp_context=multiprocessing.get_context("forkserver"),
+            )
+            self._pool = SolverPool(executor=self._executor)
+        return self._pool
+
+    async def close(self) -> None:
+        self.stopping = True
+        if self._executor is None:
+            return
+        executor, self._executor, self._pool = self._executor, None, None
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                None, lambda: executor.shutdown(wait=True, cancel_futures=True)
+            )
+        except Exception:
+            log.exception("solver shutdown failed")
+
+    @contextlib.contextmanager
+    def _slot(self) -> Iterator[None]:
+        """Beyond ``solver_queue`` searches at once the next is refused (``busy``)."""
+        if self._jobs >= self.config.solver_queue:
+            raise ServiceError("busy", "the solver is busy; try again in a moment")
+        self._jobs += 1
+        try:
+            yield
+        finally:
+            self._jobs -= 1
+
+    async def winnable_seed(self, start_seed: str, settings: dict[str, Any]) -> str:
+        """The first seed from ``start_seed`` on that the solver proves winnable."""
+        try:
+            with self._slot():
+                found = await self.pool().winnable_seed(
+                    start_seed,
+                    settings,
+                    max_seconds=self.config.solver_seed_s,
+                    max_tries=self.config.solver_seed_tries,
+                )
+        except ServiceError:
+            raise
+        except Exception:
+            log.exception("winnable seed search failed")
+            raise ServiceError("solver_failed", "the solver failed; try again") from None
+        if found is None:
+            raise ServiceError(
+                "no_winnable_deal",
+                f"no deal proven winnable within {self.config.solver_seed_tries} tries",
+            )
+        return str(found["seed"])
+
+    async def line(self, room: Room, moves: list[str], budget: float) -> dict[str, Any]:
+        """A winning line from the position after ``moves``, or a ServiceError."""
+        try:
+            with self._slot():
+                out = await self.pool().solve(
+                    room.deal, room.settings.to_dict(), moves, max_seconds=budget
+                )
+        except ServiceError:
+            raise
+        except Exception:
+            log.exception("solver failed", room=room.code)
+            raise ServiceError("solver_failed", "the solver failed; try again") from None
+        if out["result"] == "lose":
+            raise ServiceError("no_winning_line", "this position cannot be won any more")
+        if out["result"] != "win" or not out["line"]:
+            raise ServiceError("unknown", f"no winning line found within {budget:g} s")
+        return dict(out)
+
+    async def analyse(self, room: Room) -> None:
+        """The solver's analysis of a finished race, off the event loop, stored once and
+        sent to everyone in the room as an ``analysis`` event."""
+        if self.stopping:
+            return
+        try:
+            players_moves = [
+                movelog.solver_moves(await self.store.log.read(room.code, seat.id))
+                for seat in room.seats
+            ]
+            out = await self.pool().analyse(
+                room.deal,
+                room.settings.to_dict(),
+                players_moves,
+                max_seconds=self.config.solver_analysis_s,
+            )
+        except Exception:
+            if not self.stopping:
+                log.exception("analysis failed", room=room.code)
+            return
+        analysis = {
+            "par": out["par"],
+            "deal": out["deal"]["result"],
+            "players": {s.id: r for s, r in zip(room.seats, out["players"], strict=True)},
+        }
+        v = await self.store.rooms.save_analysis(room.code, analysis)
+        self.hubs.feed(room.code, v, {"type": "analysis", "analysis": analysis})

@@ -1,0 +1,103 @@
+"""The sweeper: closes rooms that can never finish, on one node at a time."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import structlog
+
+from ..config import Config
+from ..domain.errors import ServiceError
+from ..domain.room import FINISHED, WAITING, Room, finish
+from ..hub import now_ms
+from ..store import Store
+from .registry import Hubs
+from .rooms import RoomOps
+
+log = structlog.get_logger("klondike_race.sweeper")
+
+
+class Sweeper:
+    """``analyse`` is called with each finished race whose analysis is overdue."""
+
+    def __init__(
+        self, config: Config, store: Store, hubs: Hubs, rooms: RoomOps,
+        analyse: Callable[[Room], None],
+    ) -> None:  # fmt: skip
+        self.config = config
+        self.store = store
+        self.hubs = hubs
+        self.rooms = rooms
+        self.analyse = analyse
+
+    async def run(self) -> None:
+        """Every ``sweep_interval_s``: mark the rooms where this node has players as
+        active, then (on one node at a time) close the rooms nobody plays any more."""
+        interval = self.config.sweep_interval_s
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.store.sweeping.touch(self.hubs.with_players(), now_ms())
+                if await self.store.sweeping.lock(max(1, int(interval * 900))):
+                    await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("sweep failed")
+
+    async def sweep(self) -> int:
+        """Close rooms that can never finish: a waiting room with no player connected
+        for ``waiting_abandoned_s``, a race without a time limit with no player connected
+        for ``abandoned_s`` (``end_reason`` ``abandoned``), and a race whose time limit
+        passed while nobody was there. Closing is the room's ordinary compare-and-set
+        transition, so several nodes sweeping at once finish a room once. Finished rooms
+        leave the public list and their keys expire after ``keep_finished_s``. A finished
+        race whose analysis is overdue (the node making it died) is analysed here."""
+        now = now_ms()
+        cfg = self.config
+        before = now - 1000 * min(cfg.abandoned_s, cfg.waiting_abandoned_s)
+        closed = 0
+        for code in await self.store.sweeping.idle_rooms(before):
+            if await self._sweep_room(code, now):
+                closed += 1
+        for code in await self.store.sweeping.claim_analyses(now):
+            loaded = await self.store.rooms.load(code)
+            if loaded is not None and await self.store.rooms.load_analysis(code) is None:
+                log.info("race analysed again: its analysis was never stored", room=code)
+                self.analyse(Room.from_json(loaded[0]))
+        return closed
+
+    async def _sweep_room(self, code: str, now: int) -> bool:
+        """Close one idle room if it can never finish; True when it was closed here."""
+        cfg = self.config
+        loaded = await self.store.rooms.load(code)
+        if loaded is None:  # its keys expired
+            await self.store.sweeping.untrack(code)
+            return False
+        room = Room.from_json(loaded[0])
+        idle = now - (await self.store.sweeping.last_seen(code) or now)
+        phase = room.phase(now)
+        reason = None
+        if phase == FINISHED:
+            if room.status != FINISHED:  # the time limit passed with nobody there
+                reason = "time_limit"
+            else:
+                await self.store.sweeping.untrack(code)
+        elif phase == WAITING:
+            if idle >= cfg.waiting_abandoned_s * 1000:
+                reason = "abandoned"
+        elif idle >= cfg.abandoned_s * 1000 and room.options.time_limit is None:
+            reason = "abandoned"
+        if reason is None:
+            return False
+        try:
+            if phase == WAITING:
+                await self.rooms.change(code, lambda r: finish(r, now_ms(), "abandoned"))
+            else:
+                await self.rooms.finish(code, reason)
+        except ServiceError as err:
+            log.info("room not swept", room=code, reason=err.reason)
+            return False
+        log.info("room swept", room=code, phase=phase, reason=reason, idle_ms=idle)
+        return True

@@ -1,0 +1,70 @@
+"""Redis, split by what it stores: rooms (store/rooms.py), move logs and their group
+commit (store/moves.py), matchmaking (store/matchmaking.py) and sweeping
+(store/sweeping.py); key names in store/keys.py, the Lua scripts in store/scripts.py.
+
+Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
+
+==========================  ======  ===================================================
+``room:{CODE}``             hash    ``state`` (the Room as JSON, secrets included),
+                                    ``rev`` (compare-and-set revision), ``status``,
+                                    ``analysis`` (JSON, once a finished race is analysed)
+``room:{CODE}:moves:{pid}`` list    the player's accepted moves ``TEXT@AT_MS`` in order
+                                    (``resign@AT_MS`` for a resignation); the source of
+                                    truth: index + 1 is the client's sequence number
+``room:{CODE}:prog``        hash    pid -> latest progress JSON (a cache of the log)
+``room:{CODE}:rank``        zset    pid -> exact composite (ranking.py), smaller = better
+``room:{CODE}:ver``         string  the room's event version counter
+``room:{CODE}:events``      zset    version -> event JSON, the last ~500 (for resume and
+                                    gaps); a ``progress`` event names the move, not the
+                                    board (nodes replay moves: RoomHub.games)
+``room:{CODE}:nodes``       set     server nodes with a connection in the room
+``room:{CODE}:spect``       hash    node -> its spectator count
+``rooms:public``            zset    code -> creation time, open public rooms
+``rooms:active``            zset    code -> last time a player was connected (epoch ms),
+                                    rooms not finished; what the sweeper looks at
+``rooms:analysis``          zset    code -> when (epoch ms) a finished race still without
+                                    its analysis is due to be analysed again by the
+                                    sweeper (its node died before storing it)
+``kr:sweep``                string  the node sweeping now (a lock with a short TTL)
+``mm:queue``, ``mm:t:{T}``  list    quick-match tickets waiting, and their names
+``node:{NODE}``             string  a live node (30 s TTL, renewed every 10 s)
+==========================  ======  ===================================================
+
+Events are published on the channel ``kr:events`` as ``CODE|JSON`` only when the room has a
+connection on another node (``room:{CODE}:nodes``); the committing node delivers its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import redis.asyncio as aioredis
+
+from .keys import CHANNEL, EVENTS_KEPT, moves_key, room_key
+from .matchmaking import Matchmaking
+from .moves import MoveLog
+from .rooms import Rooms
+from .sweeping import Sweeping
+
+__all__ = ["CHANNEL", "EVENTS_KEPT", "Store", "moves_key", "room_key"]
+
+
+class Store:
+    """The node's Redis access, one part per thing stored. ``latency`` is called with the
+    seconds of each round trip."""
+
+    def __init__(
+        self, redis: aioredis.Redis, node: str, latency: Callable[[float], None] | None = None
+    ) -> None:
+        timing = latency or (lambda _s: None)
+        self.rooms = Rooms(redis, node, timing)
+        self.log = MoveLog(redis, node, timing)
+        self.matchmaking = Matchmaking(redis, node, timing)
+        self.sweeping = Sweeping(redis, node, timing)
+
+    def start(self) -> None:
+        self.log.start()
+
+    async def close(self) -> None:
+        """Write the moves still pending, then stop."""
+        await self.log.close()

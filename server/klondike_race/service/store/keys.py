@@ -1,0 +1,15 @@
+"""Key names (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot);
+store/__init__.py lists every key."""
+
+from __future__ import annotations
+
+CHANNEL = "kr:events"  # room events as ``CODE|JSON``; quick-match news as ``mm:T|JSON``
+EVENTS_KEPT = 500  # events kept per room for resumes and gap fills
+
+
+def room_key(code: str) -> str:
+    return f"room:{{{code}}}"
+
+
+def moves_key(code: str, player: str) -> str:
+    return f"room:{{{code}}}:moves:{player}"

@@ -1,0 +1,130 @@
+"""Rooms: the room state with its compare-and-set revision, event versions and the kept
+events, the nodes and spectators in each room, the public list, analyses, expiry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .base import Part
+from .keys import moves_key, room_key
+from .scripts import ANALYSIS, ROOM_CAS, SPECTATORS
+
+
+class Rooms(Part):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._cas = self._script(ROOM_CAS)
+        self._spect = self._script(SPECTATORS)
+        self._analysis = self._script(ANALYSIS)
+
+    async def load(self, code: str) -> tuple[dict[str, Any], int] | None:
+        """The room's stored state and its revision, or None."""
+        state, rev = await self._timed(self.redis.hmget(room_key(code), "state", "rev"))
+        if state is None:
+            return None
+        return orjson.loads(state), int(rev)
+
+    async def cas(
+        self,
+        code: str,
+        rev: int,
+        state: dict[str, Any],
+        status: str,
+        body: bytes | None,
+        ranks: list[tuple[str, dict[str, Any], int]] | None = None,
+    ) -> int:
+        """Store ``state`` if the revision is still ``rev`` and emit ``body``: the event
+        version, 0 when there was no event, -1 when another writer came first."""
+        args = [
+            code,
+            str(rev),
+            orjson.dumps(state).decode(),
+            status,
+            body.decode() if body else "",
+            self.node,
+        ]
+        for pid, prog, key in ranks or ():
+            args += [pid, orjson.dumps(prog).decode(), str(key)]
+        return int(await self._timed(self._cas(args=args)))
+
+    async def snapshot(self, code: str) -> tuple[int, dict[str, dict[str, Any]], int]:
+        """(version, progress by player, spectators) of a room."""
+        base = room_key(code)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.get(base + ":ver")
+            pipe.hgetall(base + ":prog")
+            pipe.hvals(base + ":spect")
+            ver, prog, spect = await self._timed(pipe.execute())
+        progress = {k.decode(): orjson.loads(v) for k, v in prog.items()}
+        return int(ver or 0), progress, sum(int(c) for c in spect)
+
+    async def events_since(self, code: str, version: int) -> list[dict[str, Any]]:
+        raw = await self._timed(
+            self.redis.zrangebyscore(room_key(code) + ":events", f"({version}", "+inf")
+        )
+        return [orjson.loads(r) for r in raw]
+
+    async def oldest_event(self, code: str) -> int | None:
+        first = await self._timed(
+            self.redis.zrange(room_key(code) + ":events", 0, 0, withscores=True)
+        )
+        return int(first[0][1]) if first else None
+
+    async def enter(self, code: str) -> None:
+        """This node has a connection in the room: its events are published to us."""
+        await self._timed(self.redis.sadd(room_key(code) + ":nodes", self.node))
+
+    async def exit(self, code: str) -> None:
+        await self._timed(self.redis.srem(room_key(code) + ":nodes", self.node))
+
+    async def set_spectators(self, code: str, count: int) -> tuple[int, int]:
+        """This node's spectator count of a room: (event version, total of live nodes)."""
+        v, total = await self._timed(self._spect(args=[code, self.node, count, self.node]))
+        return int(v), int(total)
+
+    async def list_public(self, limit: int = 50) -> list[dict[str, Any]]:
+        codes = await self._timed(self.redis.zrevrange("rooms:public", 0, limit - 1))
+        if not codes:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for code in codes:
+                pipe.hget(room_key(code.decode()), "state")
+            states = await self._timed(pipe.execute())
+        gone = [c for c, s in zip(codes, states, strict=True) if not s]
+        if gone:  # expired rooms leave the list
+            await self._timed(self.redis.zrem("rooms:public", *gone))
+        return [orjson.loads(s) for s in states if s]
+
+    async def set_public(self, code: str, created: int, listed: bool) -> None:
+        if listed:
+            await self._timed(self.redis.zadd("rooms:public", {code: created}))
+        else:
+            await self._timed(self.redis.zrem("rooms:public", code))
+
+    async def expire(self, code: str, players: list[str], seconds: int) -> None:
+        """A finished room's keys go away after ``seconds`` (results stay readable until)."""
+        base = room_key(code)
+        keys = [base] + [
+            base + s for s in (":prog", ":rank", ":ver", ":events", ":nodes", ":spect")
+        ]
+        keys += [moves_key(code, p) for p in players]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.expire(key, seconds)
+            await self._timed(pipe.execute())
+
+    async def save_analysis(self, code: str, analysis: dict[str, Any]) -> int:
+        """Store a finished race's analysis once; the event version, or 0 if already kept.
+        The race leaves ``rooms:analysis`` after (a key of another slot than the room's:
+        should this node die in between, the sweeper finds the analysis stored)."""
+        v = await self._timed(
+            self._analysis(args=[code, orjson.dumps(analysis).decode(), self.node])
+        )
+        await self._timed(self.redis.zrem("rooms:analysis", code))
+        return int(v)
+
+    async def load_analysis(self, code: str) -> dict[str, Any] | None:
+        raw = await self._timed(self.redis.hget(room_key(code), "analysis"))
+        return orjson.loads(raw) if raw else None

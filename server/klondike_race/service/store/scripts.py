@@ -1,0 +1,129 @@
+"""The Lua scripts: each changes one room's keys atomically and emits its event.
+
+``_EMIT`` (inlined in each) bumps the room's event version, keeps the event in
+``room:{CODE}:events`` and publishes it when another node has a connection in the room.
+"""
+
+from __future__ import annotations
+
+from .keys import CHANNEL, EVENTS_KEPT
+
+_EMIT = """
+local function emit(rid, body, origin)
+  local base = 'room:{' .. rid .. '}'
+  local v = redis.call('INCR', base .. ':ver')
+  local payload = '{"v":' .. v .. ',' .. string.sub(body, 2)
+  redis.call('ZADD', base .. ':events', v, payload)
+  if v % 50 == 0 then
+    redis.call('ZREMRANGEBYSCORE', base .. ':events', '-inf', v - KEPT)
+  end
+  local n = redis.call('SCARD', base .. ':nodes')
+  if n > 1 or (n == 1 and redis.call('SISMEMBER', base .. ':nodes', origin) == 0) then
+    redis.call('PUBLISH', 'CHANNEL', rid .. '|' .. payload)
+  end
+  return v
+end
+""".replace("KEPT", str(EVENTS_KEPT)).replace("CHANNEL", CHANNEL)
+
+# ARGV: origin, then one per move: room, player, seq, entry, progress, rank score and event
+# body joined by \x1f.
+# Returns per move, joined by commas (one bulk string parses faster than an array): the
+# event version (> 0) if appended, 0 if the race is finished, or -(length + 1) if seq
+# was not length + 1 (a duplicate or a gap; nothing was written).
+APPEND_MOVES = (
+    _EMIT
+    + """
+local origin = ARGV[1]
+local out = {}
+for i = 2, #ARGV do
+  local f, start = {}, 1
+  for _ = 1, 6 do
+    local stop = string.find(ARGV[i], '\\31', start, true)
+    f[#f + 1] = string.sub(ARGV[i], start, stop - 1)
+    start = stop + 1
+  end
+  f[7] = string.sub(ARGV[i], start)
+  local rid, pid = f[1], f[2]
+  local base = 'room:{' .. rid .. '}'
+  local key = base .. ':moves:' .. pid
+  local len = redis.call('LLEN', key)
+  if redis.call('HGET', base, 'status') == 'finished' then
+    out[#out + 1] = 0
+  elseif len + 1 == tonumber(f[3]) then
+    redis.call('RPUSH', key, f[4])
+    redis.call('HSET', base .. ':prog', pid, f[5])
+    redis.call('ZADD', base .. ':rank', f[6], pid)
+    out[#out + 1] = emit(rid, f[7], origin)
+  else
+    out[#out + 1] = -(len + 1)
+  end
+end
+return table.concat(out, ',')
+"""
+)
+
+# ARGV: room, expected rev, state JSON, status, event body or '', origin, [ranks...]
+# Returns the event version, 0 when there was no event, -1 when rev did not match.
+ROOM_CAS = (
+    _EMIT
+    + """
+local rid = ARGV[1]
+local base = 'room:{' .. rid .. '}'
+local cur = tonumber(redis.call('HGET', base, 'rev') or '0')
+if cur ~= tonumber(ARGV[2]) then return -1 end
+redis.call('HSET', base, 'state', ARGV[3], 'rev', cur + 1, 'status', ARGV[4])
+for i = 7, #ARGV, 3 do
+  redis.call('HSET', base .. ':prog', ARGV[i], ARGV[i + 1])
+  redis.call('ZADD', base .. ':rank', ARGV[i + 2], ARGV[i])
+end
+if ARGV[5] ~= '' then return emit(rid, ARGV[5], ARGV[6]) end
+return 0
+"""
+)
+
+# ARGV: room, node, count, origin. Returns {event version, total count}.
+SPECTATORS = (
+    _EMIT
+    + """
+local rid = ARGV[1]
+local key = 'room:{' .. rid .. '}:spect'
+if tonumber(ARGV[3]) > 0 then redis.call('HSET', key, ARGV[2], ARGV[3])
+else redis.call('HDEL', key, ARGV[2]) end
+local total = 0
+local counts = redis.call('HGETALL', key)
+for i = 1, #counts, 2 do
+  if redis.call('EXISTS', 'node:' .. counts[i]) == 1 then
+    total = total + tonumber(counts[i + 1])
+  else
+    redis.call('HDEL', key, counts[i])  -- a node that died without cleaning up
+  end
+end
+return {emit(rid, '{"type":"spectators","count":' .. total .. '}', ARGV[4]), total}
+"""
+)
+
+# ARGV: room, analysis JSON, origin. Stores a finished race's analysis once and emits it;
+# returns the event version, or 0 when it was already stored or the room is gone.
+ANALYSIS = (
+    _EMIT
+    + """
+local rid = ARGV[1]
+local base = 'room:{' .. rid .. '}'
+if redis.call('EXISTS', base) == 0 then return 0 end
+if redis.call('HSETNX', base, 'analysis', ARGV[2]) == 0 then return 0 end
+return emit(rid, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
+"""
+)
+
+# Pops the first quick-match ticket still waiting: {ticket, name} or nil.
+QUICK_POP = """
+while true do
+  local t = redis.call('LPOP', 'mm:queue')
+  if not t then return false end
+  local name = redis.call('GET', 'mm:t:' .. t)
+  if name then
+    redis.call('DEL', 'mm:t:' .. t)
+    return {t, name}
+  end
+end
+"""

@@ -1,0 +1,56 @@
+"""What the sweeper needs: live nodes, rooms not finished and when a player was last
+connected to each, the sweep lock, and races whose analysis is overdue."""
+
+from __future__ import annotations
+
+from .base import Part
+
+
+class Sweeping(Part):
+    async def heartbeat(self, ttl: int = 30) -> None:
+        """This node is alive for ``ttl`` seconds (its spectator counts count)."""
+        await self._timed(self.redis.set(f"node:{self.node}", 1, ex=ttl))
+
+    async def node_gone(self) -> None:
+        await self._timed(self.redis.delete(f"node:{self.node}"))
+
+    async def track(self, code: str, now: int) -> None:
+        """A new room: the sweeper watches it until it finishes."""
+        await self._timed(self.redis.zadd("rooms:active", {code: now}, nx=True))
+
+    async def untrack(self, code: str) -> None:
+        await self._timed(self.redis.zrem("rooms:active", code))
+
+    async def touch(self, codes: list[str], now: int) -> None:
+        """Players are connected to these rooms now (only rooms still tracked are kept)."""
+        if codes:
+            await self._timed(
+                self.redis.zadd("rooms:active", dict.fromkeys(codes, now), xx=True, gt=True)
+            )
+
+    async def idle_rooms(self, before: int, limit: int = 200) -> list[str]:
+        """Tracked rooms where no player has been connected since ``before``."""
+        codes = await self._timed(
+            self.redis.zrangebyscore("rooms:active", "-inf", before, start=0, num=limit)
+        )
+        return [c.decode() for c in codes]
+
+    async def last_seen(self, code: str) -> int | None:
+        score = await self._timed(self.redis.zscore("rooms:active", code))
+        return None if score is None else int(score)
+
+    async def lock(self, ms: int) -> bool:
+        """One node sweeps at a time: true when this node holds the lock for ``ms``."""
+        return bool(await self._timed(self.redis.set("kr:sweep", self.node, nx=True, px=ms)))
+
+    async def analysis_due(self, code: str, at: int) -> None:
+        """A finished race to analyse: if its analysis is not stored by ``at`` (epoch
+        ms), the sweeper has it made (``Rooms.save_analysis`` takes it off the list)."""
+        await self._timed(self.redis.zadd("rooms:analysis", {code: at}))
+
+    async def claim_analyses(self, now: int, limit: int = 20) -> list[str]:
+        """Races whose analysis is overdue, each taken off the list by exactly one caller."""
+        codes = await self._timed(
+            self.redis.zrangebyscore("rooms:analysis", "-inf", now, start=0, num=limit)
+        )
+        return [c.decode() for c in codes if await self.redis.zrem("rooms:analysis", c)]

@@ -1,0 +1,66 @@
+"""The one encoder of server messages (docs/protocol.md lists every type)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import orjson
+
+ServerType = Literal[
+    "welcome",
+    "resumed",
+    "resync",
+    "start",
+    "ack",
+    "refused",
+    "progress",
+    "boards",
+    "room",
+    "analysis",
+    "spectators",
+    "left",
+    "rooms",
+    "queued",
+    "matched",
+    "hint",
+    "finishing",
+    "pong",
+    "error",
+]
+
+
+def encode(type: ServerType, **fields: Any) -> bytes:
+    """``{"type": type, **fields}`` as compact JSON bytes."""
+    return orjson.dumps({"type": type, **fields})
+
+
+def encode_text(type: ServerType, **fields: Any) -> str:
+    """Like ``encode``, as str: websockets sends str as a text frame."""
+    return encode(type, **fields).decode()
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    """A whole message or room event (``type`` included) as compact JSON bytes."""
+    return orjson.dumps(message)
+
+
+def error(reason: str, message: str, about: str | None = None) -> str:
+    return encode_text("error", reason=reason, message=message, about=about)
+
+
+def stored_event(event: dict[str, Any]) -> bytes | None:
+    """A room event as kept in Redis, as the message a resuming connection gets of it
+    (progress without boards: a connection that sees boards resumes with a full welcome)."""
+    kind, v = event.get("type"), event["v"]
+    if kind == "progress":
+        return encode("progress", v=v, player=event["player"], progress=event["progress"])
+    if kind == "room":
+        fields = {"v": v, "room": event["room"]}
+        if "results" in event:
+            fields["boards"] = event["results"]["boards"]
+        return encode("room", **fields)
+    if kind == "spectators":
+        return encode("spectators", v=v, count=event["count"])
+    if kind == "analysis":
+        return encode("analysis", v=v, analysis=event["analysis"])
+    return None

@@ -1,0 +1,110 @@
+"""Client messages as frozen, typed values (docs/protocol.md describes each)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...engine import Move
+from ..domain.options import RoomOptions
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    name: str
+    options: RoomOptions
+    deal: dict[str, Any] | None = None  # {"seed": S} or {"cards": [...]}, dev servers only
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    code: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Quick:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    token: str
+    since: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    ready: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRequest:
+    seq: int
+    move: Move
+    player: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Resign:
+    seq: int
+    player: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Rooms:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    id: int | str | None = None
+
+
+Message = (
+    Create
+    | Join
+    | Quick
+    | Watch
+    | Resume
+    | Ready
+    | Start
+    | MoveRequest
+    | Resign
+    | Leave
+    | Rooms
+    | Hint
+    | Finish
+    | Rematch
+    | Ping
+)

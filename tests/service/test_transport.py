@@ -1,0 +1,90 @@
+"""The websockets internals that fan-out relies on (service/transport.py): if a websockets
+release changes them, these tests fail before a server sends a broken frame."""
+
+from __future__ import annotations
+
+import asyncio
+
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import ServerConnection, serve
+
+from klondike_race.service import transport
+from klondike_race.service.fanout import Fanout
+
+
+async def _pair():
+    """A real server connection and the client connected to it."""
+    accepted: asyncio.Future[ServerConnection] = asyncio.get_running_loop().create_future()
+
+    async def handler(ws: ServerConnection) -> None:
+        accepted.set_result(ws)
+        await ws.wait_closed()
+
+    server = await serve(handler, "127.0.0.1", 0, compression=None)
+    port = server.sockets[0].getsockname()[1]
+    client = await connect(f"ws://127.0.0.1:{port}", compression=None)
+    return server, await accepted, client
+
+
+async def test_a_server_connection_has_what_transport_reads() -> None:
+    server, ws, client = await _pair()
+    try:
+        protocol = ws.protocol
+        assert isinstance(protocol.writes, list)
+        assert protocol.data_to_send() == []  # nothing queued on an idle connection
+        assert ws.send_in_progress is None
+        assert transport.accepts(ws)
+        assert not ws.transport.is_closing()
+        assert isinstance(ws.transport.get_write_buffer_size(), int)
+        assert transport.queued(ws) == []
+        # a control frame queued in the protocol goes out ahead of fan-out's frames
+        protocol.send_ping(b"queued")
+        assert protocol.writes
+        assert transport.write(ws, [transport.frame(b"after")]) is False
+        pong = await asyncio.wait_for(client.recv(), 2)
+        assert pong == "after"  # the client answered the ping on its own, then got the text
+    finally:
+        await client.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_frames_of_every_length_arrive_whole_and_in_order() -> None:
+    server, ws, client = await _pair()
+    fanout = Fanout(batch_interval=0.02)
+    try:
+        texts = ["a", "b" * 125, "c" * 126, "d" * 65535, "e" * 65536, "f" * 200_000]
+        for i, text in enumerate(texts):
+            fanout.push((ws,), text, batched=i % 2 == 1)
+        got = [await asyncio.wait_for(client.recv(), 2) for _ in texts]
+        assert got == texts
+        # websockets' own sends and pings still work between fan-out writes
+        await ws.send("own")
+        assert await client.recv() == "own"
+        assert await asyncio.wait_for(await client.ping(), 2) is not None
+        fanout.push((ws,), b'{"after":"ping"}')
+        assert await asyncio.wait_for(client.recv(), 2) == '{"after":"ping"}'
+    finally:
+        fanout.close()
+        await client.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_nothing_is_written_to_a_closed_connection() -> None:
+    server, ws, client = await _pair()
+    fanout = Fanout()
+    await client.close()
+    await ws.wait_closed()
+    assert not transport.accepts(ws)
+    fanout.push((ws,), "late")  # skipped, no error
+    await asyncio.sleep(0.01)
+    assert not transport.write(ws, [transport.frame(b"late")])
+    server.close()
+    await server.wait_closed()
+
+
+def test_two_fanouts_share_nothing() -> None:
+    a, b = Fanout(0.05), Fanout(0.0)
+    assert a._pending is not b._pending and a._batched is not b._batched
+    assert a.batch_interval != b.batch_interval
