@@ -6,7 +6,7 @@ hold every room option (``settings``), moves have a compact notation (``moves``)
 ``record`` stores and replays whole games. Errors are listed in ``errors``.
 """
 
-from .cards import NAMES, RANK, SUIT, card_name, parse_card
+from .cards import NAMES, RANK, SUIT, parse_card
 from .deal import Deal, shuffle
 from .errors import EngineError, IllegalMove, NotationError
 from .game import OUT_OF_TIME, PLAYING, RESIGNED, STUCK, WON, Game
@@ -60,7 +60,6 @@ __all__ = [
     "NotationError",
     "Settings",
     "board_view",
-    "card_name",
     "parse_card",
     "pile_name",
     "progress",

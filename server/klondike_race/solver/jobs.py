@@ -45,18 +45,6 @@ def solve_job(
     return solve(game, max_seconds=max_seconds, max_states=max_states).to_json()
 
 
-def hint_job(
-    deal: Any,
-    settings: dict | None = None,
-    moves: list[str] | None = None,
-    max_seconds: float | None = 5.0,
-    max_states: int | None = None,
-) -> dict:
-    """``{"result", "hint"}``: the next move of a winning line (None unless ``win``)."""
-    out = solve_job(deal, settings, moves, max_seconds, max_states)
-    return {"result": out["result"], "hint": out["line"][0] if out["line"] else None}
-
-
 def winnable_seed_job(
     start_seed: int | str,
     settings: dict | None = None,
