@@ -453,7 +453,7 @@ class Game:
                             out.append(Move(CARDS, FOUND0 + suit, d, 1))
 
     def _is_stuck(self) -> bool:
-        """RULES.md: no legal move but draw or recycle, and no card that drawing through
+        """docs/rules.md: no legal move but draw or recycle, and no card that drawing through
         the remaining passes would turn up can be played anywhere. Carrying a whole
         column into an empty column changes nothing and does not count as a move here."""
         found, columns = self.found, self.columns
@@ -521,7 +521,7 @@ class Game:
 
     # ---- auto-complete ------------------------------------------------------------------
     def autocomplete_available(self) -> bool:
-        """RULES.md: stock and waste empty and every column card face up."""
+        """docs/rules.md: stock and waste empty and every column card face up."""
         return (
             not self.over
             and self.found_count < 52

@@ -1,7 +1,7 @@
 """Picklable entry points for a process pool: plain data in, plain data (JSON) out.
 
 Each function rebuilds the game from a deal (a seed, or a list of 52 card names as in
-../shared/deals/README.md), a settings dict (``Settings.from_dict``) and the moves played
+tests/data/README.md), a settings dict (``Settings.from_dict``) and the moves played
 so far (compact notation, replayed through the checked API), searches it, and returns a
 dict. They may raise ``EngineError`` (bad input) or ``SolverError`` (a bug).
 """
