@@ -43,6 +43,14 @@ OUT_OF_TIME = "out_of_time"
 _COLUMNS = range(7)
 
 
+def game_over(status: str, undo: bool) -> bool:
+    """The game-over rule: True when a game of ``status`` accepts no move any more. A
+    stuck game with ``undo`` on may still undo, so it is not over; every other status
+    but ``playing`` is. ``Game.over`` is this rule; the service applies it to the
+    statuses it holds."""
+    return status != PLAYING and not (undo and status == STUCK)
+
+
 class Game:
     """A Klondike game: the deal, the settings and every move played so far.
 
@@ -131,10 +139,12 @@ class Game:
 
     @property
     def over(self) -> bool:
-        """True when no move will be accepted any more (a stuck game with undo on may
-        still undo, so it is not over)."""
+        """True when no move will be accepted any more (``game_over``: a stuck game with
+        undo on may still undo, so it is not over)."""
         status = self.status
-        return status != PLAYING and not (status == STUCK and self.history is not None)
+        # runs per move: a game still playing (nearly every call) is answered without the
+        # call (game_over says False for it too)
+        return status != PLAYING and game_over(status, self.history is not None)
 
     def resign(self) -> None:
         """Give up: the position is frozen and still ranked."""
