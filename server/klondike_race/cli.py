@@ -27,7 +27,7 @@ _PLUGINS = ("klondike_race.solver.cli", "klondike_race.service.cli")
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
-    """The RULES.md settings as flags (``--draw 3 --passes 1 --empty any ...``)."""
+    """The settings of docs/rules.md as flags (``--draw 3 --passes 1 --empty any ...``)."""
     parser.add_argument("--draw", type=int, choices=(1, 3), default=1)
     parser.add_argument("--passes", choices=("unlimited", "3", "1"), default=None)
     parser.add_argument("--empty", choices=("kings", "any"), default="kings")

@@ -105,6 +105,10 @@ def check_views(game: Game, elapsed_ms: int) -> None:
     assert view["waste"]["count"] == len(game.waste)
     if game.waste:
         assert view["waste"]["fan"][-1] == NAMES[game.waste[-1]]
+    assert view["over"] is game.over
+    auto = game.autocomplete_moves()
+    assert view["autocomplete"] is bool(auto)
+    assert view["autocomplete_next"] == (auto[0].to_wire() if auto else None)
 
 
 def check_scores(game: Game) -> None:

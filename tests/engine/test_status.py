@@ -14,6 +14,7 @@ from klondike_race.engine import (
     IllegalMove,
     Settings,
     board_view,
+    game_over,
 )
 from tests.engine.helpers import board, check_invariants, position, reference_stuck, snapshot
 
@@ -240,3 +241,45 @@ def test_resign_a_stuck_game_with_undo_on() -> None:
     assert game.status == STUCK
     game.resign()
     assert game.status == RESIGNED
+
+
+# ---- the game-over rule ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("status", "undo", "over"),
+    [
+        (PLAYING, False, False),
+        (PLAYING, True, False),
+        (WON, False, True),
+        (WON, True, True),
+        (STUCK, False, True),
+        (STUCK, True, False),  # may still undo
+        (RESIGNED, False, True),
+        (RESIGNED, True, True),
+        (OUT_OF_TIME, False, True),
+        (OUT_OF_TIME, True, True),
+    ],
+)
+def test_game_over_is_the_rule(status: str, undo: bool, over: bool) -> None:
+    assert game_over(status, undo) is over
+
+
+@pytest.mark.parametrize("undo", [False, True])
+def test_game_over_agrees_with_every_game(undo: bool) -> None:
+    """Game.over is game_over(status, undo) in positions of every status."""
+    settings = Settings(undo=undo)
+    won = position(["| Ks"], found=(13, 13, 13, 12), settings=settings)
+    won.play("1>s")
+    resigned = position(ALL_UP, found=(10, 10, 10, 10), settings=settings)
+    resigned.resign()
+    timed_out = position(ALL_UP, found=(10, 10, 10, 10), settings=settings)
+    timed_out.time_out()
+    games = [
+        position(ALL_UP, found=(10, 10, 10, 10), settings=settings),
+        won,
+        dead("Kh Ks 9c", settings=settings),
+        resigned,
+        timed_out,
+    ]
+    assert [g.status for g in games] == [PLAYING, WON, STUCK, RESIGNED, OUT_OF_TIME]
+    for game in games:
+        assert game.over is game_over(game.status, undo)

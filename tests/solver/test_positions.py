@@ -6,7 +6,7 @@ import pytest
 
 from klondike_race.engine import RECYCLE_MOVE, WON, Deal, Game, Settings
 from klondike_race.engine.moves import DRAW_MOVE
-from klondike_race.solver import hint, is_winnable, solve
+from klondike_race.solver import solve
 from tests.conftest import step_to_move
 
 from .helpers import BUDGET, assert_line_wins, reference, reference_game
@@ -57,7 +57,6 @@ def test_a_won_game_is_a_win_with_an_empty_line() -> None:
     solution = solve(game)
     assert solution.result == "win"
     assert solution.line == []
-    assert hint(game) is None
 
 
 def test_a_resigned_game_is_searched_as_if_play_went_on() -> None:
@@ -69,20 +68,23 @@ def test_a_resigned_game_is_searched_as_if_play_went_on() -> None:
     assert game.ended == "resigned"  # the game itself is unchanged
 
 
-def test_hint_is_the_first_move_of_a_winning_line() -> None:
+def test_a_hint_is_the_first_move_of_a_winning_line() -> None:
+    """The service's hint: the first move of solve()'s line, and the game stays won."""
     game = reference_game(reference(1, 1))
-    move = hint(game, max_seconds=BUDGET)
-    assert move is not None
-    assert move in game.legal_moves()
-    game.play(move)
-    assert is_winnable(game, max_seconds=BUDGET) is True
+    line = solve(game, max_seconds=BUDGET).line
+    assert line
+    assert line[0] in game.legal_moves()
+    game.play(line[0])
+    assert solve(game, max_seconds=BUDGET).result == "win"
 
 
-def test_is_winnable_false_and_none() -> None:
+def test_lose_and_unknown_carry_no_line() -> None:
     lost = reference_game(reference(104, 1))
-    assert is_winnable(lost, max_seconds=BUDGET) is False
+    solution = solve(lost, max_seconds=BUDGET)
+    assert (solution.result, solution.line) == ("lose", None)
     # a state budget far too small to decide anything: unknown
-    assert is_winnable(lost, max_states=10, max_seconds=None) is None
+    solution = solve(lost, max_states=10, max_seconds=None)
+    assert (solution.result, solution.line) == ("unknown", None)
 
 
 def test_budget_runs_out_as_unknown() -> None:

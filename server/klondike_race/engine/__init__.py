@@ -6,10 +6,10 @@ hold every room option (``settings``), moves have a compact notation (``moves``)
 ``record`` stores and replays whole games. Errors are listed in ``errors``.
 """
 
-from .cards import NAMES, RANK, SUIT, card_name, parse_card
+from .cards import NAMES, RANK, SUIT, parse_card
 from .deal import Deal, shuffle
 from .errors import EngineError, IllegalMove, NotationError
-from .game import OUT_OF_TIME, PLAYING, RESIGNED, STUCK, WON, Game
+from .game import OUT_OF_TIME, PLAYING, RESIGNED, STUCK, WON, Game, game_over
 from .moves import (
     CARDS,
     DRAW,
@@ -60,7 +60,7 @@ __all__ = [
     "NotationError",
     "Settings",
     "board_view",
-    "card_name",
+    "game_over",
     "parse_card",
     "pile_name",
     "progress",

@@ -32,11 +32,6 @@ HOLDS: tuple[tuple[int, ...], ...] = tuple(
 )
 
 
-def card(rank: int, suit: int) -> int:
-    """The card of ``rank`` (1-13) and ``suit`` (0-3, ``c d h s``)."""
-    return suit * 13 + rank - 1
-
-
 def parse_card(text: object) -> int:
     """``'Ah'`` -> 13 * 2 + 0. Raises NotationError(``bad_card``)."""
     if isinstance(text, str):
@@ -48,7 +43,3 @@ def parse_card(text: object) -> int:
             if found is not None:
                 return found
     raise NotationError("bad_card", f"not a card: {text!r} (rank A23456789TJQK, suit cdhs)")
-
-
-def card_name(c: int) -> str:
-    return NAMES[c]

@@ -11,7 +11,7 @@ The shuffle (version ``v1``; it never changes, a new one would be ``v2``):
    to 1, take the next word ``w``; if ``w >= 2**64 - 2**64 % (i + 1)`` skip it and take
    another (no modulo bias); swap positions ``i`` and ``w % (i + 1)``.
 
-The resulting list is laid out exactly like an explicit deal (../shared/deals/README.md):
+The resulting list is laid out exactly like an explicit deal (tests/data/README.md):
 row by row across the columns, so column ``c`` row ``r`` (1-based) is
 ``cards[(r-1)*(16-r)/2 + (c-r)]``, and ``cards[28:]`` is the stock, ``cards[28]`` turned
 first. docs/deal.md has the test vectors.
@@ -86,7 +86,7 @@ class Deal:
 
     @classmethod
     def from_cards(cls, names: object) -> Deal:
-        """An explicit deal: a list of 52 card names, as in ../shared/deals/README.md."""
+        """An explicit deal: a list of 52 card names, laid out as in tests/data/README.md."""
         if not isinstance(names, (list, tuple)) or len(names) != 52:
             raise NotationError("bad_deal", "an explicit deal is a list of 52 cards")
         cards = tuple(parse_card(n) for n in names)

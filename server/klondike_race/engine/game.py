@@ -43,6 +43,14 @@ OUT_OF_TIME = "out_of_time"
 _COLUMNS = range(7)
 
 
+def game_over(status: str, undo: bool) -> bool:
+    """The game-over rule: True when a game of ``status`` accepts no move any more. A
+    stuck game with ``undo`` on may still undo, so it is not over; every other status
+    but ``playing`` is. ``Game.over`` is this rule; the service applies it to the
+    statuses it holds."""
+    return status != PLAYING and not (undo and status == STUCK)
+
+
 class Game:
     """A Klondike game: the deal, the settings and every move played so far.
 
@@ -131,10 +139,12 @@ class Game:
 
     @property
     def over(self) -> bool:
-        """True when no move will be accepted any more (a stuck game with undo on may
-        still undo, so it is not over)."""
+        """True when no move will be accepted any more (``game_over``: a stuck game with
+        undo on may still undo, so it is not over)."""
         status = self.status
-        return status != PLAYING and not (status == STUCK and self.history is not None)
+        # runs per move: a game still playing (nearly every call) is answered without the
+        # call (game_over says False for it too)
+        return status != PLAYING and game_over(status, self.history is not None)
 
     def resign(self) -> None:
         """Give up: the position is frozen and still ranked."""
@@ -453,7 +463,7 @@ class Game:
                             out.append(Move(CARDS, FOUND0 + suit, d, 1))
 
     def _is_stuck(self) -> bool:
-        """RULES.md: no legal move but draw or recycle, and no card that drawing through
+        """docs/rules.md: no legal move but draw or recycle, and no card that drawing through
         the remaining passes would turn up can be played anywhere. Carrying a whole
         column into an empty column changes nothing and does not count as a move here."""
         found, columns = self.found, self.columns
@@ -521,7 +531,7 @@ class Game:
 
     # ---- auto-complete ------------------------------------------------------------------
     def autocomplete_available(self) -> bool:
-        """RULES.md: stock and waste empty and every column card face up."""
+        """docs/rules.md: stock and waste empty and every column card face up."""
         return (
             not self.over
             and self.found_count < 52

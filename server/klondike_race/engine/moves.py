@@ -19,8 +19,9 @@ Compact notation (docs/notation.md), used in records, logs, Redis and tests:
 ``3>7x4``  the top four cards of column 3 (a run) to column 7
 =========  =====================================================
 
-Wire names (the same ones as ../shared/deals/README.md) are ``waste``, ``col1`` ..
-``col7``, ``found-c`` .. ``found-s``, ``foundation`` and ``stock``.
+Wire names (the same ones as the step notation of the reference deal corpus,
+tests/data/README.md) are ``waste``, ``col1`` .. ``col7``, ``found-c`` .. ``found-s``,
+``foundation`` and ``stock``.
 """
 
 from __future__ import annotations

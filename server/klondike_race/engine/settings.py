@@ -1,4 +1,5 @@
-"""Room settings: every option of RULES.md, with its defaults.
+"""Room settings: every option of the rules as this project plays them (docs/rules.md),
+with its defaults.
 
 Text form (round-trips through ``Settings.parse``)::
 
@@ -102,7 +103,7 @@ class Settings:
 
         Accepts ints or strings for numbers, booleans or ``on/off/allowed/forbidden`` for
         switches. Vegas scoring without an explicit ``passes`` takes one pass in Draw 1 and
-        three in Draw 3, as RULES.md says.
+        three in Draw 3, as docs/rules.md says.
         """
         if not isinstance(values, dict):
             raise _bad("settings must be an object")

@@ -14,9 +14,20 @@ from .game import Game
 
 
 def board_view(game: Game, elapsed_ms: int = 0) -> dict:
+    """The board. Besides the piles it carries what the rules say of them, so that a
+    client needs no rules of its own: ``over`` (``Game.over``: no move will be accepted,
+    undo included), ``autocomplete`` (auto-complete is available) and
+    ``autocomplete_next``, the first move auto-complete plays in wire form
+    (``{"from": "col3", "to": "found-h", "count": 1}``), or None when it is not
+    available."""
     waste = game.waste
     fan = waste[-max(game.fan, 1) :] if waste else []
     allowed = game.settings.recycles_allowed
+    autocomplete = game.autocomplete_available()
+    autocomplete_next = None
+    if autocomplete:  # near the end of a game only: the moves are not computed otherwise
+        moves = game.autocomplete_moves()
+        autocomplete_next = moves[0].to_wire() if moves else None
     return {
         "columns": [
             {"down": down, "up": [NAMES[c] for c in col[down:]]}
@@ -29,8 +40,10 @@ def board_view(game: Game, elapsed_ms: int = 0) -> dict:
         },
         "recycles": game.recycles,
         "passes_left": None if allowed is None else allowed - game.recycles + 1,
-        "autocomplete": game.autocomplete_available(),
+        "autocomplete": autocomplete,
+        "autocomplete_next": autocomplete_next,
         "can_undo": bool(game.history) and game.ended is None and game.found_count < 52,
+        "over": game.over,
         **progress(game, elapsed_ms),
     }
 

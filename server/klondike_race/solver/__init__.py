@@ -9,9 +9,9 @@ checked API before it is returned.
 
 The budget is ``max_seconds`` (measured with ``clock``, by default ``time.perf_counter``:
 the only clock the solver reads, and only to stop) and/or ``max_states`` (positions
-visited). ``hint``, ``is_winnable``, ``find_winnable_seed`` and ``analyse`` are built on
-``solve``; ``jobs`` has picklable entry points for a process pool and ``pool`` the
-asyncio bridge the server uses.
+visited). ``find_winnable_seed`` and ``analyse`` are built on ``solve``; ``jobs`` has
+picklable entry points for a process pool and ``pool`` the asyncio bridge the server
+uses. A hint is the first move of ``solve``'s line.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ UNKNOWN = "unknown"
 
 __all__ = [
     "LOSE", "UNKNOWN", "WIN", "Analysis", "SeedResult", "Solution", "SolverError", "analyse",
-    "find_winnable_seed", "hint", "is_winnable", "seed_sequence", "solve",
+    "find_winnable_seed", "seed_sequence", "solve",
 ]  # fmt: skip
 
 
@@ -51,10 +51,6 @@ class Solution:
     line: list[Move] | None
     states: int
     seconds: float
-
-    @property
-    def won(self) -> bool:
-        return self.result == WIN
 
     def to_json(self) -> dict:
         return {
@@ -258,19 +254,6 @@ def _line(game: Game, search: Search) -> list[Move]:
     if game.status != WON:
         raise SolverError("the solver line does not end in a win")
     return out
-
-
-def hint(game: Game, **budget) -> Move | None:
-    """The next move of a winning line from ``game``'s position, or None when none was
-    found (lost, or unknown within the budget)."""
-    solution = solve(game, **budget)
-    return solution.line[0] if solution.line else None
-
-
-def is_winnable(game: Game, **budget) -> bool | None:
-    """True (a line was found), False (proven lost) or None (unknown within the budget)."""
-    result = solve(game, **budget).result
-    return True if result == WIN else False if result == LOSE else None
 
 
 def seed_sequence(start_seed: int | str) -> Iterable[int | str]:

@@ -4,8 +4,8 @@
                         [--foundation-to-column ...] [--moves "d w>3 ..."]
                         [--budget SECONDS] [--states N] [--json]
 
-FILE is a JSON list of 52 card names laid out as in ../shared/deals/README.md (a JSON
-object with a ``cards`` field, like a line of deals.jsonl, is accepted too). Exit status:
+FILE is a JSON list of 52 card names laid out as in tests/data/README.md (a JSON object
+with a ``cards`` field, like a line of tests/data/deals.jsonl, is accepted too). Exit status:
 0 win, 1 lose, 3 unknown, 2 bad input.
 """
 

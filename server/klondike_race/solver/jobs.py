@@ -1,7 +1,7 @@
 """Picklable entry points for a process pool: plain data in, plain data (JSON) out.
 
 Each function rebuilds the game from a deal (a seed, or a list of 52 card names as in
-../shared/deals/README.md), a settings dict (``Settings.from_dict``) and the moves played
+tests/data/README.md), a settings dict (``Settings.from_dict``) and the moves played
 so far (compact notation, replayed through the checked API), searches it, and returns a
 dict. They may raise ``EngineError`` (bad input) or ``SolverError`` (a bug).
 """
@@ -43,18 +43,6 @@ def solve_job(
     strings), moves, states, seconds."""
     game = make_game(deal, settings, moves)
     return solve(game, max_seconds=max_seconds, max_states=max_states).to_json()
-
-
-def hint_job(
-    deal: Any,
-    settings: dict | None = None,
-    moves: list[str] | None = None,
-    max_seconds: float | None = 5.0,
-    max_states: int | None = None,
-) -> dict:
-    """``{"result", "hint"}``: the next move of a winning line (None unless ``win``)."""
-    out = solve_job(deal, settings, moves, max_seconds, max_states)
-    return {"result": out["result"], "hint": out["line"][0] if out["line"] else None}
 
 
 def winnable_seed_job(

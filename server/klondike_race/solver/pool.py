@@ -33,12 +33,9 @@ class SolverPool:
 
     async def solve(self, deal: Any, settings: dict | None = None,
                     moves: list[str] | None = None, **budget: Any) -> dict:  # fmt: skip
-        """``Solution.to_json()``: finish it for me plays ``line``."""
+        """``Solution.to_json()``: a hint is the first move of ``line``, finish it for me
+        plays all of it."""
         return await self._run(jobs.solve_job, deal, settings, moves, **budget)
-
-    async def hint(self, deal: Any, settings: dict | None = None,
-                   moves: list[str] | None = None, **budget: Any) -> dict:  # fmt: skip
-        return await self._run(jobs.hint_job, deal, settings, moves, **budget)
 
     async def winnable_seed(self, start_seed: int | str, settings: dict | None = None,
                             **budget: Any) -> dict | None:  # fmt: skip

@@ -26,8 +26,7 @@ always turn cards just before the play that uses them.
 
 ``Search.advance(n)`` searches on for at most n positions and can be called again (the
 solver runs several searches by turns this way); ``Search.run()`` goes to the end, raising
-``Budget`` when ``max_states`` or the ``deadline`` runs out. ``clock`` is a callable
-returning seconds, ``deadline`` a value of it: this module reads no clock itself.
+``Budget`` when ``max_states`` runs out (the tests drive single searches this way).
 
 Each search finds the strongly connected components of what it searched (Tarjan) and
 puts the keys of those it finished, all lost, in ``lost``, a set that searches of the same
@@ -92,7 +91,7 @@ FAILS_PER_CUT = 2
 
 
 class Budget(Exception):
-    """The time or state budget ran out before the search was decided."""
+    """The state budget ran out before the search was decided."""
 
 
 class Relaxation:
@@ -123,8 +122,6 @@ class Search:
         recycles_allowed: int | None,
         any_empty: bool,
         foundation_to_column: bool,
-        clock: Callable[[], float] | None = None,
-        deadline: float | None = None,
         max_states: int | None = None,
         deck_first: bool = False,
         lost: set[bytes] | None = None,
@@ -150,8 +147,6 @@ class Search:
         self.allowed = recycles_allowed
         self.any_empty = any_empty
         self.f2c = foundation_to_column
-        self.clock = clock
-        self.deadline = deadline
         self.max_states = max_states
         self.states = 0
         self.path: list[list] = []
@@ -315,17 +310,6 @@ class Search:
         if i < self.down[s]:
             return None
         return (SWAP_HOME, s, s2, len(col) - 1 - i)
-
-    def _safe(self, c: int) -> bool:
-        """Whether card ``c`` (next on its foundation) may go home at once without losing
-        any win (docs/solver.md proves both rules)."""
-        r = RANK[c]
-        found = self.found
-        s = SUIT[c]
-        o1, o2 = _OPP[s]
-        if self.f2c:
-            return found[o1] >= r - 1 and found[o2] >= r - 1 and found[_SAME[s]] >= r - 2
-        return r <= 2 or (found[o1] >= r - 1 and found[o2] >= r - 1)
 
     def _autos(self, steps: list) -> None:
         """Play every safe card home (through its twin when covered), repeatedly."""
@@ -847,9 +831,9 @@ class Search:
 
     def run(self) -> bool:
         """Depth-first search to the end. True: ``path`` is a list of step lists to a
-        position that ``_won``; False: no win exists. Raises Budget (``deadline`` is
-        checked every 1,024 positions, ``max_states`` exactly)."""
-        clock, deadline, max_states = self.clock, self.deadline, self.max_states
+        position that ``_won``; False: no win exists. Raises Budget when ``max_states``
+        positions were searched first."""
+        max_states = self.max_states
         while True:
             limit = 1024 if max_states is None else min(1024, max_states - self.states)
             if limit <= 0:
@@ -857,8 +841,6 @@ class Search:
             done = self.advance(limit)
             if done is not None:
                 return done
-            if deadline is not None and clock is not None and clock() > deadline:
-                raise Budget
 
     def advance(self, count: int) -> bool | None:
         """Search on for at most ``count`` more positions: True (won), False (proven
