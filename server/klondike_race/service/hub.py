@@ -19,14 +19,11 @@ import orjson
 import structlog
 from websockets.asyncio.connection import Connection
 
-from ..engine import STUCK, Game, board_view
+from ..engine import STUCK, Game, board_view, game_over
 from .boards import Boards
 from .domain import assist
 from .domain import visibility as V
-from .domain.progress import (
-    game_over,  # TEMP until engine.game_over lands
-    initial_progress,
-)
+from .domain.progress import initial_progress
 from .domain.room import FINISHED, RACING, Room, public_phase
 from .fanout import Fanout
 from .standings import Standings

@@ -25,7 +25,3 @@ def of_board(board: dict[str, Any], last_ms: int) -> dict[str, Any]:
     out = {k: board[k] for k in PROGRESS_KEYS}
     out["last_ms"] = last_ms
     return out
-
-
-def game_over(status: str, undo: bool) -> bool:  # TEMP
-    return status != "playing" and not (status == "stuck" and undo)
