@@ -1,0 +1,175 @@
+"""The service's pure domain, without a server: who may see what, when the solver may
+help, the phase rule, the move-log entry and room options."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from klondike_race.engine import Game, Move, Settings
+from klondike_race.service.domain import assist, movelog
+from klondike_race.service.domain import visibility as V
+from klondike_race.service.domain.errors import ProtocolError, RoomError, ServiceError
+from klondike_race.service.domain.options import RoomOptions
+from klondike_race.service.domain.room import (
+    COUNTDOWN,
+    FINISHED,
+    RACING,
+    WAITING,
+    Room,
+    phase_at,
+    public_phase,
+)
+
+ROLES = list(V.Role)
+
+
+# ---- visibility --------------------------------------------------------------------------
+def _expected_sight(role: V.Role, phase: str, delayed: bool) -> V.Sight:
+    """docs/rules.md, "Who sees what", written out case by case."""
+    if phase == FINISHED:
+        return V.Sight.BOARDS  # after the race everyone sees everything
+    if role is V.Role.RACER:
+        return V.Sight.PROGRESS  # never an opponent's board while their own game is on
+    if role is V.Role.SPECTATOR and delayed and phase == RACING:
+        return V.Sight.DELAYED_BOARDS
+    return V.Sight.BOARDS
+
+
+@pytest.mark.parametrize(
+    ("role", "phase", "delayed"), list(itertools.product(ROLES, V.PHASES, (False, True)))
+)
+def test_sight_for_every_role_phase_and_delay(role: V.Role, phase: str, delayed: bool) -> None:
+    assert V.sight(role, phase, delayed) is _expected_sight(role, phase, delayed)
+
+
+@pytest.mark.parametrize(
+    ("role", "phase", "delayed", "kind"),
+    list(itertools.product(ROLES, V.PHASES, (False, True), V.EVENT_KINDS)),
+)
+def test_no_racer_ever_gets_a_board_of_a_race_that_is_on(
+    role: V.Role, phase: str, delayed: bool, kind: str
+) -> None:
+    how = V.delivery(kind, V.sight(role, phase, delayed))
+    carries_board = how in (V.Delivery.WITH_BOARD, V.Delivery.DELAYED)
+    if role is V.Role.RACER and phase != FINISHED:
+        assert not carries_board
+    if kind == "progress":  # everyone hears of every move, boards or not
+        assert how is not V.Delivery.SKIP
+    if kind in ("room", "analysis", "spectators"):
+        assert how is V.Delivery.PLAIN
+    if how is V.Delivery.DELAYED:
+        assert role is V.Role.SPECTATOR and delayed and phase == RACING
+    if kind == "boards":  # whole boards go only to live sight; delayed ones never early
+        assert (how is V.Delivery.WITH_BOARD) == (V.sight(role, phase, delayed) is V.Sight.BOARDS)
+
+
+def test_roles_and_unknown_events() -> None:
+    assert V.role_of(spectator=True, own_game_over=False) is V.Role.SPECTATOR
+    assert V.role_of(spectator=False, own_game_over=False) is V.Role.RACER
+    assert V.role_of(spectator=False, own_game_over=True) is V.Role.FINISHED_PLAYER
+    assert V.sees_boards(V.Sight.DELAYED_BOARDS) and not V.sees_boards(V.Sight.PROGRESS)
+    with pytest.raises(ValueError):
+        V.delivery("seed", V.Sight.BOARDS)
+
+
+# ---- assist ------------------------------------------------------------------------------
+STATUSES = ("playing", "won", "stuck", "resigned", "out_of_time")
+
+
+@pytest.mark.parametrize(
+    ("practice", "phase", "status", "over"),
+    list(itertools.product((False, True), V.PHASES, STATUSES, (False, True))),
+)
+def test_assist_rule_and_flags_agree(practice: bool, phase: str, status: str, over: bool) -> None:
+    hint = assist.refusal(assist.HINT, practice, phase, status, over)
+    finish = assist.refusal(assist.FINISH, practice, phase, status, over)
+    # hints: a practice game that is on, nothing else
+    assert (hint is None) == (practice and phase == RACING and not over)
+    # finish: a practice game that is on, or a race once the player's own race is over;
+    # never a won game
+    if status == "won":
+        expected = False
+    elif practice:
+        expected = phase == RACING and not over
+    else:
+        expected = phase == FINISHED or over
+    assert (finish is None) == expected
+    for refused in (hint, finish):
+        assert refused is None or (isinstance(refused, ServiceError) and refused.reason)
+    flags = assist.flags(practice, phase, status, over)
+    assert flags == {"can_hint": hint is None, "can_finish": finish is None}
+
+
+def test_assist_reasons() -> None:
+    def reason(*args: object) -> str | None:
+        refused = assist.refusal(*args)  # type: ignore[arg-type]
+        return refused.reason if refused else None
+
+    assert reason(assist.HINT, False, RACING, "playing", False) == "not_in_practice"
+    assert reason(assist.HINT, True, COUNTDOWN, "playing", False) == "not_started"
+    assert reason(assist.HINT, True, FINISHED, "playing", False) == "race_over"
+    assert reason(assist.HINT, True, RACING, "stuck", True) == "game_over"
+    assert reason(assist.FINISH, False, RACING, "playing", False) == "race_not_over"
+    assert reason(assist.FINISH, False, RACING, "won", True) == "game_over"
+
+
+# ---- phase -------------------------------------------------------------------------------
+def test_one_phase_rule_for_rooms_and_their_public_form() -> None:
+    options = RoomOptions(time_limit=60)
+    rooms = [
+        Room("ABCDEF", 0, {"seed": "1"}, "salt", options),
+        Room("ABCDEF", 0, {"seed": "1"}, "salt", options, status="started", start_at=1000),
+        Room("ABCDEF", 0, {"seed": "1"}, "salt", options, status="finished", start_at=1000),
+    ]
+    for room, now in itertools.product(rooms, (0, 999, 1000, 60_999, 61_000, 99_000)):
+        # the public form, made at any earlier time, gives the same phase now
+        for made in range(0, now + 1, 20_000):
+            assert public_phase(room.public(made), now) == room.phase(now)
+    assert phase_at(False, None, None, 5) == WAITING
+    assert phase_at(False, 10, None, 5) == COUNTDOWN
+    assert phase_at(False, 10, 20, 15) == RACING
+    assert phase_at(False, 10, 20, 20) == FINISHED
+    assert phase_at(True, None, None, 0) == FINISHED
+
+
+# ---- the move-log entry ------------------------------------------------------------------
+def test_log_entries_round_trip_and_replay() -> None:
+    game = Game.from_seed(7)
+    log = []
+    for at in range(3):
+        played = game.play(game.legal_moves()[0], at * 100)
+        log.append(movelog.entry(str(played), at * 100))
+    log.append(movelog.entry(movelog.RESIGN, 900))
+    assert movelog.parse(log[0]) == (str(game.log[0]), 0)
+    assert movelog.at_ms(log[-1]) == 900 and movelog.is_resign(log[-1])
+    assert movelog.solver_moves(log) == [str(m) for m in game.log]
+    assert movelog.without_resign(log) == log[:-1]
+    assert movelog.until(log, 100) == log[:2]
+    replayed = movelog.replay(Game.from_seed(7), log)
+    assert replayed.status == "resigned" and replayed.log == game.log
+    # notation with "@"-free text only: the last "@" splits
+    assert movelog.text_of(movelog.entry("2>5x3", 12)) == "2>5x3"
+    assert Move.parse(movelog.text_of(log[0])) == game.log[0]
+
+
+# ---- options and errors ------------------------------------------------------------------
+def test_room_options_round_trip_and_practice_is_one_private_seat() -> None:
+    options = RoomOptions(Settings(draw=3), capacity=4, time_limit=60, spectator_delay=30)
+    assert RoomOptions.from_dict(options.to_dict()) == options
+    practice = RoomOptions(capacity=5, practice=True)
+    assert (practice.capacity, practice.private) == (1, True)
+    room = Room("ABCDEF", 0, {"seed": "1"}, "salt", options)
+    assert Room.from_json(room.to_json()) == room
+    listed = room.listed(0)
+    assert set(listed) == {"code", "phase", "settings", "capacity", "time_limit", "rank_by",
+                           "players"}  # fmt: skip
+    assert "salt" not in str(room.public(0)) and "seed" not in str(room.public(0))
+
+
+def test_every_service_error_has_one_base_with_a_reason() -> None:
+    for cls in (ProtocolError, RoomError):
+        err = cls("why", "because", "move")
+        assert isinstance(err, ServiceError) and err.reason == "why" and err.about == "move"
+        assert repr(err) == f"{cls.__name__}('why', 'because')"
