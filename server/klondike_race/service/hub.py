@@ -40,7 +40,9 @@ def now_ms() -> int:
 class Recipient(Protocol):
     """A connection in a room, as the hub sees it."""
 
-    ws: Connection
+    @property
+    def ws(self) -> Connection: ...
+
     role: str | None  # "player" or "spectator"
     player: str | None
     game: Game | None

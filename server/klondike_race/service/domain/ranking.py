@@ -77,7 +77,7 @@ def row(player: str, name: str, progress: dict[str, Any], out_of_time: bool) -> 
 def ranks(keys: Iterable[tuple[str, int]]) -> list[tuple[str, int, int]]:
     """``[(player, key)]`` -> ``[(player, rank, key)]`` best first; equal keys share a rank."""
     ordered = sorted(keys, key=lambda item: (item[1], item[0]))
-    out = []
+    out: list[tuple[str, int, int]] = []
     for i, (player, key) in enumerate(ordered):
         rank = out[-1][1] if out and out[-1][2] == key else i + 1
         out.append((player, rank, key))

@@ -97,7 +97,7 @@ class MoveLog(Part):
 
     async def read(self, code: str, player: str) -> list[str]:
         """A player's whole log, ``TEXT@AT_MS`` entries in order (domain/movelog.py)."""
-        raw = await self._timed(self.redis.lrange(moves_key(code, player), 0, -1))
+        raw: Any = await self._timed(self.redis.lrange(moves_key(code, player), 0, -1))
         return [m.decode() for m in raw]
 
     async def seed(

@@ -21,7 +21,8 @@ class Rooms(Part):
 
     async def load(self, code: str) -> tuple[dict[str, Any], int] | None:
         """The room's stored state and its revision, or None."""
-        state, rev = await self._timed(self.redis.hmget(room_key(code), "state", "rev"))
+        got: Any = await self._timed(self.redis.hmget(room_key(code), "state", "rev"))
+        state, rev = got
         if state is None:
             return None
         return orjson.loads(state), int(rev)
@@ -61,7 +62,7 @@ class Rooms(Part):
         return int(ver or 0), progress, sum(int(c) for c in spect)
 
     async def events_since(self, code: str, version: int) -> list[dict[str, Any]]:
-        raw = await self._timed(
+        raw: Any = await self._timed(
             self.redis.zrangebyscore(room_key(code) + ":events", f"({version}", "+inf")
         )
         return [orjson.loads(r) for r in raw]
@@ -85,7 +86,7 @@ class Rooms(Part):
         return int(v), int(total)
 
     async def list_public(self, limit: int = 50) -> list[dict[str, Any]]:
-        codes = await self._timed(self.redis.zrevrange("rooms:public", 0, limit - 1))
+        codes: Any = await self._timed(self.redis.zrevrange("rooms:public", 0, limit - 1))
         if not codes:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:

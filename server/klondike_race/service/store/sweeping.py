@@ -3,6 +3,8 @@ connected to each, the sweep lock, and races whose analysis is overdue."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .base import Part
 
 
@@ -30,7 +32,7 @@ class Sweeping(Part):
 
     async def idle_rooms(self, before: int, limit: int = 200) -> list[str]:
         """Tracked rooms where no player has been connected since ``before``."""
-        codes = await self._timed(
+        codes: Any = await self._timed(
             self.redis.zrangebyscore("rooms:active", "-inf", before, start=0, num=limit)
         )
         return [c.decode() for c in codes]
@@ -50,7 +52,7 @@ class Sweeping(Part):
 
     async def claim_analyses(self, now: int, limit: int = 20) -> list[str]:
         """Races whose analysis is overdue, each taken off the list by exactly one caller."""
-        codes = await self._timed(
+        codes: Any = await self._timed(
             self.redis.zrangebyscore("rooms:analysis", "-inf", now, start=0, num=limit)
         )
         return [c.decode() for c in codes if await self.redis.zrem("rooms:analysis", c)]

@@ -216,7 +216,7 @@ def decode(data: str | bytes) -> Message:
         raise ProtocolError("bad_json", "a message is one JSON object")
     kind = obj.get("type")
     parser = _PARSERS.get(kind) if isinstance(kind, str) else None
-    if parser is None:
+    if parser is None or not isinstance(kind, str):
         shown = kind if isinstance(kind, str) and len(kind) < 32 else "?"
         raise ProtocolError("unknown_type", f"unknown message type {shown!r}")
     fields = _Fields(obj, kind)

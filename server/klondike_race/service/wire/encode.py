@@ -39,8 +39,8 @@ def encode_text(type: ServerType, **fields: Any) -> str:
     return encode(type, **fields).decode()
 
 
-def dumps(message: dict[str, Any]) -> bytes:
-    """A whole message or room event (``type`` included) as compact JSON bytes."""
+def dumps(message: Any) -> bytes:
+    """A whole message, a room event (``type`` included) or a part of one as JSON bytes."""
     return orjson.dumps(message)
 
 
