@@ -393,7 +393,7 @@ async def ack_buckets(port: int, name: str = "kr_ack_latency_seconds") -> dict[s
     for line in text.splitlines():
         if line.startswith(name + "_bucket"):
             bound = line.split('le="', 1)[1].split('"', 1)[0]
-            out[bound] = int(line.rsplit(" ", 1)[1])
+            out[bound] = int(float(line.rsplit(" ", 1)[1]))
     return out
 
 

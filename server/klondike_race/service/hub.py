@@ -11,9 +11,7 @@ domain/visibility.py says its role may see. The hub needs of its node only what
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Coroutine
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 import structlog
@@ -21,44 +19,17 @@ from websockets.asyncio.connection import Connection
 
 from ..engine import STUCK, Game, board_view, game_over
 from .boards import Boards
+from .clock import now_ms
+from .contracts import HubHost, Recipient
+from .delay import Delayed
 from .domain import assist
 from .domain import visibility as V
 from .domain.progress import initial_progress
 from .domain.room import FINISHED, RACING, Room, public_phase
-from .fanout import Fanout
 from .standings import Standings
-from .store import Store
 from .wire import dumps, encode
 
 log = structlog.get_logger("klondike_race.hub")
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-class Recipient(Protocol):
-    """A connection in a room, as the hub sees it."""
-
-    @property
-    def ws(self) -> Connection: ...
-
-    role: str | None  # "player" or "spectator"
-    player: str | None
-    game: Game | None
-    over: bool  # a player's own game is over, as acknowledged
-    view_from: int  # spectators: the race time (epoch ms) their view starts from
-
-
-class HubHost(Protocol):
-    """What a hub needs of its node."""
-
-    store: Store
-    fanout: Fanout
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
-
-    async def finish_room(self, code: str, reason: str) -> None: ...
 
 
 class RoomHub:
@@ -82,7 +53,10 @@ class RoomHub:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._started_sent = False
         self._refreshing: asyncio.Task[None] | None = None
-        self._delayed: set[asyncio.TimerHandle] = set()  # spectators' updates, sent later
+        self.delayed = Delayed(  # spectators' updates, sent behind the race
+            lambda: (c for c in self.conns if c.role == "spectator"),
+            lambda ws, data: self.push(ws, data, batched=True),
+        )
         self.last_leaderboard: orjson.Fragment | None = None  # as the last progress sent it
         self.standings = Standings()
         self.analysis: dict[str, Any] | None = None  # a finished race's solver analysis
@@ -112,7 +86,7 @@ class RoomHub:
 
     async def close(self) -> None:
         self.closed = True
-        self._drop_later()
+        self.delayed.drop()
         for timer in self._timers.values():
             timer.cancel()
         if self._filling is not None:
@@ -156,25 +130,6 @@ class RoomHub:
             return {"can_hint": False, "can_finish": False}
         practice = bool(self.public.get("practice"))
         return assist.flags(practice, self.phase(), game.status, conn.over)
-
-    def _later(self, data: bytes) -> None:
-        """Send a spectators' update ``behind()`` from now, to the spectators whose view
-        had reached this moment (one who came later got it in their snapshot)."""
-        sent = now_ms()
-
-        def send() -> None:
-            self._delayed.discard(handle)
-            ws = [c.ws for c in self.conns if c.role == "spectator" and c.view_from <= sent]
-            if ws:
-                self.push(ws, data, batched=True)
-
-        handle = asyncio.get_running_loop().call_later(self.behind() / 1000, send)
-        self._delayed.add(handle)
-
-    def _drop_later(self) -> None:
-        for handle in self._delayed:
-            handle.cancel()
-        self._delayed.clear()
 
     # ---- events -------------------------------------------------------------------------
     def feed(self, event: dict[str, Any], skip: Recipient | None = None) -> None:
@@ -296,7 +251,7 @@ class RoomHub:
         if len(players) < len(live):
             self.push([c.ws for c in live if c.role != "player"], data, batched=True)
         if later:
-            self._later(data)
+            self.delayed.later(data, self.behind())
 
     def _deliver_room(self, event: dict[str, Any]) -> None:
         self.public = event["room"]
@@ -304,7 +259,7 @@ class RoomHub:
         if results is not None:
             self.progress = results["progress"]
             self.boards.drop(results["boards"])
-            self._drop_later()  # the results show everything: older boards would not
+            self.delayed.drop()  # the results show everything: older boards would not
         fields: dict[str, Any] = {"v": event["v"], "room": self.public}
         fields["leaderboard"] = self.leaderboard()
         if results is not None:

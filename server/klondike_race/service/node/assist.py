@@ -7,11 +7,12 @@ import time
 from dataclasses import replace
 
 from ...engine import Game, Move, progress
+from ..clock import now_ms
 from ..domain import assist, movelog, ranking
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.room import FINISHED, finish, set_rematch
-from ..hub import RoomHub, now_ms
+from ..hub import RoomHub
 from ..wire import Join, encode_text
 from .conn import Conn
 from .lobby import Lobby

@@ -11,10 +11,10 @@ from typing import assert_never
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from ..clock import now_ms
 from ..config import Config
 from ..domain.errors import ServiceError
 from ..fanout import Fanout
-from ..hub import now_ms
 from ..metrics import Metrics
 from ..wire import (
     TYPE_OF,

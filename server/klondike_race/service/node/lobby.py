@@ -10,6 +10,7 @@ from typing import Any
 import structlog
 
 from ...engine import Deal, EngineError, Game
+from ..clock import now_ms
 from ..config import Config
 from ..domain import movelog
 from ..domain.errors import ServiceError
@@ -26,7 +27,7 @@ from ..domain.room import (
     start,
 )
 from ..domain.visibility import sees_boards
-from ..hub import RoomHub, now_ms
+from ..hub import RoomHub
 from ..store import Store
 from ..wire import Create, Join, Watch, encode, encode_text
 from ..wire.encode import stored_event

@@ -9,11 +9,12 @@ from typing import Any
 import orjson
 
 from ...engine import Game, IllegalMove, Move, board_view
+from ..clock import now_ms
 from ..domain import movelog, ranking
 from ..domain.errors import ServiceError
 from ..domain.progress import of_board
 from ..domain.room import FINISHED, RACING
-from ..hub import RoomHub, now_ms
+from ..hub import RoomHub
 from ..metrics import Metrics
 from ..store import Store
 from ..wire import encode, encode_text

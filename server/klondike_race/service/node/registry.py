@@ -7,8 +7,10 @@ from typing import Any
 
 import structlog
 
+from ..clock import now_ms
+from ..contracts import HubHost
 from ..domain.errors import ServiceError
-from ..hub import HubHost, RoomHub, now_ms
+from ..hub import RoomHub
 from ..store import Store
 from .conn import Conn
 

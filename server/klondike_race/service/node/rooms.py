@@ -10,12 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ...engine import Game, board_view, progress
+from ..clock import now_ms
 from ..config import Config
 from ..domain import movelog, ranking
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, add_player, finish, start
-from ..hub import now_ms
 from ..store import Store
 from ..wire import dumps
 from .registry import Hubs

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import structlog
 
+from ..clock import now_ms
 from ..config import Config
 from ..domain.errors import ServiceError
 from ..domain.room import FINISHED, WAITING, Room, finish
-from ..hub import now_ms
 from ..store import Store
 from .registry import Hubs
 from .rooms import RoomOps
