@@ -93,3 +93,31 @@ async def test_a_player_who_sees_boards_resumes_with_every_board(node, redis_url
     assert resumed["type"] == "resumed"
     for client in (b, c, d):
         await client.close()
+
+
+async def test_a_resumed_room_event_carries_the_phase_now_not_when_it_was_made(node) -> None:
+    host = await Client.open(node.port)
+    welcome = await host.request("create", "welcome", name="ann")
+    code, token = welcome["room"]["code"], host.token
+    guest = await Client.open(node.port)
+    await guest.request("join", "welcome", code=code, name="bob")
+    await host.send("ready")
+    before = (await host.expect("room"))["v"]  # ann is ready; bob joined before
+    await host.ws.close()  # ann drops
+    await guest.send("ready")  # everyone ready: the countdown (150 ms) begins ...
+    countdown = await guest.expect("room")
+    while countdown["room"]["start_at"] is None:  # ann's ready came first
+        countdown = await guest.expect("room")
+    assert countdown["room"]["phase"] == "countdown"
+    await guest.expect("start", timeout=5)  # ... and ends: the race is on
+    # ann resumes with the version she had: the countdown's room event she missed comes
+    # with the room's phase now, so a client that keeps the last phase is not set back
+    again = await Client.open(node.port)
+    resumed = await again.request("resume", "resumed", token=token, since=before)
+    assert resumed["room"]["phase"] == "racing"
+    missed = [m for m in await again.drain(0.3) if m["type"] == "room"]
+    assert missed[-1]["v"] == countdown["v"]
+    assert all(m["room"]["phase"] == "racing" for m in missed)
+    assert missed[-1]["room"]["start_at"] == countdown["room"]["start_at"]
+    for c in (guest, again):
+        await c.close()

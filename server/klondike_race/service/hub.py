@@ -260,7 +260,8 @@ class RoomHub:
             self.progress = results["progress"]
             self.boards.drop(results["boards"])
             self.delayed.drop()  # the results show everything: older boards would not
-        fields: dict[str, Any] = {"v": event["v"], "room": self.public}
+        # the phase now: an event made before the countdown ended may arrive after it
+        fields: dict[str, Any] = {"v": event["v"], "room": {**self.public, "phase": self.phase()}}
         fields["leaderboard"] = self.leaderboard()
         if results is not None:
             fields["boards"] = results["boards"]

@@ -134,7 +134,7 @@ class Lobby:
         conn.send(encode("resumed", **fields))
         for event in events:
             if event["v"] <= hub.version:
-                data = stored_event(event)
+                data = stored_event(event, phase)
                 if data is not None:
                     conn.send(data)
         return True

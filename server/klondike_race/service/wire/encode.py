@@ -48,14 +48,15 @@ def error(reason: str, message: str, about: str | None = None) -> str:
     return encode_text("error", reason=reason, message=message, about=about)
 
 
-def stored_event(event: dict[str, Any]) -> bytes | None:
+def stored_event(event: dict[str, Any], phase: str) -> bytes | None:
     """A room event as kept in Redis, as the message a resuming connection gets of it
-    (progress without boards: a connection that sees boards resumes with a full welcome)."""
+    (progress without boards: a connection that sees boards resumes with a full welcome).
+    A room is sent with the room's ``phase`` now, not as it was when the event was made."""
     kind, v = event.get("type"), event["v"]
     if kind == "progress":
         return encode("progress", v=v, player=event["player"], progress=event["progress"])
     if kind == "room":
-        fields = {"v": v, "room": event["room"]}
+        fields = {"v": v, "room": {**event["room"], "phase": phase}}
         if "results" in event:
             fields["boards"] = event["results"]["boards"]
         return encode("room", **fields)
