@@ -7,13 +7,11 @@ import { Net, defaultUrl } from './net.js';
 import { reasonText } from './cards.js';
 import { Renderer } from './render.js';
 import {
-  Store, canFinish, canHint, initialState, leaveRoom, myGameOver, phaseOf, receive, serverNow,
-  viewOf,
+  Store, finishOffered, gameOver, hintOffered, initialState, leaveRoom, receive, roomPhase, viewOf,
 } from './state.js';
 
 const $ = (sel) => document.querySelector(sel);
 const params = new URLSearchParams(location.search);
-const RANK_ORDER = 'A23456789TJQK';
 
 const storage = {
   get(key) {
@@ -156,9 +154,8 @@ function resume() {
 
 // ---- moves ----------------------------------------------------------------------------
 function canPlay() {
-  return state.role === 'player' && viewOf(state) === 'race'
-    && phaseOf(state.room, serverNow(state)) === 'racing' && state.board && !myGameOver(state)
-    && !state.finishing;
+  return state.role === 'player' && viewOf(state) === 'race' && roomPhase(state) === 'racing'
+    && Boolean(state.board) && !gameOver(state) && !state.finishing;
 }
 
 function intent(what, drag) {
@@ -208,9 +205,15 @@ function showRefusal(msg) {
   refusalTimer = setTimeout(() => { box.hidden = true; }, 3000);
 }
 
-// Auto-complete: offered only when the server's board says so; each card it plays is an
-// ordinary move, lowest rank first (the server refuses anything that does not fit).
+// Auto-complete: offered only when the server's board says so (`autocomplete`); each
+// step plays the board's `autocomplete_next`, the server's own choice, as an ordinary
+// move, until the server's board offers none (or refuses one).
 let auto = false;
+let autoTimer = null;
+function autoMove() {
+  const board = state.board;
+  return canPlay() && board.autocomplete && board.autocomplete_next ? board.autocomplete_next : null;
+}
 function startAuto() {
   if (!state.board || !state.board.autocomplete || auto) return;
   auto = true;
@@ -218,22 +221,21 @@ function startAuto() {
 }
 function stopAuto() { auto = false; }
 function autoNext() {
-  if (!auto) return;
-  const board = state.board;
-  if (!board || board.foundation >= 52 || board.status !== 'playing' || !canPlay()) {
+  if (!auto || autoTimer) return;
+  if (!autoMove()) {
     auto = false;
     return;
   }
-  if (state.inflight || state.queue.length) return;
-  const tops = [];
-  board.columns.forEach((col, i) => {
-    if (col.up.length) tops.push({ from: `col${i + 1}`, card: col.up[col.up.length - 1] });
-  });
-  if (board.waste.fan.length) tops.push({ from: 'waste', card: board.waste.fan[board.waste.fan.length - 1] });
-  if (!tops.length) { auto = false; return; }
-  tops.sort((a, b) => RANK_ORDER.indexOf(a.card[0]) - RANK_ORDER.indexOf(b.card[0]));
-  setTimeout(() => {
-    if (auto) intent({ from: tops[0].from, to: 'foundation', count: 1 }, null);
+  if (state.inflight || state.queue.length) return; // the next ack calls again
+  autoTimer = setTimeout(() => {
+    autoTimer = null;
+    if (!auto || state.inflight || state.queue.length) return;
+    const next = autoMove(); // the latest board's, when it fires
+    if (!next) {
+      auto = false;
+      return;
+    }
+    intent(next.action ? { action: next.action } : { from: next.from, to: next.to, count: next.count }, null);
   }, 70);
 }
 
@@ -385,10 +387,10 @@ $('#btn-undo').addEventListener('click', () => intent({ action: 'undo' }, null))
 // The solver's help: a hint (practice games), finish it for me (practice games, or once
 // the player's own race is over: the server then continues in a practice room of its own)
 $('#btn-hint').addEventListener('click', () => {
-  if (canHint(state)) net.send({ type: 'hint' });
+  if (hintOffered(state)) net.send({ type: 'hint' });
 });
 function finishForMe() {
-  if (!canFinish(state) || state.inflight || state.queue.length) return;
+  if (!finishOffered(state) || state.inflight || state.queue.length) return;
   stopAuto();
   net.send({ type: 'finish' });
 }

@@ -3,7 +3,7 @@
 
 import { BoardView } from './board.js';
 import {
-  canFinish, canHint, names, phaseOf, serverNow, standings, viewOf,
+  finishOffered, hintOffered, names, roomPhase, serverNow, standings, viewOf,
 } from './state.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -198,8 +198,8 @@ export class Renderer {
 
   race(state) {
     const room = state.room;
-    const now = serverNow(state);
-    const phase = phaseOf(room, now);
+    const now = serverNow(state); // the clocks only: the phase is the server's
+    const phase = roomPhase(state);
     const board = state.board;
     const countdown = $('#countdown');
     if (phase === 'countdown') {
@@ -209,7 +209,8 @@ export class Renderer {
       countdown.hidden = true;
     }
     this.myBoard.update(board, { selection: state.selection, inflight: state.inflightDrag || null });
-    const elapsed = phase === 'racing' && room.start_at ? now - room.start_at : 0;
+    const until = room.ends_at != null ? Math.min(now, room.ends_at) : now;
+    const elapsed = phase === 'racing' && room.start_at ? until - room.start_at : 0;
     text($('#stat-moves'), board ? board.moves : 0);
     let clock = formatMs(elapsed);
     if (room.ends_at) clock += ` / ${formatMs(room.ends_at - room.start_at)}`;
@@ -221,8 +222,8 @@ export class Renderer {
     $('#btn-auto').hidden = !(board && board.autocomplete);
     $('#btn-undo').hidden = !(room.settings && room.settings.undo);
     $('#btn-undo').disabled = !(board && board.can_undo);
-    $('#btn-hint').hidden = !canHint(state);
-    $('#btn-finish').hidden = !canFinish(state);
+    $('#btn-hint').hidden = !hintOffered(state);
+    $('#btn-finish').hidden = !finishOffered(state);
     const hintBox = $('#hint-box');
     const hintText = state.finishing ? `Finishing: the solver plays ${state.finishing.moves} moves\u2026`
       : describeHint(state.hint);
@@ -299,8 +300,7 @@ export class Renderer {
 
   results(state) {
     const room = state.room;
-    const phase = phaseOf(room, serverNow(state));
-    const done = phase === 'finished';
+    const done = roomPhase(state) === 'finished';
     const mine = state.board && state.role === 'player' ? state.board.status : null;
     const headline = mine === 'won' ? 'You won: all 52 cards home'
       : mine && mine !== 'playing' ? `Your game is over (${STATUS_WORDS[mine] || mine})` : 'Your game is over';
@@ -328,7 +328,7 @@ export class Renderer {
       }
     }
     this.analysis(state, done);
-    $('#btn-finish-results').hidden = !canFinish(state);
+    $('#btn-finish-results').hidden = !finishOffered(state);
     const rematch = done && room.rematch ? room.rematch : null;
     $('#btn-rematch').hidden = state.role !== 'player' || !done || Boolean(rematch) || Boolean(room.parent);
     $('#btn-rematch-join').hidden = !rematch;
@@ -362,12 +362,12 @@ export class Renderer {
 
   watch(state) {
     const room = state.room;
-    const now = serverNow(state);
-    const phase = phaseOf(room, now);
+    const now = serverNow(state); // the clocks only: the phase is the server's
+    const phase = roomPhase(state);
     text($('#watch-title'), `Watching ${room.code}`);
     text($('#watch-phase'), phase === 'countdown'
       ? `starting in ${Math.max(1, Math.ceil((room.start_at - now) / 1000))}`
-      : phase === 'racing' ? `racing \u00b7 ${formatMs(now - room.start_at)}` : phase);
+      : phase === 'racing' ? `racing \u00b7 ${formatMs(Math.min(now, room.ends_at ?? now) - room.start_at)}` : phase);
     text($('#watch-settings'), describeSettings(room.settings, room));
     text($('#watch-count'), `${state.spectators} watching`);
     this.leaderboardTable($('#watch-table'), state, false);

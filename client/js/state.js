@@ -1,8 +1,8 @@
 // The client's state: what the server last said, plus local UI choices (selection,
-// screen, followed board). Server messages are folded in by `receive`; nothing here
-// decides whether a move is legal: boards only change when the server sends one.
-
-export const PHASES = ['waiting', 'countdown', 'racing', 'finished'];
+// screen, followed board). Server messages are folded in by `receive`. It holds no game
+// rules: boards only change when the server sends one, the room's phase is the last
+// `room.phase` the server sent, whether a game is over is the board's `over`, and
+// whether the solver may help is the server's `can_hint` / `can_finish`.
 
 export function initialState() {
   return {
@@ -13,7 +13,7 @@ export function initialState() {
     role: null, // player | spectator
     player: null,
     token: null,
-    room: null, // the server's public room
+    room: null, // the server's public room; room.phase is the phase (the server's word)
     leaderboard: [],
     progress: {},
     spectators: 0,
@@ -33,6 +33,8 @@ export function initialState() {
     analysis: null, // the solver's analysis of a finished race
     hint: null, // the last hint: {move, from, to, count, action, line}
     finishing: null, // {seq, moves}: the server is playing the solver's line
+    canHint: false, // the server's can_hint for this player (spectators: false)
+    canFinish: false, // the server's can_finish for this player (spectators: false)
     version: 0,
   };
 }
@@ -58,50 +60,34 @@ export function serverNow(state) {
   return Date.now() + state.offset;
 }
 
-// The same rule as the server's phase_of: the stored phase plus the clock.
-export function phaseOf(room, now) {
-  if (!room) return null;
-  if (room.phase === 'finished') return 'finished';
-  if (room.start_at == null) return 'waiting';
-  if (now < room.start_at) return 'countdown';
-  if (room.ends_at != null && now >= room.ends_at) return 'finished';
-  return 'racing';
+// The room's phase as the server last said it (every room it sends carries `phase`;
+// a `start` message's room says racing, a `room` event says finished).
+export function roomPhase(state) {
+  return state.room ? state.room.phase : null;
 }
 
-export function isOver(status, settings) {
-  if (!status || status === 'playing') return false;
-  return !(status === 'stuck' && settings && settings.undo);
+// This player's own game is over, by the server's board.
+export function gameOver(state) {
+  return Boolean(state.board && state.board.over);
 }
 
-export function myGameOver(state) {
-  return Boolean(state.board) && isOver(state.board.status, state.room && state.room.settings);
+// The solver's buttons: the server's flags, off while a finish is being played.
+export function hintOffered(state) {
+  return state.role === 'player' && state.canHint && !state.finishing;
 }
 
-// Finish it for me is offered in a practice game that is on, and in a race once the
-// player's own race is over (their game is over, or the race has finished) unless won.
-export function canFinish(state) {
-  const room = state.room;
-  if (!room || state.role !== 'player' || !state.board || state.finishing) return false;
-  if (state.board.status === 'won') return false;
-  const phase = phaseOf(room, serverNow(state));
-  if (room.practice) return phase === 'racing' && !myGameOver(state);
-  return phase === 'finished' || myGameOver(state);
-}
-
-export function canHint(state) {
-  const room = state.room;
-  return Boolean(room && room.practice && state.role === 'player' && state.board && !state.finishing)
-    && phaseOf(room, serverNow(state)) === 'racing' && !myGameOver(state);
+export function finishOffered(state) {
+  return state.role === 'player' && state.canFinish && !state.finishing;
 }
 
 // Which screen the state calls for.
 export function viewOf(state) {
   if (!state.room) return state.view === 'queue' ? 'queue' : 'lobby';
-  const phase = phaseOf(state.room, serverNow(state));
+  const phase = roomPhase(state);
   if (state.role === 'spectator') return phase === 'finished' ? 'results' : 'watch';
   if (phase === 'waiting') return 'room';
   if (phase === 'finished') return 'results';
-  if (phase === 'racing' && myGameOver(state)) return 'results';
+  if (phase === 'racing' && gameOver(state)) return 'results';
   return 'race';
 }
 
@@ -111,6 +97,13 @@ function clock(state, msg) {
 
 function takeRoom(state, room) {
   if (room) state.room = room;
+}
+
+// can_hint / can_finish: a snapshot (welcome, resync, resumed) says them all, absent for
+// spectators; later messages (start, ack, room) update them when they carry them.
+function takeFlags(state, msg, snapshot) {
+  if (snapshot || typeof msg.can_hint === 'boolean') state.canHint = msg.can_hint === true;
+  if (snapshot || typeof msg.can_finish === 'boolean') state.canFinish = msg.can_finish === true;
 }
 
 // Fold one server message into the state. Returns an effect name for the app to act
@@ -124,6 +117,7 @@ export function receive(state, msg) {
       state.role = msg.role;
       state.player = msg.player || null;
       takeRoom(state, msg.room);
+      takeFlags(state, msg, true);
       if (msg.leaderboard) state.leaderboard = msg.leaderboard;
       if (msg.progress) state.progress = msg.progress;
       if (typeof msg.spectators === 'number') state.spectators = msg.spectators;
@@ -143,12 +137,14 @@ export function receive(state, msg) {
     case 'start': {
       clock(state, msg);
       takeRoom(state, msg.room);
+      takeFlags(state, msg, false);
       if (msg.board) state.board = msg.board;
       if (msg.boards) state.boards = msg.boards;
       return 'start';
     }
     case 'ack': {
       if (msg.board) state.board = msg.board;
+      takeFlags(state, msg, false);
       // the player's own progress event is not sent: the ack carries the news
       if (msg.leaderboard) state.leaderboard = msg.leaderboard;
       if (typeof msg.v === 'number') state.version = Math.max(state.version, msg.v);
@@ -180,6 +176,7 @@ export function receive(state, msg) {
     case 'room': {
       if (typeof msg.v === 'number') state.version = Math.max(state.version, msg.v);
       takeRoom(state, msg.room);
+      takeFlags(state, msg, false);
       if (msg.leaderboard) state.leaderboard = msg.leaderboard;
       if (msg.boards) state.boards = msg.boards;
       if (msg.boards && state.player && msg.boards[state.player]) {
@@ -255,6 +252,8 @@ export function leaveRoom(state) {
   state.analysis = null;
   state.hint = null;
   state.finishing = null;
+  state.canHint = false;
+  state.canFinish = false;
   state.view = 'lobby';
 }
 

@@ -8,12 +8,14 @@ test-artifacts/client/.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, WebSocketRoute, sync_playwright
 
 from klondike_race.service.embedded import EmbeddedRedis
 from tests.conftest import ROOT
@@ -95,6 +97,51 @@ PLAY_LINE = """async (steps) => {
 }"""
 
 
+class Wire:
+    """A player's WebSocket routed through Playwright: every frame both ways is logged in
+    order (``log``: ("out" or "in", message)), and what the server sends may be rewritten
+    (``rewrite``) or held back (``hold``, until ``release``): a test can then tell that the
+    client acts on the server's word and not on rules of its own."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, dict]] = []
+        self.rewrite: Callable[[dict], dict] | None = None
+        self.hold: Callable[[dict], bool] | None = None
+        self.held: list[tuple[WebSocketRoute, dict]] = []
+
+    def route(self, ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def out(message: str | bytes) -> None:
+            self.log.append(("out", json.loads(message)))
+            server.send(message)
+
+        def into(message: str | bytes) -> None:
+            msg = json.loads(message)
+            if self.hold is not None and self.hold(msg):
+                self.held.append((ws, msg))
+                return
+            if self.rewrite is not None:
+                msg = self.rewrite(msg)
+                message = json.dumps(msg)
+            self.log.append(("in", msg))
+            ws.send(message)
+
+        ws.on_message(out)
+        server.on_message(into)
+
+    def release(self) -> None:
+        """Deliver what was held back, in order, and hold nothing more."""
+        self.hold = None
+        held, self.held = self.held, []
+        for ws, msg in held:
+            self.log.append(("in", msg))
+            ws.send(json.dumps(msg))
+
+    def sent(self, kind: str) -> list[dict]:
+        return [m for way, m in self.log if way == "out" and m.get("type") == kind]
+
+
 class Player:
     """One browser context (its own localStorage, its own WebSocket) and its page."""
 
@@ -110,6 +157,12 @@ class Player:
     def _console(self, message: Any) -> None:
         if message.type == "error":
             self.errors.append(f"console: {message.text}")
+
+    def wire(self) -> Wire:
+        """Route this player's WebSocket through a Wire (before the page connects)."""
+        wire = Wire()
+        self.context.route_web_socket(re.compile(r"/ws$"), wire.route)
+        return wire
 
     def open(self, query: str = "") -> Player:
         self.page.goto(self.base + query)

@@ -14,6 +14,7 @@ from tests.conftest import reference_deals
 from .conftest import PHONE, start_race
 
 SEED = "42"
+RANKS = "A23456789TJQK"
 
 
 def test_the_deal_is_what_the_tests_expect() -> None:
@@ -263,16 +264,43 @@ def test_a_dropped_connection_shows_it_and_resumes(players) -> None:
 def test_autocomplete_is_offered_by_the_server_and_wins(players, artifacts) -> None:
     ref, cut = near_autocomplete()
     alice, bob = players(), players()
+    wire = alice.wire()
+    # The server's order (lowest rank first) is swapped for another legal one, highest
+    # rank first: the client must play exactly the moves the boards name, in their form.
+    swapped: list[tuple[dict, dict]] = []
+
+    def highest_first(msg: dict) -> dict:
+        board = msg.get("board")
+        if msg.get("type") != "ack" or not board or not board.get("autocomplete_next"):
+            return msg
+        other = highest_home_move(board)
+        swapped.append((board["autocomplete_next"], other))
+        return {**msg, "board": {**board, "autocomplete_next": other}}
+
+    wire.rewrite = highest_first
     start_race(alice, [bob], seed=None, cards=ref["cards"])
     page = alice.page
     assert page.locator("#btn-auto").is_hidden()
     alice.play_line(ref["line"][:cut])
     assert alice.state("s.board.autocomplete") is True
     page.locator("#btn-auto").wait_for(state="visible")
+    to_go = 52 - alice.state("s.board.foundation")
+    clicked = len(wire.log)
     page.click("#btn-auto")
     alice.screen("results", timeout=30_000)
     assert alice.state("s.board.status") == "won"
     assert alice.state("s.board.foundation") == 52
+    # every move auto-complete sent is the autocomplete_next of the board it had then
+    named, played = None, []
+    for i, (way, msg) in enumerate(wire.log):
+        if way == "in" and msg.get("board"):
+            named = msg["board"]["autocomplete_next"]
+        elif way == "out" and msg["type"] == "move" and i >= clicked:
+            assert named is not None
+            assert {k: msg[k] for k in ("from", "to", "count")} == named
+            played.append(named)
+    assert len(played) == to_go
+    assert any(ours != theirs for theirs, ours in swapped)  # the order was not the server's
     row = page.locator('#results-table tbody tr[data-player="p1"] td').all_text_contents()
     assert row[2] == "52/52" and row[5] == "won"
     # Bob, still racing, sees Alice finished; he resigns and the race ends.
@@ -283,6 +311,21 @@ def test_autocomplete_is_offered_by_the_server_and_wins(players, artifacts) -> N
     bob.page.click("#btn-resign")
     page.wait_for_selector('#reveal-check[data-ok="true"]')
     alice.shot(artifacts / "results-won.png", full_page=True)
+
+
+def highest_home_move(board: dict) -> dict | None:
+    """A column card that may go home now, the highest ranked (test-side rules only)."""
+    best = None
+    for i, column in enumerate(board["columns"]):
+        if not column["up"]:
+            continue
+        card = column["up"][-1]
+        rank, suit = RANKS.index(card[0]) + 1, card[1]
+        top = board["foundations"][suit]
+        home = RANKS.index(top[0]) + 1 if top else 0
+        if home == rank - 1 and (best is None or rank > best[0]):
+            best = (rank, {"from": f"col{i + 1}", "to": f"found-{suit}", "count": 1})
+    return best[1] if best else None
 
 
 def near_autocomplete() -> tuple[dict, int]:
@@ -422,3 +465,97 @@ def test_a_room_can_show_its_race_to_spectators_behind_it(players) -> None:
         "() => document.querySelector('#watch-settings').textContent"
         ".includes('spectators 30 s behind')"
     )
+
+
+def test_buttons_and_game_over_follow_the_servers_word_in_practice(players) -> None:
+    """Hint and Finish show as the server's can_hint / can_finish say, and the game is over
+    when the server's board says ``over``: rewritten answers move the client with them."""
+    alice = players()
+    wire = alice.wire()
+    alice.open(f"?seed={SEED}")
+    alice.set_name("Alice")
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    page = alice.page
+    page.wait_for_selector("#btn-hint:not([hidden])")
+    page.wait_for_selector("#btn-finish:not([hidden])")
+    assert alice.state("[s.canHint, s.canFinish]") == [True, True]
+
+    def no_help(msg: dict) -> dict:
+        return {**msg, "can_hint": False, "can_finish": False} if msg["type"] == "ack" else msg
+
+    wire.rewrite = no_help  # a practice game on: still no help when the server says so
+    page.click(alice.pile("stock"))
+    page.wait_for_selector('#stat-moves:text-is("1")')
+    page.wait_for_selector("#btn-hint", state="hidden")
+    page.wait_for_selector("#btn-finish", state="hidden")
+    wire.rewrite = None
+    page.click(alice.pile("stock"))
+    page.wait_for_selector('#stat-moves:text-is("2")')
+    page.wait_for_selector("#btn-hint:not([hidden])")
+    page.wait_for_selector("#btn-finish:not([hidden])")
+
+    def over(msg: dict) -> dict:
+        return {**msg, "board": {**msg["board"], "over": True}} if msg["type"] == "ack" else msg
+
+    wire.rewrite = over  # a game still playing, but the server's board says it is over
+    page.click(alice.pile("stock"))
+    alice.screen("results")
+    assert alice.state("s.board.status") == "playing"
+    wire.rewrite = None
+    page.reload()  # the welcome's board is not over: back to the game, which goes on
+    alice.screen("race")
+    page.wait_for_selector('#stat-moves:text-is("3")')
+    page.click(alice.pile("stock"))
+    page.wait_for_selector('#stat-moves:text-is("4")')
+    assert wire.sent("hint") == [] and wire.sent("finish") == []
+
+
+def test_the_phase_and_help_follow_the_server_in_a_race(players) -> None:
+    """Past start_at the race starts only with the server's start message; Finish it for
+    me shows after resigning only when the server's ack says can_finish."""
+    alice, bob = players(), players()
+    wire = alice.wire()
+    wire.hold = lambda msg: msg["type"] == "start"
+    code = alice.create("Alice", seed=SEED)
+    bob.join("Bob", code)
+    alice.ready()
+    bob.ready()
+    bob.wait_racing()
+    page = alice.page
+    page.wait_for_function(
+        "() => { const s = window.kr.store.state;"
+        " return s.room.start_at && Date.now() + s.offset >= s.room.start_at + 500; }"
+    )
+    assert alice.state("s.room.phase") == "countdown"
+    assert page.locator("#countdown").is_visible()
+    assert page.text_content("#countdown-n") == "1"
+    assert wire.held and alice.state("s.board") is None
+    wire.release()
+    alice.wait_racing()
+    assert alice.state("s.room.phase") == "racing"
+    assert alice.state("[s.canHint, s.canFinish]") == [False, False]
+    assert page.locator("#btn-hint").is_hidden() and page.locator("#btn-finish").is_hidden()
+
+    def no_finish(msg: dict) -> dict:
+        return {**msg, "can_finish": False} if msg["type"] == "ack" else msg
+
+    wire.rewrite = no_finish
+    page.click("#btn-resign")
+    page.click("#btn-resign")
+    alice.screen("results")  # the board says over
+    assert alice.state("s.board.over") is True
+    assert page.locator("#btn-finish-results").is_hidden()
+    wire.rewrite = None
+    page.reload()  # the server's welcome says can_finish: the button shows
+    alice.screen("results")
+    page.wait_for_selector("#btn-finish-results:not([hidden])")
+    assert alice.state("[s.canHint, s.canFinish]") == [False, True]
+    # Bob resigns: the server's room event ends the race for both
+    bob.page.click("#btn-resign")
+    bob.page.click("#btn-resign")
+    for p in (alice, bob):
+        p.page.wait_for_selector('#results-sub:has-text("is over")')
+        assert p.state("s.room.phase") == "finished"
+    page.wait_for_selector("#btn-finish-results:not([hidden])")
+    assert bob.state("s.canFinish") is True
