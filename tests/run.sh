@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine with Python 3.11: installs what the
 # tests need (a virtualenv with the project and its dev extra; Debian packages only when
-# missing), checks style, then runs pytest. Extra arguments go to pytest.
+# missing), checks style and types, then runs pytest. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +20,5 @@ python3 -c 'import ensurepip' 2>/dev/null || apt_install python3-venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 
 .venv/bin/ruff check server tests bench
+.venv/bin/mypy  # the packages and settings of pyproject.toml's [tool.mypy]
 exec .venv/bin/python -m pytest "$@"

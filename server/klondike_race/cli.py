@@ -11,6 +11,7 @@ import importlib
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .engine import (
     NAMES,
@@ -59,7 +60,7 @@ def deal_layout(game: Game) -> str:
     return "\n".join(lines)
 
 
-def deal_json(game: Game) -> dict:
+def deal_json(game: Game) -> dict[str, Any]:
     cards = []
     for i, (col, down) in enumerate(zip(game.columns, game.down, strict=True)):
         for k, c in enumerate(col):
@@ -137,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        code: int = args.run(args)
+        return code
     except EngineError as err:
         print(f"error ({err.reason}): {err}", file=sys.stderr)
         return 2

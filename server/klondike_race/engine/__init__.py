@@ -27,7 +27,7 @@ from .moves import (
 )
 from .record import GameRecord
 from .settings import DEFAULT, UNLIMITED, Settings
-from .views import board_view, progress
+from .views import BoardView, Progress, board_view, progress
 
 __all__ = [
     "CARDS",
@@ -51,6 +51,7 @@ __all__ = [
     "UNLIMITED",
     "WASTE",
     "WON",
+    "BoardView",
     "Deal",
     "EngineError",
     "Game",
@@ -58,6 +59,7 @@ __all__ = [
     "IllegalMove",
     "Move",
     "NotationError",
+    "Progress",
     "Settings",
     "board_view",
     "game_over",

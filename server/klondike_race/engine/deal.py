@@ -20,7 +20,9 @@ first. docs/deal.md has the test vectors.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from .cards import NAMES, parse_card
 from .errors import NotationError
@@ -42,7 +44,7 @@ def seed_text(seed: object) -> str:
     return text
 
 
-def _words(seed: str):
+def _words(seed: str) -> Iterator[int]:
     base = _PREFIX + seed.encode() + b"\x00"
     block = 0
     while True:
@@ -113,7 +115,7 @@ class Deal:
     def names(self) -> list[str]:
         return [NAMES[c] for c in self.cards]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"seed": self.seed} if self.seed is not None else {"cards": self.names()}
 
     @classmethod

@@ -15,6 +15,8 @@ started) with each move, and the elapsed time to ``score_at`` for timed scoring.
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from .cards import FITS_ON, HOLDS, KING, NAMES, RANK, SUIT, SUITS
 from .deal import Deal
 from .errors import IllegalMove
@@ -41,6 +43,11 @@ RESIGNED = "resigned"
 OUT_OF_TIME = "out_of_time"
 
 _COLUMNS = range(7)
+
+# what undo restores: columns, down, stock, waste, found, fan, recycles, score
+_Snapshot: TypeAlias = tuple[
+    list[list[int]], list[int], list[int], list[int], list[int], int, int, int
+]
 
 
 def game_over(status: str, undo: bool) -> bool:
@@ -102,7 +109,7 @@ class Game:
         self.ended: str | None = None
         self.log: list[Move] = []
         self.times: list[int] = []
-        self.history: list[tuple] | None = [] if settings.undo else None
+        self.history: list[_Snapshot] | None = [] if settings.undo else None
         self._stuck: bool | None = None
 
     @classmethod
@@ -547,9 +554,9 @@ class Game:
             return []
         found = self.found[:]
         heights = [len(col) for col in self.columns]
-        out = []
+        out: list[Move] = []
         while True:
-            best = None
+            best: tuple[int, int, int] | None = None  # (rank, column, card)
             for s in _COLUMNS:
                 if heights[s]:
                     c = self.columns[s][heights[s] - 1]

@@ -26,7 +26,7 @@ tests/data/README.md) are ``waste``, ``col1`` .. ``col7``, ``found-c`` .. ``foun
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 from .cards import SUITS
 from .errors import NotationError
@@ -46,12 +46,21 @@ _PILE_WIRE = [f"col{i}" for i in range(1, 8)] + ["waste"] + [f"found-{s}" for s 
 _PILE_WIRE += ["stock", "foundation"]
 _WIRE_PILE = {t: i for i, t in enumerate(_PILE_WIRE)}
 
+# a card move as wire fields ("from" is a keyword: the functional form)
+WireCardMove = TypedDict("WireCardMove", {"from": str, "to": str, "count": int})
+
+
+class WireAction(TypedDict):
+    """Draw, recycle or undo as a wire field: ``{"action": "draw"}``."""
+
+    action: str
+
 
 class Move(NamedTuple):
     kind: int
     src: int
     dst: int
-    count: int
+    count: int  # type: ignore[assignment,unused-ignore]  # hides tuple.count(), on purpose
 
     def __str__(self) -> str:
         if self.kind == CARDS:
@@ -83,7 +92,7 @@ class Move(NamedTuple):
                     return Move(CARDS, src, dst, count)
         raise NotationError("bad_move", f"not a move: {text!r} (e.g. d, r, u, w>3, 3>h, 2>5x3)")
 
-    def to_wire(self) -> dict:
+    def to_wire(self) -> WireCardMove | WireAction:
         """The move as wire fields: ``{"from": "col3", "to": "col7", "count": 2}``."""
         if self.kind == CARDS:
             return {"from": _PILE_WIRE[self.src], "to": _PILE_WIRE[self.dst], "count": self.count}

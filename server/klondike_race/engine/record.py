@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .deal import Deal
 from .errors import IllegalMove, NotationError
@@ -43,8 +44,8 @@ class GameRecord:
         times = game.times[:] if any(game.times) else None
         return cls(game.deal, game.settings, game.log[:], times, game.ended)
 
-    def to_json(self) -> dict:
-        out: dict = {
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "format": FORMAT,
             "deal": self.deal.to_json(),
             "settings": self.settings.to_dict(),

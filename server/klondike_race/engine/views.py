@@ -9,11 +9,50 @@ is face down or in the stock.
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from .cards import NAMES, SUITS
 from .game import Game
+from .moves import WireCardMove
 
 
-def board_view(game: Game, elapsed_ms: int = 0) -> dict:
+class Progress(TypedDict):
+    """What racers see of each other's game."""
+
+    foundation: int  # cards on the foundations
+    moves: int
+    reached_moves: int  # the move, and the time, when ``foundation`` was last reached
+    reached_ms: int
+    status: str  # playing, won, stuck, resigned or out_of_time
+    score: int | None  # None when the room keeps no score
+
+
+class ColumnView(TypedDict):
+    down: int  # face-down cards, at the bottom
+    up: list[str]  # the face-up cards, bottom first
+
+
+class WasteView(TypedDict):
+    count: int
+    fan: list[str]  # the cards of the waste one may see, the top card last
+
+
+class BoardView(Progress):
+    """A game as its player, and a spectator, sees it (the progress fields included)."""
+
+    columns: list[ColumnView]
+    stock: int
+    waste: WasteView
+    foundations: dict[str, str | None]  # suit letter -> its top card
+    recycles: int
+    passes_left: int | None  # None when unlimited
+    autocomplete: bool
+    autocomplete_next: WireCardMove | None
+    can_undo: bool
+    over: bool
+
+
+def board_view(game: Game, elapsed_ms: int = 0) -> BoardView:
     """The board. Besides the piles it carries what the rules say of them, so that a
     client needs no rules of its own: ``over`` (``Game.over``: no move will be accepted,
     undo included), ``autocomplete`` (auto-complete is available) and
@@ -27,7 +66,8 @@ def board_view(game: Game, elapsed_ms: int = 0) -> dict:
     autocomplete_next = None
     if autocomplete:  # near the end of a game only: the moves are not computed otherwise
         moves = game.autocomplete_moves()
-        autocomplete_next = moves[0].to_wire() if moves else None
+        if moves:  # card moves only
+            autocomplete_next = cast(WireCardMove, moves[0].to_wire())
     return {
         "columns": [
             {"down": down, "up": [NAMES[c] for c in col[down:]]}
@@ -48,7 +88,7 @@ def board_view(game: Game, elapsed_ms: int = 0) -> dict:
     }
 
 
-def progress(game: Game, elapsed_ms: int = 0) -> dict:
+def progress(game: Game, elapsed_ms: int = 0) -> Progress:
     """Foundation count, moves, when the count was reached, status and score."""
     return {
         "foundation": game.found_count,

@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from time import perf_counter
+from typing import Any
 
 from ..engine.cards import RANK, SUIT
 from ..engine.deal import Deal
 from ..engine.game import OUT_OF_TIME, RESIGNED, WON, Game
 from ..engine.moves import CARDS, DRAW_MOVE, FOUND0, RECYCLE_MOVE, WASTE, Move
 from ..engine.settings import DEFAULT, Settings
-from .search import Relaxation, Restarts, Search
+from .search import Relaxation, Restarts, Search, Steps
 
 WIN = "win"
 LOSE = "lose"
@@ -52,7 +53,7 @@ class Solution:
     states: int
     seconds: float
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "result": self.result,
             "line": None if self.line is None else [str(m) for m in self.line],
@@ -94,11 +95,11 @@ def solve(
     def search(
         deck_first: bool,
         relaxed: bool = False,
-        lost: set | None = None,
+        lost: set[bytes] | None = None,
         relaxation: Relaxation | None = None,
         tests: bool = True,
         shuffle: int | None = None,
-        won: set | None = None,
+        won: set[bytes] | None = None,
     ) -> Search:
         return Search(
             game.columns,
@@ -135,15 +136,17 @@ def solve(
     relax = None
     if settings.draw != 1 or settings.recycles_allowed is not None:
         relax = Relaxation()
-    searches = []
-    slices = []
+    searches: list[Search | Restarts] = []
+    slices: list[int] = []
     for deck_first, tests, size in SEARCHES:
         searches.append(search(deck_first, lost=lost, relaxation=relax, tests=tests))
         slices.append(size)
     relaxed = -1
+    relaxed_search = None
     if relax is not None and RELAXED_SLICE:
         relaxed = len(searches)
-        searches.append(search(False, relaxed=True, lost=relax.lost, won=relax.won))
+        relaxed_search = search(False, relaxed=True, lost=relax.lost, won=relax.won)
+        searches.append(relaxed_search)
         slices.append(RELAXED_SLICE)
     restarting = -1
     if RESTART_SLICE:
@@ -170,7 +173,8 @@ def solve(
         step = slices[turn] if max_states is None else min(slices[turn], max_states - states)
         done = current.advance(step)
         if done and turn == relaxed:  # a win of the relaxation proves nothing: drop it
-            current.unwind(relax.won)  # (but the tests may use its line)
+            assert relaxed_search is not None and relax is not None
+            relaxed_search.unwind(relax.won)  # (but the tests may use its line)
             slices[turn] = 0
             done = None
         turn = (turn + 1) % len(searches)
@@ -198,7 +202,7 @@ RESTART_SLICE = 1024
 RESTART_SHARE = 64
 
 
-def _line(game: Game, search: Search) -> list[Move]:
+def _line(game: Game, search: Search | Restarts) -> list[Move]:
     """Replay the search's macro line through ``Game.play`` (a copy), expanding the deck
     macro moves into draws and recycles, and finishing by playing every card home."""
     game = game.copy()
@@ -217,7 +221,7 @@ def _line(game: Game, search: Search) -> list[Move]:
             play(DRAW_MOVE if game.stock else RECYCLE_MOVE)
         raise SolverError(f"deck card {card} never reached the waste top")
 
-    def steps(done: list) -> None:
+    def steps(done: Steps) -> None:
         for step in done:
             if isinstance(step, int):  # the search's own bookkeeping
                 continue
@@ -314,17 +318,25 @@ class Analysis:
     deal: Solution
 
 
-def analyse(games: list[Game], **budget) -> Analysis:
-    """Analyse a finished race: ``games`` are the players' games on one deal."""
+def analyse(
+    games: list[Game],
+    *,
+    max_seconds: float | None = 10.0,
+    max_states: int | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Analysis:
+    """Analyse a finished race: ``games`` are the players' games on one deal; each search
+    has the budget (as ``solve``'s)."""
     if not games:
         raise ValueError("no games to analyse")
     first = games[0]
     start = Game(first.deal, first.settings)
-    deal = solve(start, **budget)
+    deal = solve(start, max_seconds=max_seconds, max_states=max_states, clock=clock)
     players = []
     for game in games:
         if game.status == WON:
             players.append("won")
         else:
-            players.append(solve(game, **budget).result)
+            solution = solve(game, max_seconds=max_seconds, max_states=max_states, clock=clock)
+            players.append(solution.result)
     return Analysis(players, None if deal.line is None else len(deal.line), deal)

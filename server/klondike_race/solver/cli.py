@@ -21,7 +21,7 @@ from . import solve
 _EXIT = {"win": 0, "lose": 1, "unknown": 3}
 
 
-def add_commands(subparsers: argparse._SubParsersAction) -> None:
+def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from ..cli import add_settings_arguments
 
     p = subparsers.add_parser("solve", help="solve a deal: win (with a line), lose or unknown")

@@ -17,7 +17,9 @@ from ..engine.settings import Settings
 from . import analyse, find_winnable_seed, solve
 
 
-def make_game(deal: Any, settings: dict | None = None, moves: list[str] | None = None) -> Game:
+def make_game(
+    deal: Any, settings: dict[str, Any] | None = None, moves: list[str] | None = None
+) -> Game:
     """``deal``: a seed (int or str), a list of 52 card names, or a ``Deal.to_json``
     dict. The moves are played through ``Game.play``."""
     if isinstance(deal, dict):
@@ -34,11 +36,11 @@ def make_game(deal: Any, settings: dict | None = None, moves: list[str] | None =
 
 def solve_job(
     deal: Any,
-    settings: dict | None = None,
+    settings: dict[str, Any] | None = None,
     moves: list[str] | None = None,
     max_seconds: float | None = 10.0,
     max_states: int | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """``Solution.to_json()`` of the position after ``moves``: result, line (move
     strings), moves, states, seconds."""
     game = make_game(deal, settings, moves)
@@ -47,11 +49,11 @@ def solve_job(
 
 def winnable_seed_job(
     start_seed: int | str,
-    settings: dict | None = None,
+    settings: dict[str, Any] | None = None,
     max_seconds: float | None = 2.0,
     max_states: int | None = None,
     max_tries: int = 100,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """``{"seed", "tried", "solution"}`` for the first proven-winnable seed, or None."""
     found = find_winnable_seed(
         start_seed,
@@ -67,11 +69,11 @@ def winnable_seed_job(
 
 def analyse_job(
     deal: Any,
-    settings: dict | None,
+    settings: dict[str, Any] | None,
     players_moves: list[list[str]],
     max_seconds: float | None = 10.0,
     max_states: int | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """``{"players": [result per player], "par": int | None, "deal": Solution json}``."""
     games = [make_game(deal, settings, moves) for moves in players_moves]
     if not games:

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from . import jobs
+
+T = TypeVar("T")
 
 
 class SolverPool:
@@ -27,22 +30,33 @@ class SolverPool:
         self._owned = executor is None
         self._executor = executor or ProcessPoolExecutor(max_workers=workers)
 
-    async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
 
-    async def solve(self, deal: Any, settings: dict | None = None,
-                    moves: list[str] | None = None, **budget: Any) -> dict:  # fmt: skip
+    async def solve(
+        self,
+        deal: Any,
+        settings: dict[str, Any] | None = None,
+        moves: list[str] | None = None,
+        **budget: Any,
+    ) -> dict[str, Any]:
         """``Solution.to_json()``: a hint is the first move of ``line``, finish it for me
         plays all of it."""
         return await self._run(jobs.solve_job, deal, settings, moves, **budget)
 
-    async def winnable_seed(self, start_seed: int | str, settings: dict | None = None,
-                            **budget: Any) -> dict | None:  # fmt: skip
+    async def winnable_seed(
+        self, start_seed: int | str, settings: dict[str, Any] | None = None, **budget: Any
+    ) -> dict[str, Any] | None:
         return await self._run(jobs.winnable_seed_job, start_seed, settings, **budget)
 
-    async def analyse(self, deal: Any, settings: dict | None,
-                      players_moves: list[list[str]], **budget: Any) -> dict:  # fmt: skip
+    async def analyse(
+        self,
+        deal: Any,
+        settings: dict[str, Any] | None,
+        players_moves: list[list[str]],
+        **budget: Any,
+    ) -> dict[str, Any]:
         return await self._run(jobs.analyse_job, deal, settings, players_moves, **budget)
 
     async def close(self) -> None:

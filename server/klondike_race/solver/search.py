@@ -40,8 +40,9 @@ searches: when one is lost there, everything searched from it is lost too, and c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from random import Random
+from typing import Any, TypeAlias, cast
 
 from ..engine.cards import HOLDS, RANK, SUIT
 
@@ -66,6 +67,15 @@ FOUND = 4  # (FOUND, suit, dst): a foundation's top card to a column
 # primitive steps (what the line is made of, with what undo needs): ("m", src, dst, count,
 # flipped), ("h", src, card, flipped), ("w", card, dst, ...), ("f", suit, dst); each entry
 # of Search.path is the list of steps of one move (ints in it are saved obligations)
+
+# a move: a tuple of ints, its kind first (above)
+SearchMove: TypeAlias = tuple[int, ...]
+# a primitive step: its kind ("m", "h", "w" or "f") first, then ints (and a bool or bytes)
+Step: TypeAlias = tuple[Any, ...]
+# the steps of one move, and the obligation before it (an int, restored by undo)
+Steps: TypeAlias = list[Step | int]
+# a position in Tarjan's bookkeeping: its key, or (key, obligation) when it has one
+Node: TypeAlias = bytes | tuple[bytes, int]
 
 
 # obligations (``Search.ob``; -1: none): a card c (the next move puts one of its children
@@ -149,8 +159,8 @@ class Search:
         self.f2c = foundation_to_column
         self.max_states = max_states
         self.states = 0
-        self.path: list[list] = []
-        self.start_steps: list = []
+        self.path: list[Steps] = []
+        self.start_steps: Steps = []
         # p matters for the future unless the draw is 1 with unlimited passes (then every
         # deck card is always reachable)
         self.use_p = draw != 1 or recycles_allowed is not None
@@ -164,18 +174,20 @@ class Search:
         for i, col in enumerate(self.cols):
             for c in col:
                 self.where[c] = i
-        self.seen: dict[bytes, object] = {}
-        self._reach_cache: dict[tuple, list[tuple[int, int]]] = {}
+        # key -> the obligation it was seen with (-1: none), or a set of them
+        self.seen: dict[bytes, int | set[int]] = {}
+        self._reach_cache: dict[tuple[int, int, bool], list[tuple[int, int]]] = {}
         # Draw 1 with unlimited passes: a deck card played to a column must be used at
         # once (a card put on it, or on its twin): ``ob`` is that card, or -1
         self.park = draw == 1 and recycles_allowed is None
         self.ob = -1
-        self._stack: list | None = None  # the search's own stack, kept between advances
+        # the search's own stack, kept between advances (frames: see ``advance``)
+        self._stack: list[list[Any]] | None = None
         # positions (keys, no obligation) proven lost: may be shared with another search
         # of the same position and settings (docs/solver.md, "Sharing what is proven lost")
         self.lost: set[bytes] = set() if lost is None else lost
-        self.idx: dict[bytes | tuple, int] = {}
-        self.tstack: list[bytes | tuple] = []
+        self.idx: dict[Node, int] = {}
+        self.tstack: list[Node] = []
         self.visits = 0
         # the Draw 1 relaxation tests of positions whose moves cost many positions
         # (docs/solver.md, "The Draw 1 relaxation"); their positions are counted in
@@ -211,7 +223,7 @@ class Search:
         )
 
     # ---- primitive steps (each returns what undo needs) ---------------------------------
-    def _move(self, s: int, d: int, n: int) -> tuple:
+    def _move(self, s: int, d: int, n: int) -> Step:
         cols, down = self.cols, self.down
         src = cols[s]
         run = src[-n:]
@@ -225,7 +237,7 @@ class Search:
             down[s] -= 1
         return ("m", s, d, n, flipped)
 
-    def _home(self, s: int) -> tuple:
+    def _home(self, s: int) -> Step:
         cols, down = self.cols, self.down
         src = cols[s]
         c = src.pop()
@@ -236,7 +248,7 @@ class Search:
             down[s] -= 1
         return ("h", s, c, flipped)
 
-    def _deck(self, i: int, d: int, r: int) -> tuple:
+    def _deck(self, i: int, d: int, r: int) -> Step:
         deck = self.deck
         c = deck.pop(i)
         step = ("w", c, d, i, self.p, self.rec, self.dk)
@@ -250,14 +262,14 @@ class Search:
             self.where[c] = d
         return step
 
-    def _f2c(self, suit: int, d: int) -> tuple:
+    def _f2c(self, suit: int, d: int) -> Step:
         self.found[suit] -= 1
         c = suit * 13 + self.found[suit]
         self.cols[d].append(c)
         self.where[c] = d
         return ("f", suit, d)
 
-    def _undo_step(self, step: tuple) -> None:
+    def _undo_step(self, step: Step) -> None:
         kind = step[0]
         cols = self.cols
         if kind == "m":
@@ -292,7 +304,7 @@ class Search:
             self.found[suit] += 1
 
     # ---- cards that can go home ---------------------------------------------------------
-    def _homeable(self, c: int) -> tuple | None:
+    def _homeable(self, c: int) -> SearchMove | None:
         """How the next card ``c`` of its suit can go home from a column: (HOME, s), or
         (SWAP_HOME, s, s2, n) when the run on it can move onto its free twin; None."""
         s = self.where[c]
@@ -311,7 +323,7 @@ class Search:
             return None
         return (SWAP_HOME, s, s2, len(col) - 1 - i)
 
-    def _autos(self, steps: list) -> None:
+    def _autos(self, steps: Steps) -> None:
         """Play every safe card home (through its twin when covered), repeatedly."""
         found, where, cols = self.found, self.where, self.cols
         f2c = self.f2c
@@ -384,7 +396,7 @@ class Search:
         return out
 
     # ---- move generation ----------------------------------------------------------------
-    def _deck_moves(self, out: list, target: dict[int, int], empty: int) -> None:
+    def _deck_moves(self, out: list[SearchMove], target: dict[int, int], empty: int) -> None:
         found, deck, any_empty = self.found, self.deck, self.any_empty
         for i, r in self._reachable():
             c = deck[i]
@@ -396,11 +408,12 @@ class Search:
             elif empty >= 0 and (any_empty or RANK[c] == KING):
                 out.append((DECK, i, empty, r))
 
-    def moves(self) -> list[tuple]:
+    def moves(self) -> list[SearchMove]:
         cols, down, found = self.cols, self.down, self.found
         any_empty = self.any_empty
         target: dict[int, int] = {}  # card -> one column whose top it fits (twins: alike)
         empty = -1
+        d: int | None
         for d in range(7):
             col = cols[d]
             if col:
@@ -409,9 +422,9 @@ class Search:
                         target[c] = d
             elif empty < 0:
                 empty = d
-        homes = []
-        reveal = []
-        others = []
+        homes: list[SearchMove] = []
+        reveal: list[tuple[int, SearchMove]] = []  # (face-down cards under the run, move)
+        others: list[SearchMove] = []
         where = self.where
         # an obligation keeps only some moves (the filters at the end): skip building the
         # others. A card obligation (Draw 1, unlimited passes) or a lifted card's keeps the
@@ -465,7 +478,7 @@ class Search:
                 # a run off another card into an empty column makes a new root
                 for i in range(h + 1, len(col)):
                     others.append((MOVE, s, empty, len(col) - i))
-        deck_moves = []
+        deck_moves: list[SearchMove] = []
         if self.park:  # Draw 1, unlimited passes: every deck card is reachable
             dk = self.dk
             if only is None and not to_empty:
@@ -479,7 +492,7 @@ class Search:
                 if c in dk and (only is None or c in only) and self._child_available(c):
                     deck_moves.append((DECK, dk.find(c), d, 0))
             if empty >= 0 and suit_only < 0:
-                candidates = range(52) if any_empty else KINGS
+                candidates: Sequence[int] = range(52) if any_empty else KINGS
                 if only is not None:
                     candidates = sorted(c for c in only if c in candidates)
                 for c in candidates:
@@ -515,13 +528,13 @@ class Search:
         if rng is not None:  # a random order (the restarts): homes first, then the moves
             # that turn a face-down card and the deck cards, each group shuffled, in a
             # random order of the two, then the rest
-            reveal = [m for _, m in reveal]
-            rng.shuffle(reveal)
+            shuffled = [m for _, m in reveal]
+            rng.shuffle(shuffled)
             rng.shuffle(deck_moves)
             if rng.random() < 0.5:
-                out = homes + reveal + deck_moves + others
+                out = homes + shuffled + deck_moves + others
             else:
-                out = homes + deck_moves + reveal + others
+                out = homes + deck_moves + shuffled + others
         elif self.deck_first:
             out = homes + deck_moves + [m for _, m in reveal] + others
         else:
@@ -563,7 +576,7 @@ class Search:
                 return True
         return False
 
-    def _homed_uses(self, out: list[tuple], c: int, x: int) -> list[tuple]:
+    def _homed_uses(self, out: list[SearchMove], c: int, x: int) -> list[SearchMove]:
         """Card ``c`` just went home off card ``x`` (not a root, not safe): the next move
         uses c's foundation, puts a child of ``x`` (or of its twin) on a column, or sends
         ``x`` (or its twin) home."""
@@ -593,7 +606,7 @@ class Search:
                 keep.append(m)
         return keep
 
-    def _suit_uses(self, out: list[tuple], suit: int) -> list[tuple]:
+    def _suit_uses(self, out: list[SearchMove], suit: int) -> list[SearchMove]:
         """The moves of ``out`` that use foundation ``suit``: its next card home, or its
         top card back to a column."""
         keep = []
@@ -609,7 +622,7 @@ class Search:
                 keep.append(m)
         return keep
 
-    def _uses(self, out: list[tuple], children: tuple[int, ...]) -> list[tuple]:
+    def _uses(self, out: list[SearchMove], children: tuple[int, ...]) -> list[SearchMove]:
         """The moves of ``out`` that put one of ``children`` on a column."""
         cols, deck = self.cols, self.deck
         keep = []
@@ -632,8 +645,9 @@ class Search:
         return keep
 
     # ---- make / unmake ------------------------------------------------------------------
-    def do(self, m: tuple) -> list:
+    def do(self, m: SearchMove) -> Steps:
         kind = m[0]
+        steps: list[Any]  # Steps, its first item a Step (read below)
         if kind == MOVE:
             steps = [self._move(m[1], m[2], m[3])]
             emptied = not self.cols[m[1]]
@@ -662,9 +676,9 @@ class Search:
         # after every move), so after a move that leaves the foundations alone only a
         # card it uncovered or put down (x) can be one, or free a covered one (x's twin)
         if kind == MOVE or (kind == DECK and m[2] >= 0):
-            x = self.cols[m[1] if kind == MOVE else m[2]]
-            if x:
-                x = x[-1]
+            col = self.cols[m[1] if kind == MOVE else m[2]]
+            if col:
+                x = col[-1]
                 r = RANK[x] - 1
                 found = self.found
                 if found[SUIT[x]] == r or found[_SAME[SUIT[x]]] == r:
@@ -675,7 +689,8 @@ class Search:
             self.ob = -1  # a safe move home followed: no obligation (fewer restrictions)
         return steps
 
-    def undo(self, steps: list) -> None:
+    def undo(self, steps: Steps) -> None:
+        step: Any  # a Step or an int (mypy does not narrow ``type(step) is int``'s else)
         for step in reversed(steps):
             if type(step) is int:
                 self.ob = step
@@ -683,7 +698,7 @@ class Search:
                 self._undo_step(step)
 
     # ---- pointer dominance (docs/solver.md, "Pointer dominance") -------------------------
-    def _dominated(self, key: bytes, ob: int) -> bytes | tuple | None:
+    def _dominated(self, key: bytes, ob: int) -> Node | None:
         """A position that reaches this one by drawing alone (the same key with pointer
         q - k, q - 2k, ... and the same recycles used) already seen with no obligation
         or with ``ob`` (as its node: the key, or (key, ob)); None if there is none."""
@@ -713,7 +728,7 @@ class Search:
             tries += 1
         return None
 
-    def _mark(self, key: bytes, ob: int) -> bytes | tuple | None:
+    def _mark(self, key: bytes, ob: int) -> Node | None:
         """Record (key, ob) as dominated by a position seen (same rule as a visit); its
         node if it was not recorded yet, else None."""
         seen = self.seen
@@ -727,7 +742,7 @@ class Search:
         elif type(old) is set:
             old.add(ob)
         else:
-            seen[key] = {old, ob}
+            seen[key] = {cast(int, old), ob}
         return key if ob == -1 else (key, ob)
 
     # ---- a proof of loss from the face-down cards alone ---------------------------------
@@ -872,7 +887,7 @@ class Search:
         limit = states + count
         use_p, cycle = self.use_p, self.cycle
         relax = self.relaxation
-        testing = relax is not None and self.tests
+        tester = relax if self.tests else None  # the relaxation, if this search tests
         visits = self.visits
         try:
             while stack:
@@ -901,7 +916,7 @@ class Search:
                     continue
                 cost = states - frame[5]
                 if (
-                    testing
+                    tester is not None
                     and cost >= frame[6]
                     and self.fails <= FREE_FAILS + FAILS_PER_CUT * self.cuts
                 ):
@@ -911,13 +926,13 @@ class Search:
                     before = self.relaxed_states
                     rk = self._relaxed_key(self.key())
                     budget = min(TEST_RATIO * cost, TEST_MAX)
-                    if rk in relax.lost or self._relaxed_lost(rk, relax, budget):
+                    if rk in tester.lost or self._relaxed_lost(rk, tester, budget):
                         self.cuts += 1
                         stack.pop()
                         top = frame[4]
                         for node in tstack[top:]:
                             del idx[node]
-                            lost.add(node if type(node) is bytes else node[0])
+                            lost.add(node[0] if isinstance(node, tuple) else node)
                         del tstack[top:]
                         limit -= self.relaxed_states - before  # its positions count
                         if path:
@@ -946,9 +961,9 @@ class Search:
                     self.undo(steps)
                     continue
                 if use_p:
-                    node = self._dominated(key, ob)
-                    if node is not None:
-                        j = idx.get(node)
+                    dom = self._dominated(key, ob)
+                    if dom is not None:
+                        j = idx.get(dom)
                         if j is not None and j < frame[3]:
                             frame[3] = j
                         self.undo(steps)
@@ -967,7 +982,7 @@ class Search:
                     elif type(old) is set:
                         old.add(ob)
                     else:
-                        seen[key] = {old, ob}
+                        seen[key] = {cast(int, old), ob}
                 else:
                     seen[key] = ob
                 visits += 1
@@ -1016,13 +1031,15 @@ class Restarts:
             self.states += search.states
 
     @property
-    def path(self) -> list[list]:
+    def path(self) -> list[Steps]:
+        assert self.search is not None  # read after an advance
         return self.search.path
 
     @property
-    def start_steps(self) -> list:
+    def start_steps(self) -> Steps:
+        assert self.search is not None
         return self.search.start_steps
 
 
-def _first(item: tuple) -> int:
+def _first(item: tuple[int, SearchMove]) -> int:
     return item[0]
