@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..engine import Game, board_view, progress
+from ..engine import BoardView, Game, board_view, progress
 from .domain import movelog
 from .domain.room import Room
 from .store.moves import MoveLog
@@ -20,10 +20,10 @@ class Boards:
         # every player's game and its board; None until a connection here may see boards
         self.games: dict[str, Game] | None = None
         self.logged: dict[str, int] = {}  # player -> log entries in games[player]
-        self.boards: dict[str, dict[str, Any]] | None = None
+        self.boards: dict[str, BoardView] | None = None
         self._lock = asyncio.Lock()
 
-    def drop(self, boards: dict[str, dict[str, Any]] | None = None) -> None:
+    def drop(self, boards: dict[str, BoardView] | None = None) -> None:
         """Forget the games (reloaded when next needed); keep ``boards`` if given (a
         finished race's results carry every board)."""
         self.games, self.boards = None, boards
@@ -41,7 +41,7 @@ class Boards:
             out[pid] = movelog.replay(Game(room.game_deal, room.settings), log), len(log)
         return out
 
-    async def ensure(self, room: Room, players: list[str], elapsed: int) -> dict[str, Any]:
+    async def ensure(self, room: Room, players: list[str], elapsed: int) -> dict[str, BoardView]:
         """Every player's board, from games replayed from the move logs when not cached."""
         async with self._lock:
             if self.boards is None:
@@ -55,11 +55,12 @@ class Boards:
 
     async def as_of(
         self, room: Room, players: list[str], elapsed: int
-    ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, BoardView]]:
         """Every player's progress and board at race time ``elapsed`` (ms), replayed from
         the move logs: what a delayed spectator may see."""
         elapsed = max(0, elapsed)
-        progresses, boards = {}, {}
+        progresses: dict[str, dict[str, Any]] = {}
+        boards: dict[str, BoardView] = {}
         for pid, (game, _) in (await self.replay_logs(room, players, elapsed)).items():
             last_ms = game.times[-1] if game.times else 0
             progresses[pid] = {**progress(game, elapsed), "last_ms": last_ms}
@@ -67,8 +68,8 @@ class Boards:
         return progresses, boards
 
     def advance(
-        self, player: str, seq: Any, entry: Any, own: dict[str, Any] | None
-    ) -> tuple[bool, dict[str, Any] | None]:
+        self, player: str, seq: Any, entry: Any, own: BoardView | None
+    ) -> tuple[bool, BoardView | None]:
         """Play a progress event's move on our copy of the player's game: (in step, the
         board after it; ``own`` when our commit made it). Out of step (a missed move): the
         games are dropped, to be reloaded."""

@@ -16,7 +16,7 @@ import sys
 from .config import Config
 
 
-def add_commands(subparsers: argparse._SubParsersAction) -> None:
+def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("serve", help="run the race server (WebSocket + HTTP)")
     p.add_argument("--host", help="address to listen on (KR_HOST, default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (KR_PORT, default 8765; 0 = any free)")
@@ -61,7 +61,7 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 50, 100)
 
 
-async def run(config: Config, ready: asyncio.Future | None = None) -> None:
+async def run(config: Config, ready: asyncio.Future[int] | None = None) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     from .embedded import EmbeddedRedis
     from .logs import configure

@@ -38,7 +38,8 @@ def redis_server_binary() -> str:
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -52,7 +53,7 @@ class EmbeddedRedis:
 
     def __init__(
         self,
-        data_dir: str | os.PathLike,
+        data_dir: str | os.PathLike[str],
         port: int | None = None,
         appendfsync: str = "everysec",
         tie_to_parent: bool = True,
@@ -61,7 +62,7 @@ class EmbeddedRedis:
         self.port = port or free_port()
         self.appendfsync = appendfsync
         self.tie_to_parent = tie_to_parent
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 # the fields of engine.views.progress; the stored and sent progress adds ``last_ms``
@@ -20,7 +21,7 @@ def initial_progress() -> dict[str, Any]:
     }
 
 
-def of_board(board: dict[str, Any], last_ms: int) -> dict[str, Any]:
+def of_board(board: Mapping[str, Any], last_ms: int) -> dict[str, Any]:
     """The progress fields of a board view (which carries them), with ``last_ms``."""
     out = {k: board[k] for k in PROGRESS_KEYS}
     out["last_ms"] = last_ms
