@@ -181,38 +181,10 @@ class Game:
         """The canonical form of ``move`` if it is legal now; raises IllegalMove if not."""
         if not isinstance(move, Move):
             move = Move.parse(move)
-        kind = move.kind
-        if kind in (DRAW, RECYCLE, UNDO) and move.count != 0:
-            raise IllegalMove("bad_count", "draw, recycle and undo carry no count")
-        if kind == UNDO:
-            if self.history is None:
-                raise IllegalMove("undo_disabled", "undo is off in this game")
-            if self.found_count == 52 or self.ended is not None:
-                raise IllegalMove("game_over", f"the game is over ({self.status})")
-            if not self.history:
-                raise IllegalMove("nothing_to_undo", "there is no move to undo")
-            return UNDO_MOVE
+        if move.kind != CARDS:
+            return self._check_action(move)
         if self.over:
             raise IllegalMove("game_over", f"the game is over ({self.status})")
-        if kind == DRAW:
-            if not self.stock:
-                raise IllegalMove("stock_empty", "the stock is empty: recycle the waste")
-            return DRAW_MOVE
-        if kind == RECYCLE:
-            if self.stock:
-                raise IllegalMove("stock_not_empty", "recycle only when the stock is empty")
-            if not self.waste:
-                raise IllegalMove("waste_empty", "the waste is empty: nothing to recycle")
-            allowed = self.settings.recycles_allowed
-            if allowed is not None and self.recycles >= allowed:
-                raise IllegalMove(
-                    "passes_exhausted",
-                    f"no passes left: this game allows {self.settings.passes} "
-                    f"pass{'es' if self.settings.passes > 1 else ''} through the stock",
-                )
-            return RECYCLE_MOVE
-        if kind != CARDS:
-            raise IllegalMove("not_supported", f"unknown move kind {kind!r}")
         src, dst, n = move.src, move.dst, move.count
         if not (0 <= src < 12 and 0 <= dst <= FOUNDATION and dst != 12):
             raise IllegalMove("not_supported", "no move goes between those piles")
@@ -252,6 +224,54 @@ class Game:
         if to_column:
             self._check_column_target(card, dst)
             return move
+        return self._check_foundation_target(move, card)
+
+    def _check_action(self, move: Move) -> Move:
+        """``check`` for draw, recycle and undo (and a kind no move has)."""
+        kind = move.kind
+        if kind in (DRAW, RECYCLE, UNDO) and move.count != 0:
+            raise IllegalMove("bad_count", "draw, recycle and undo carry no count")
+        if kind == UNDO:
+            if self.history is None:
+                raise IllegalMove("undo_disabled", "undo is off in this game")
+            if self.found_count == 52 or self.ended is not None:
+                raise IllegalMove("game_over", f"the game is over ({self.status})")
+            if not self.history:
+                raise IllegalMove("nothing_to_undo", "there is no move to undo")
+            return UNDO_MOVE
+        if self.over:
+            raise IllegalMove("game_over", f"the game is over ({self.status})")
+        if kind == DRAW:
+            if not self.stock:
+                raise IllegalMove("stock_empty", "the stock is empty: recycle the waste")
+            return DRAW_MOVE
+        if kind == RECYCLE:
+            if self.stock:
+                raise IllegalMove("stock_not_empty", "recycle only when the stock is empty")
+            if not self.waste:
+                raise IllegalMove("waste_empty", "the waste is empty: nothing to recycle")
+            allowed = self.settings.recycles_allowed
+            if allowed is not None and self.recycles >= allowed:
+                raise IllegalMove(
+                    "passes_exhausted",
+                    f"no passes left: this game allows {self.settings.passes} "
+                    f"pass{'es' if self.settings.passes > 1 else ''} through the stock",
+                )
+            return RECYCLE_MOVE
+        raise IllegalMove("not_supported", f"unknown move kind {kind!r}")
+
+    @staticmethod
+    def _check_run(col: list[int], n: int) -> None:
+        # Face-up cards always form a run (every card was placed by the build rule);
+        # this guards the invariant rather than trusting it.
+        for i in range(len(col) - n, len(col) - 1):
+            if col[i + 1] not in HOLDS[col[i]]:
+                raise IllegalMove("not_a_run", "those cards do not form a run")
+
+    def _check_foundation_target(self, move: Move, card: int) -> Move:
+        """``check`` of a card move to a foundation (or the waste), ``card`` its card; the
+        move with its foundation named."""
+        src, dst, n = move.src, move.dst, move.count
         if dst == WASTE:
             raise IllegalMove("not_supported", "nothing can be moved onto the waste")
         if n != 1:
@@ -269,14 +289,6 @@ class Game:
                 f"{self.found[suit]} card{'s' if self.found[suit] != 1 else ''}",
             )
         return Move(CARDS, src, FOUND0 + suit, 1) if dst == FOUNDATION else move
-
-    @staticmethod
-    def _check_run(col: list[int], n: int) -> None:
-        # Face-up cards always form a run (every card was placed by the build rule);
-        # this guards the invariant rather than trusting it.
-        for i in range(len(col) - n, len(col) - 1):
-            if col[i + 1] not in HOLDS[col[i]]:
-                raise IllegalMove("not_a_run", "those cards do not form a run")
 
     def _check_column_target(self, card: int, dst: int) -> None:
         target = self.columns[dst]
@@ -341,32 +353,42 @@ class Game:
                 self.columns[dst].append(suit * 13 + self.found[suit] - 1)
                 self.found[suit] -= 1
                 gained = -1
+            if gained:
+                self._count_home(gained, at_ms, scoring)
         elif kind == DRAW:
-            k = min(self.settings.draw, len(self.stock))
-            stock, waste = self.stock, self.waste
-            for _ in range(k):
-                waste.append(stock.pop())
-            self.fan = k
+            self._draw()
         else:  # RECYCLE
-            self.waste.reverse()
-            self.stock, self.waste = self.waste, []
-            self.fan = 0
-            self.recycles += 1
-            if scoring == "standard":
-                if self.settings.draw == 1:
-                    self.score -= 100
-                elif self.recycles > 3:
-                    self.score -= 20
-        if gained:
-            self.found_count += gained
-            self.reached_moves = self.moves
-            self.reached_ms = at_ms
-            if scoring == "standard":
-                self.score += 10 if gained > 0 else -15
-            elif scoring == "vegas":
-                self.score += 5 * gained
+            self._recycle(scoring)
         if scoring == "standard" and self.score < 0:
             self.score = 0
+
+    def _count_home(self, gained: int, at_ms: int, scoring: str) -> None:
+        """``gained`` cards went onto (+1) or off (-1) the foundations at ``at_ms``."""
+        self.found_count += gained
+        self.reached_moves = self.moves
+        self.reached_ms = at_ms
+        if scoring == "standard":
+            self.score += 10 if gained > 0 else -15
+        elif scoring == "vegas":
+            self.score += 5 * gained
+
+    def _draw(self) -> None:
+        k = min(self.settings.draw, len(self.stock))
+        stock, waste = self.stock, self.waste
+        for _ in range(k):
+            waste.append(stock.pop())
+        self.fan = k
+
+    def _recycle(self, scoring: str) -> None:
+        self.waste.reverse()
+        self.stock, self.waste = self.waste, []
+        self.fan = 0
+        self.recycles += 1
+        if scoring == "standard":
+            if self.settings.draw == 1:
+                self.score -= 100
+            elif self.recycles > 3:
+                self.score -= 20
 
     def _home_of(self, src: int) -> int:
         card = self.waste[-1] if src == WASTE else self.columns[src][-1]
