@@ -90,6 +90,21 @@ def solve(
         return Solution(WIN, [], 0, clock() - start)
     if game.over:  # stuck: no move can ever change the position
         return Solution(LOSE, None, 0, clock() - start)
+    deadline = None if max_seconds is None else start + max_seconds
+    draw1 = game.settings.draw == 1 and game.settings.recycles_allowed is None
+    turns = _Turns(_searcher(game), relax=not draw1)
+    done, current = turns.run(clock, deadline, max_states)
+    states = turns.states()
+    if done is None:
+        return Solution(UNKNOWN, None, states, clock() - start)
+    if not done:
+        return Solution(LOSE, None, states, clock() - start)
+    return Solution(WIN, _line(game, current), states, clock() - start)
+
+
+def _searcher(game: Game) -> Callable[..., Search]:
+    """Makes searches of ``game``'s position: ``searcher(deck_first, relaxed=False,
+    lost=None, relaxation=None, tests=True, shuffle=None, won=None)``."""
     settings = game.settings
 
     def search(
@@ -121,72 +136,86 @@ def solve(
             deadlock_test=shuffle is None,  # once is enough
         )
 
-    # Two searches with different move orders (SEARCHES) take turns on one budget: move
-    # order decides how soon a win is found (each order misses some), and either search,
-    # being complete, may prove a loss; what one proves lost the other skips. Unless the
-    # game is already Draw 1 with unlimited passes, the first also tests the positions
-    # whose moves cost many positions in Draw 1 with unlimited passes (and cuts off what it
-    # searched from one that is lost there), and a third search takes turns, for losses
-    # only: the whole position in Draw 1 with unlimited passes (a relaxation: every line
-    # of the real game is a line there, so a loss there is a loss here; docs/solver.md,
-    # "The Draw 1 relaxation"). Short searches in random move orders take turns too, more
-    # at first than later (docs/solver.md, "Restarts in random orders").
-    deadline = None if max_seconds is None else start + max_seconds
-    lost: set[bytes] = set()  # positions proven lost, shared by the searches
-    relax = None
-    if settings.draw != 1 or settings.recycles_allowed is not None:
-        relax = Relaxation()
-    searches: list[Search | Restarts] = []
-    slices: list[int] = []
-    for deck_first, tests, size in SEARCHES:
-        searches.append(search(deck_first, lost=lost, relaxation=relax, tests=tests))
-        slices.append(size)
-    relaxed = -1
-    relaxed_search = None
-    if relax is not None and RELAXED_SLICE:
-        relaxed = len(searches)
-        relaxed_search = search(False, relaxed=True, lost=relax.lost, won=relax.won)
-        searches.append(relaxed_search)
-        slices.append(RELAXED_SLICE)
-    restarting = -1
-    if RESTART_SLICE:
-        restarting = len(searches)
-        searches.append(
-            Restarts(
-                lambda seed: search(False, lost=lost, relaxation=relax, tests=False, shuffle=seed)
+    return search
+
+
+class _Turns:
+    """The searches that take turns on one budget.
+
+    Two searches with different move orders (SEARCHES): move order decides how soon a
+    win is found (each order misses some), and either search, being complete, may prove
+    a loss; what one proves lost the other skips. Unless the game is already Draw 1 with
+    unlimited passes, the first also tests the positions whose moves cost many positions
+    in Draw 1 with unlimited passes (and cuts off what it searched from one that is lost
+    there), and a third search takes turns, for losses only: the whole position in Draw 1
+    with unlimited passes (a relaxation: every line of the real game is a line there, so
+    a loss there is a loss here; docs/solver.md, "The Draw 1 relaxation"). Short searches
+    in random move orders take turns too, more at first than later (docs/solver.md,
+    "Restarts in random orders")."""
+
+    def __init__(self, search: Callable[..., Search], relax: bool) -> None:
+        lost: set[bytes] = set()  # positions proven lost, shared by the searches
+        relaxation = Relaxation() if relax else None
+        self.relax = relaxation
+        self.searches: list[Search | Restarts] = []
+        self.slices: list[int] = []
+        for deck_first, tests, size in SEARCHES:
+            self.searches.append(search(deck_first, lost=lost, relaxation=relaxation, tests=tests))
+            self.slices.append(size)
+        self.relaxed = -1
+        self.relaxed_search: Search | None = None
+        if relaxation is not None and RELAXED_SLICE:
+            self.relaxed = len(self.searches)
+            self.relaxed_search = search(
+                False, relaxed=True, lost=relaxation.lost, won=relaxation.won
             )
-        )
-        slices.append(RESTART_SLICE)
-    turn = 0
-    done = None
-    current = searches[0]
-    while done is None:
-        states = sum(s.states + s.relaxed_states for s in searches)
-        if max_states is not None and states >= max_states:
-            break
-        if deadline is not None and clock() > deadline:
-            break
-        if turn == restarting and searches[turn].states > RESTART_SHARE * states**0.5:
-            turn = (turn + 1) % len(searches)  # most wins come early: restarts get less later
-            continue
-        current = searches[turn]
-        step = slices[turn] if max_states is None else min(slices[turn], max_states - states)
-        done = current.advance(step)
-        if done and turn == relaxed:  # a win of the relaxation proves nothing: drop it
-            assert relaxed_search is not None and relax is not None
-            relaxed_search.unwind(relax.won)  # (but the tests may use its line)
-            slices[turn] = 0
-            done = None
-        turn = (turn + 1) % len(searches)
-        while not slices[turn]:
+            self.searches.append(self.relaxed_search)
+            self.slices.append(RELAXED_SLICE)
+        self.restarting = -1
+        if RESTART_SLICE:
+            self.restarting = len(self.searches)
+            self.searches.append(
+                Restarts(
+                    lambda seed: search(
+                        False, lost=lost, relaxation=relaxation, tests=False, shuffle=seed
+                    )
+                )
+            )
+            self.slices.append(RESTART_SLICE)
+
+    def states(self) -> int:
+        return sum(s.states + s.relaxed_states for s in self.searches)
+
+    def run(
+        self, clock: Callable[[], float], deadline: float | None, max_states: int | None
+    ) -> tuple[bool | None, Search | Restarts]:
+        """Turns until a search decides (True: won, False: lost) or the budget is spent
+        (None); with the search that decided."""
+        searches, slices = self.searches, self.slices
+        turn = 0
+        done = None
+        current = searches[0]
+        while done is None:
+            states = self.states()
+            if max_states is not None and states >= max_states:
+                break
+            if deadline is not None and clock() > deadline:
+                break
+            if turn == self.restarting and searches[turn].states > RESTART_SHARE * states**0.5:
+                turn = (turn + 1) % len(searches)  # most wins come early: restarts get less later
+                continue
+            current = searches[turn]
+            step = slices[turn] if max_states is None else min(slices[turn], max_states - states)
+            done = current.advance(step)
+            if done and turn == self.relaxed:  # a win of the relaxation proves nothing: drop it
+                assert self.relaxed_search is not None and self.relax is not None
+                self.relaxed_search.unwind(self.relax.won)  # (but the tests may use its line)
+                slices[turn] = 0
+                done = None
             turn = (turn + 1) % len(searches)
-    states = sum(s.states + s.relaxed_states for s in searches)
-    if done is None:
-        return Solution(UNKNOWN, None, states, clock() - start)
-    if not done:
-        return Solution(LOSE, None, states, clock() - start)
-    line = _line(game, current)
-    return Solution(WIN, line, states, clock() - start)
+            while not slices[turn]:
+                turn = (turn + 1) % len(searches)
+        return done, current
 
 
 # the searches that take turns: (deck cards before turning face-down cards, with the
