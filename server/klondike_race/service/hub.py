@@ -213,9 +213,17 @@ class RoomHub:
         """This room's connections grouped by what they get of an event of ``kind``."""
         groups: dict[V.Delivery, list[Any]] = {}
         phase = self.phase()
+        delayed = bool(self.public.get("spectator_delay"))
+        known: dict[tuple[bool, bool], list[Any]] = {}  # (spectator, over) -> its group
         for conn in self.conns:
-            if conn is not skip:
-                groups.setdefault(V.delivery(kind, self.sight(conn, phase)), []).append(conn)
+            if conn is skip:
+                continue
+            who = (conn.role == "spectator", conn.over)
+            group = known.get(who)
+            if group is None:
+                sight = V.sight(V.role_of(*who), phase, delayed)
+                group = known[who] = groups.setdefault(V.delivery(kind, sight), [])
+            group.append(conn)
         return groups
 
     def _deliver_progress(self, event: dict[str, Any]) -> None:

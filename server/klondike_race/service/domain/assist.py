@@ -16,35 +16,50 @@ from .room import FINISHED, RACING
 HINT, FINISH = "hint", "finish"
 
 
-def _playing(phase: str, status: str, over: bool) -> ServiceError | None:
+def _playing(phase: str, over: bool) -> str | None:
     if phase == FINISHED:
-        return ServiceError("race_over", "the game is over")
+        return "race_over"
     if phase != RACING:
-        return ServiceError("not_started", "the game has not started")
-    if over:
-        return ServiceError("game_over", f"your game is over ({status})")
+        return "not_started"
+    return "game_over" if over else None
+
+
+def _reason(what: str, practice: bool, phase: str, status: str, over: bool) -> str | None:
+    if what == HINT:
+        return _playing(phase, over) if practice else "not_in_practice"
+    if status == "won":
+        return "game_over"
+    if practice:
+        return _playing(phase, over)
+    if phase != FINISHED and not over:
+        return "race_not_over"
     return None
+
+
+_MESSAGES = {
+    "not_in_practice": "hints are for practice games only",
+    "race_over": "the game is over",
+    "not_started": "the game has not started",
+    "race_not_over": "finish it for me is off until your own race is over",
+}
 
 
 def refusal(what: str, practice: bool, phase: str, status: str, over: bool) -> ServiceError | None:
     """Why the solver may not help with ``what`` (``hint`` or ``finish``) a player whose
     game has ``status`` (``over`` by the rules) in a room in ``phase``; None: it may."""
-    if what == HINT:
-        if not practice:
-            return ServiceError("not_in_practice", "hints are for practice games only")
-        return _playing(phase, status, over)
-    if status == "won":
-        return ServiceError("game_over", "your game is already won")
-    if practice:
-        return _playing(phase, status, over)
-    if phase != FINISHED and not over:
-        return ServiceError("race_not_over", "finish it for me is off until your own race is over")
-    return None
+    reason = _reason(what, practice, phase, status, over)
+    if reason is None:
+        return None
+    if reason == "game_over":
+        message = "your game is already won" if status == "won" else f"your game is over ({status})"
+    else:
+        message = _MESSAGES[reason]
+    return ServiceError(reason, message)
 
 
 def flags(practice: bool, phase: str, status: str, over: bool) -> dict[str, bool]:
     """``can_hint`` and ``can_finish`` for a player, as messages carry them."""
     return {
-        "can_hint": refusal(HINT, practice, phase, status, over) is None,
-        "can_finish": refusal(FINISH, practice, phase, status, over) is None,
+        "can_hint": _reason(HINT, practice, phase, status, over) is None,
+        "can_finish": _reason(FINISH, practice, phase, status, over) is None,
     }
