@@ -32,7 +32,7 @@ def _expected_sight(role: V.Role, phase: str, delayed: bool) -> V.Sight:
         return V.Sight.BOARDS  # after the race everyone sees everything
     if role is V.Role.RACER:
         return V.Sight.PROGRESS  # never an opponent's board while their own game is on
-    if role is V.Role.SPECTATOR and delayed and phase == RACING:
+    if delayed and phase == RACING:  # spectators and finished players alike
         return V.Sight.DELAYED_BOARDS
     return V.Sight.BOARDS
 
@@ -60,7 +60,7 @@ def test_no_racer_ever_gets_a_board_of_a_race_that_is_on(
     if kind in ("room", "analysis", "spectators"):
         assert how is V.Delivery.PLAIN
     if how is V.Delivery.DELAYED:
-        assert role is V.Role.SPECTATOR and delayed and phase == RACING
+        assert role is not V.Role.RACER and delayed and phase == RACING
     if kind == "boards":  # whole boards go only to live sight; delayed ones never early
         assert (how is V.Delivery.WITH_BOARD) == (V.sight(role, phase, delayed) is V.Sight.BOARDS)
 
@@ -87,14 +87,15 @@ def test_assist_rule_and_flags_agree(practice: bool, phase: str, status: str, ov
     finish = assist.refusal(assist.FINISH, practice, phase, status, over)
     # hints: a practice game that is on, nothing else
     assert (hint is None) == (practice and phase == RACING and not over)
-    # finish: a practice game that is on, or a race once the player's own race is over;
+    # finish: a practice game that is on, or a race once the race itself has finished
+    # (not the player's own game: a line played meanwhile would show the live deal);
     # never a won game
     if status == "won":
         expected = False
     elif practice:
         expected = phase == RACING and not over
     else:
-        expected = phase == FINISHED or over
+        expected = phase == FINISHED
     assert (finish is None) == expected
     for refused in (hint, finish):
         assert refused is None or (isinstance(refused, ServiceError) and refused.reason)
@@ -112,6 +113,8 @@ def test_assist_reasons() -> None:
     assert reason(assist.HINT, True, FINISHED, "playing", False) == "race_over"
     assert reason(assist.HINT, True, RACING, "stuck", True) == "game_over"
     assert reason(assist.FINISH, False, RACING, "playing", False) == "race_not_over"
+    assert reason(assist.FINISH, False, RACING, "resigned", True) == "race_not_over"
+    assert reason(assist.FINISH, False, FINISHED, "resigned", True) is None
     assert reason(assist.FINISH, False, RACING, "won", True) == "game_over"
 
 

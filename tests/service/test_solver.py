@@ -94,7 +94,9 @@ async def test_practice_hint_then_finish_ends_in_a_win(node, redis_url) -> None:
         await c.close()
 
 
-async def test_hints_refused_in_races_and_finish_only_after_own_race(node, redis_url) -> None:
+async def test_hints_refused_in_races_and_finish_only_once_the_race_finished(
+    node, redis_url
+) -> None:
     ref = winnable(draw=1)
     a, b = await start_race(node.port, deal={"cards": ref["cards"]})
     code = a.seen[0]["room"]["code"]
@@ -105,28 +107,14 @@ async def test_hints_refused_in_races_and_finish_only_after_own_race(node, redis
         assert answer["type"] == "error" and answer["reason"] == "race_not_over"
     assert (await a.move("draw"))["type"] == "ack"
     assert (await b.move("draw"))["type"] == "ack"
-    # a resigns: their race is over, so finish it for me continues their position in a
-    # practice room of its own; the race's log and ranking do not change
-    assert (await a.request("resign", "ack", seq=2))["type"] == "ack"
+    # a resigns while b races: finish it for me would show a the deal (every card of
+    # the solver's line) while b is still at it, so it stays off until the race finishes
+    resigned = await a.request("resign", "ack", seq=2)
+    assert resigned["type"] == "ack" and resigned["can_finish"] is False
     await a.expect("boards")
-    await a.send("finish")
-    welcome = await a.expect("welcome", timeout=15)
-    fork = welcome["room"]
-    assert fork["practice"] and fork["parent"] == code and fork["code"] != code
-    assert "reveal" not in fork and fork["commitment"] is None
-    assert welcome["seq"] == 1 and welcome["board"]["moves"] == 1 and welcome["token"]
-    finishing = await a.expect("finishing")
-    assert finishing["seq"] == 2
-    last = None
-    for _ in range(finishing["moves"]):
-        last = await a.expect("ack", timeout=10)
-    assert last is not None and last["board"]["status"] == "won"
-    # nobody may watch the continuation while the race it continues is running: it plays
-    # out the race's deal
-    peeker = await Client.open(node.port)
-    answer = await peeker.request("watch", "error", code=fork["code"])
-    assert answer["reason"] == "race_in_progress"
-    await peeker.close()
+    answer = await a.request("finish", "finishing")
+    assert answer["type"] == "error" and answer["reason"] == "race_not_over"
+    assert not [m for m in await a.drain(0.3) if m["type"] in ("welcome", "ack")]
     rds = redis.Redis.from_url(redis_url)
     assert rds.llen(moves_key(code, "p1")) == 2  # draw, resign: nothing added to the race
     # the race goes on for b, whose ranking view never saw a's continuation
@@ -140,6 +128,23 @@ async def test_hints_refused_in_races_and_finish_only_after_own_race(node, redis
         "p1": "resigned",
         "p2": "resigned",
     }
+    over = await finished_room(a)
+    assert over["can_finish"] is True and over["can_hint"] is False
+    # the race has finished: finish it for me continues a's position in a practice room
+    # of its own; the race's log and ranking do not change
+    await a.send("finish")
+    welcome = await a.expect("welcome", timeout=15)
+    fork = welcome["room"]
+    assert fork["practice"] and fork["parent"] == code and fork["code"] != code
+    assert "reveal" not in fork and fork["commitment"] is None
+    assert welcome["seq"] == 1 and welcome["board"]["moves"] == 1 and welcome["token"]
+    finishing = await a.expect("finishing")
+    assert finishing["seq"] == 2
+    last = None
+    for _ in range(finishing["moves"]):
+        last = await a.expect("ack", timeout=10)
+    assert last is not None and last["board"]["status"] == "won"
+    assert rds.llen(moves_key(code, "p1")) == 2  # the race's log is untouched
     analysis = await b.expect("analysis", timeout=30)
     assert set(analysis["analysis"]["players"]) == {"p1", "p2"}
     assert analysis["analysis"]["deal"] == "win"

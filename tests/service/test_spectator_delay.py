@@ -3,6 +3,7 @@ racer who watches the others' boards on a second screen)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from .conftest import Client, start_race
@@ -68,3 +69,41 @@ async def test_a_live_room_shows_spectators_each_move_at_once(node) -> None:
     assert time.monotonic() - moved < 0.5
     for c in (a, b, watcher):
         await c.close()
+
+
+async def test_a_finished_player_sees_the_others_as_spectators_do_behind_the_race(node) -> None:
+    # three racers; c resigns at once: a resigned seat must be no second screen
+    a, b, c = await start_race(node.port, players=3, spectator_delay=1)
+    for seq in (1, 2, 3):
+        assert (await a.move("draw", seq=seq))["type"] == "ack"
+    resigned = time.monotonic()
+    assert (await c.request("resign", "ack", seq=1))["type"] == "ack"
+    # c gets the boards as they were a second ago: before a's three draws
+    got = await c.expect("boards")
+    boards = got["boards"]
+    assert boards["p1"]["moves"] == 0 and boards["p1"]["stock"] == 24
+    # a moves on: b (racing) hears of it at once, without a board; c only a second later
+    await asyncio.sleep(0.3)
+    assert (await a.move("draw", seq=4))["type"] == "ack"
+    live = await b.expect("progress")
+    while live["progress"]["moves"] < 4:
+        live = await b.expect("progress")
+    assert "board" not in live
+    early = await c.drain(0.3)
+    assert all(m["board"]["moves"] < 4 for m in early if m["type"] == "progress")
+    await c.drain(1.5)
+    # a second after the resignation, the boards as they were then (the three draws made
+    # before it), then each later move a second late
+    after = [m for m in c.seen[c.seen.index(got) + 1 :] if m["type"] in ("boards", "progress")]
+    assert after[0]["type"] == "boards" and after[0]["boards"]["p1"]["moves"] == 3
+    assert progress_of(after, "p1") == [4]
+    assert time.monotonic() - resigned >= 1.0
+    # a reconnecting finished player is as far behind as before
+    again = await Client.open(node.port)
+    for _ in range(2):
+        assert (await a.move("draw", seq=a.seq + 1))["type"] == "ack"
+    welcome = await again.request("resume", "welcome", token=c.token)
+    assert welcome["boards"]["p1"]["moves"] <= 4
+    assert welcome["progress"]["p1"]["moves"] <= 4
+    for client in (a, b, c, again):
+        await client.close()

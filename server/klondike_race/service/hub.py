@@ -53,8 +53,8 @@ class RoomHub:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._started_sent = False
         self._refreshing: asyncio.Task[None] | None = None
-        self.delayed = Delayed(  # spectators' updates, sent behind the race
-            lambda: (c for c in self.conns if c.role == "spectator"),
+        self.delayed = Delayed(  # updates sent behind the race
+            lambda: (c for c in self.conns if self.sight(c) is V.Sight.DELAYED_BOARDS),
             lambda ws, data: self.push(ws, data, batched=True),
         )
         self.last_leaderboard: orjson.Fragment | None = None  # as the last progress sent it
@@ -295,6 +295,31 @@ class RoomHub:
         assert self.room is not None
         return await self.boards.ensure(self.room, self.players, self.elapsed())
 
+    async def boards_for(self, conn: Recipient) -> dict[str, Any]:
+        """Every board as ``conn`` may see them now: live, or as they were
+        ``spectator_delay`` ago (from then on its updates come that much later)."""
+        if self.sight(conn) is not V.Sight.DELAYED_BOARDS:
+            return await self.ensure_boards()
+        self.catch_up(conn)
+        return await self._boards_behind()
+
+    async def _boards_behind(self) -> dict[str, Any]:
+        assert self.room is not None
+        late = self.elapsed() - self.behind()
+        return dict((await self.boards.as_of(self.room, self.players, late))[1])
+
+    def catch_up(self, conn: Recipient) -> None:
+        """``conn``'s view starts ``spectator_delay`` behind the race now: updates made
+        from then on reach it that much later, and once the delay has passed it gets the
+        boards again, with any move made before the first such update was on its way."""
+        conn.view_from = now_ms() - self.behind()
+
+        async def send() -> None:
+            if conn in self.conns and self.sight(conn) is V.Sight.DELAYED_BOARDS:
+                self.push((conn.ws,), encode("boards", boards=await self._boards_behind()))
+
+        self.delayed.call(self.behind(), lambda: self.host.spawn(send()) and None)
+
     def _refresh_boards(self) -> None:
         """Load the games again, then send everyone here who sees live boards all of them."""
         if self._refreshing is not None or self.closed:
@@ -330,9 +355,8 @@ class RoomHub:
         }
         fields.update(self.own_fields(conn, phase))
         sight = self.sight(conn, phase)
-        if conn.role == "spectator":
-            conn.view_from = now_ms() - self.behind()
         if sight is V.Sight.DELAYED_BOARDS:
+            self.catch_up(conn)
             # the race as it was ``behind()`` ms ago, replayed from the logs
             assert self.room is not None
             earlier, fields["boards"] = await self.boards.as_of(

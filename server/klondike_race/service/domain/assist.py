@@ -4,8 +4,9 @@ One rule for both the server's answer to ``hint``/``finish`` and the ``can_hint`
 ``can_finish`` flags it sends players (the client holds no rules):
 
 - a **hint** is for a practice game that is on;
-- **finish it for me** is for a practice game that is on, and in a race once the player's
-  own race is over (their game is over, or the race has finished), never for a won game.
+- **finish it for me** is for a practice game that is on, and in a race only once the race
+  itself has finished (a line played while others race would show them the deal, a
+  resigned seat included), never for a won game.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _reason(what: str, practice: bool, phase: str, status: str, over: bool) -> s
         return "game_over"
     if practice:
         return _playing(phase, over)
-    if phase != FINISHED and not over:
+    if phase != FINISHED:
         return "race_not_over"
     return None
 
@@ -40,7 +41,7 @@ _MESSAGES = {
     "not_in_practice": "hints are for practice games only",
     "race_over": "the game is over",
     "not_started": "the game has not started",
-    "race_not_over": "finish it for me is off until your own race is over",
+    "race_not_over": "finish it for me is off until the race has finished",
 }
 
 

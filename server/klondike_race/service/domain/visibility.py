@@ -5,9 +5,9 @@ you may not have uncovered yet), so:
 
 - a **racer** (a player whose own game is on, in a race that is on) sees the others'
   progress (foundation count, moves, time, status), never their boards;
-- a **finished player** (their own game is over; the race goes on) sees the boards;
-- a **spectator** sees the boards, ``spectator_delay`` behind the race while it runs
-  when the room asks for it;
+- a **finished player** (their own game is over; the race goes on) and a **spectator**
+  see the boards, ``spectator_delay`` behind the race while it runs when the room asks
+  for it (a resigned seat is no second screen);
 - once the race has **finished**, everyone sees everything (and the deal is revealed).
 
 ``sight`` answers what one recipient may see now; ``delivery`` what they get of each kind
@@ -54,11 +54,9 @@ def sight(role: Role, phase: str, delayed: bool) -> Sight:
     a spectator delay."""
     if phase == FINISHED:
         return Sight.BOARDS
-    if role is Role.SPECTATOR:
-        return Sight.DELAYED_BOARDS if delayed and phase == RACING else Sight.BOARDS
-    if role is Role.FINISHED_PLAYER:
-        return Sight.BOARDS
-    return Sight.PROGRESS
+    if role is Role.RACER:
+        return Sight.PROGRESS
+    return Sight.DELAYED_BOARDS if delayed and phase == RACING else Sight.BOARDS
 
 
 def sees_boards(s: Sight) -> bool:

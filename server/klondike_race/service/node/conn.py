@@ -48,7 +48,9 @@ class Conn:
         self.game: Game | None = None
         self.over = False  # own game over, as acknowledged: may see the others' boards
         self.ticket: str | None = None  # waiting for a quick match
-        self.view_from = 0  # spectators: the race time (epoch ms) their view starts from
+        self.view_from = (
+            0  # a delayed view (spectators, finished players): when it starts, epoch ms
+        )
 
     def spend(self, rate: float, burst: float) -> bool:
         """Take one message's credit; False when the connection is over its rate."""

@@ -158,13 +158,6 @@ class Lobby:
     async def watch(self, conn: Conn, m: Watch) -> None:
         if conn.hub is not None and conn.hub.code == m.code and conn.role == "player":
             raise ServiceError("already_player", "you are a player of this room")
-        parent_code = (await self.rooms.load(m.code)).parent
-        parent = await self.store.rooms.load(parent_code) if parent_code else None
-        if parent is not None and Room.from_json(parent[0]).phase(now_ms()) != FINISHED:
-            # a continuation plays out the race's deal: nobody watches it while the race runs
-            raise ServiceError(
-                "race_in_progress", f"room {m.code} continues race {parent_code}, still running"
-            )
         hub = await self.hubs.attach(conn, m.code, "spectator")
         conn.send(await hub.snapshot(conn, "welcome"))
 

@@ -143,4 +143,4 @@ class Race:
         if all(hub.over(stored.get(pid)) for pid in hub.players):
             await self.rooms.finish(hub.code, "all_over")
         elif hub.phase() != FINISHED:
-            conn.send(encode("boards", boards=await hub.ensure_boards()))
+            conn.send(encode("boards", boards=await hub.boards_for(conn)))
