@@ -431,7 +431,7 @@ def test_rematch_prompt_reaches_the_other_player(players) -> None:
     )
 
 
-def test_finish_after_resigning_continues_in_practice(players) -> None:
+def test_finish_after_the_race_continues_in_practice(players) -> None:
     ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
     alice, bob = players(), players()
     code = start_race(alice, [bob], seed=None, cards=ref["cards"])
@@ -440,14 +440,18 @@ def test_finish_after_resigning_continues_in_practice(players) -> None:
     page.click("#btn-resign")
     page.click("#btn-resign")
     alice.screen("results")
+    # while Bob races, finishing would show Alice the deal: no Finish
+    bob.page.wait_for_selector('#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="0"]')
+    assert "resigned" in (bob.page.text_content('#race-standings [data-player="p1"]') or "")
+    assert page.locator("#btn-finish-results").is_hidden()
+    bob.page.click("#btn-resign")
+    bob.page.click("#btn-resign")
+    page.wait_for_selector('#results-sub:has-text("is over")')
     page.click("#btn-finish-results")
     page.wait_for_function(f"() => window.kr.store.state.room.parent === '{code}'")
     alice.screen("results", timeout=30_000)
     page.wait_for_selector('#results-title:text-is("Results: you won!")')
-    # the race goes on for Bob, where Alice is still resigned with no card home
-    bob.page.wait_for_selector('#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="0"]')
-    assert "resigned" in (bob.page.text_content('#race-standings [data-player="p1"]') or "")
-    # back to the race: Alice resumes as its player (resigned), watching Bob race on
+    # back to the race: Alice resumes as its player (resigned), the race over
     page.click("#btn-back-race")
     page.wait_for_function(f"() => window.kr?.store.state.room?.code === '{code}'")
     assert page.evaluate("() => window.kr.store.state.role") == "player"
@@ -513,7 +517,7 @@ def test_buttons_and_game_over_follow_the_servers_word_in_practice(players) -> N
 
 def test_the_phase_and_help_follow_the_server_in_a_race(players) -> None:
     """Past start_at the race starts only with the server's start message; Finish it for
-    me shows after resigning only when the server's ack says can_finish."""
+    me shows when the server says can_finish (off after resigning while the race runs)."""
     alice, bob = players(), players()
     wire = alice.wire()
     wire.hold = lambda msg: msg["type"] == "start"
@@ -537,20 +541,20 @@ def test_the_phase_and_help_follow_the_server_in_a_race(players) -> None:
     assert alice.state("[s.canHint, s.canFinish]") == [False, False]
     assert page.locator("#btn-hint").is_hidden() and page.locator("#btn-finish").is_hidden()
 
-    def no_finish(msg: dict) -> dict:
-        return {**msg, "can_finish": False} if msg["type"] == "ack" else msg
+    def finish_allowed(msg: dict) -> dict:
+        return {**msg, "can_finish": True} if msg["type"] == "ack" else msg
 
-    wire.rewrite = no_finish
+    wire.rewrite = finish_allowed  # a rewritten ack: the client shows what it is told
     page.click("#btn-resign")
     page.click("#btn-resign")
     alice.screen("results")  # the board says over
     assert alice.state("s.board.over") is True
-    assert page.locator("#btn-finish-results").is_hidden()
-    wire.rewrite = None
-    page.reload()  # the server's welcome says can_finish: the button shows
-    alice.screen("results")
     page.wait_for_selector("#btn-finish-results:not([hidden])")
-    assert alice.state("[s.canHint, s.canFinish]") == [False, True]
+    wire.rewrite = None
+    page.reload()  # the server's welcome: no finish while Bob still races
+    alice.screen("results")
+    assert alice.state("[s.canHint, s.canFinish]") == [False, False]
+    assert page.locator("#btn-finish-results").is_hidden()
     # Bob resigns: the server's room event ends the race for both
     bob.page.click("#btn-resign")
     bob.page.click("#btn-resign")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,7 +28,9 @@ def test_valid_messages_decode_to_frozen_types() -> None:
         '"private":true,"time_limit":300,"rank_by":"progress"}'
     )
     assert isinstance(c, P.Create) and c.options.settings.draw == 3 and c.options.capacity == 4
-    assert P.decode('{"type":"join","code":"abcdef","name":"x"}') == P.Join("ABCDEF", "x")
+    assert P.decode('{"type":"join","code":"ABCDEF","name":"x"}') == P.Join("ABCDEF", "x")
+    no_limit = P.decode('{"type":"create","name":"ann","time_limit":null}')
+    assert isinstance(no_limit, P.Create) and no_limit.options.time_limit is None
     with pytest.raises(AttributeError):
         c.name = "other"  # type: ignore[misc]
 
@@ -65,6 +65,15 @@ def test_valid_messages_decode_to_frozen_types() -> None:
         ('{"type":"join","name":"x"}', "missing_field"),
         ('{"type":"resume","token":"short"}', "bad_field"),
         ('{"type":"ping","id":[1]}', "bad_field"),
+        # one strict reading: no normalisation the docs do not promise
+        ('{"type":"create","name":"a","settings":{"draw":"1"}}', "bad_field"),
+        ('{"type":"create","name":"a","settings":{"passes":"1"}}', "bad_field"),
+        ('{"type":"create","name":"a","settings":{"undo":1}}', "bad_field"),
+        ('{"type":"move","seq":1,"from":"col1","to":"col2","count":null}', "bad_field"),
+        ('{"type":"move","seq":null,"action":"draw"}', "bad_field"),
+        ('{"type":"join","code":"abcdef","name":"x"}', "bad_field"),
+        ('{"type":"join","code":" ABCDEF","name":"x"}', "bad_field"),
+        ('{"type":"create","name":null}', "bad_field"),
     ],
 )
 def test_bad_input_gets_a_specific_reason(data, expected: str) -> None:
@@ -90,13 +99,21 @@ def test_bad_input_gets_a_specific_reason(data, expected: str) -> None:
         max_leaves=12,
     )
 )
-def test_decode_never_raises_anything_but_protocol_error(value) -> None:
+def test_every_frame_decodes_to_a_typed_message_or_gets_a_specific_error(value) -> None:
     import json
+    import typing
 
+    kinds = typing.get_args(P.Message)
     for data in (
         json.dumps(value),
         json.dumps({"type": "move", "x": value}),
         json.dumps(value if isinstance(value, dict) else {"type": "move"}),
+        json.dumps({**value, "type": "create", "name": "ann"} if isinstance(value, dict) else 0),
     ):
-        with contextlib.suppress(ProtocolError):
-            P.decode(data)
+        try:
+            message = P.decode(data)
+        except ProtocolError as err:
+            assert err.reason in ("bad_json", "unknown_type", "missing_field", "bad_field")
+            assert str(err)
+        else:
+            assert isinstance(message, kinds)

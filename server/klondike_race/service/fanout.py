@@ -77,6 +77,12 @@ class Fanout:
                 self.batch_interval, self._flush_batched
             )
 
+    def flush(self, ws: Connection) -> None:
+        """Write everything held for ``ws`` now (before the server closes it)."""
+        chunks = self._pending.pop(ws, []) + self._batched.pop(ws, [])
+        if chunks:
+            _write([(ws, chunks)])
+
     def close(self) -> None:
         """Drop what is still held (the node is stopping; its connections are closed)."""
         if self._batch_timer is not None:

@@ -41,7 +41,17 @@ class Routes:
     def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.headers.get("Upgrade", "").lower() == "websocket":
             return None
-        path = request.path.split("?", 1)[0]
+        method = getattr(request, "method", "GET")  # websockets < 15 parses GET only
+        if method not in ("GET", "HEAD"):
+            answer = response(405, b"method not allowed\n", "text/plain")
+            answer.headers["Allow"] = "GET, HEAD"
+            return answer
+        answer = self.route(request.path.split("?", 1)[0])
+        if method == "HEAD":  # the same headers, no body
+            return Response(answer.status_code, answer.reason_phrase, answer.headers, b"")
+        return answer
+
+    def route(self, path: str) -> Response:
         if path == "/healthz":
             return response(200, b"ok\n", "text/plain")
         if path == "/metrics":
@@ -52,8 +62,12 @@ class Routes:
         if path in ("/", ""):
             path = "/index.html"
         base = self.client_dir
-        target = (base / path.lstrip("/")).resolve()
-        if base in target.parents and target.is_file():
+        try:
+            target = (base / path.lstrip("/")).resolve()
+            found = base in target.parents and target.is_file()
+        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+            found = False
+        if found:
             kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
             return response(200, target.read_bytes(), kind)
         if path == "/index.html":

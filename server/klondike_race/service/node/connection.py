@@ -13,7 +13,7 @@ from websockets.exceptions import ConnectionClosed
 
 from ..clock import now_ms
 from ..config import Config
-from ..domain.errors import ServiceError
+from ..domain.errors import ProtocolError, ServiceError
 from ..fanout import Fanout
 from ..metrics import Metrics
 from ..wire import (
@@ -66,7 +66,10 @@ class Connections:
         try:
             async for raw in ws:
                 if not conn.spend(self.config.rate, self.config.burst):
+                    # every message before this one was answered: the answers leave
+                    # first; this one and any after it are not read
                     conn.log.warning("rate limit: closing")
+                    self.fanout.flush(ws)
                     await ws.close(1008, "message rate limit exceeded")
                     break
                 await self.receive(conn, raw)
@@ -90,6 +93,8 @@ class Connections:
         t0 = time.perf_counter()
         message: Message | None = None
         try:
+            if isinstance(raw, bytes):
+                raise ProtocolError("bad_json", "a message is one JSON object in a text frame")
             message = decode(raw)
             await self.dispatch(conn, message, t0)
         except ServiceError as err:

@@ -68,6 +68,10 @@ class Lobby:
                 deal = Deal.from_json(m.deal).to_json()
             except EngineError as err:
                 raise ServiceError("bad_field", f"create: deal: {err}") from None
+            if deal != m.deal:  # one strict reading: the seed a string, cards as written
+                raise ServiceError(
+                    "bad_field", 'create: deal: {"seed": "S"} or {"cards": [52 names like "Ah"]}'
+                )
             if m.options.winnable_only and "seed" not in deal:
                 raise ServiceError("bad_field", "create: winnable_only needs a seeded deal")
         room, pid, secret = await self.new_room(m.name, m.options, deal)

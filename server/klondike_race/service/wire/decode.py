@@ -56,10 +56,17 @@ class _Fields:
         return ProtocolError(reason, message, self.kind)
 
     def get(
-        self, name: str, types: tuple[type, ...], required: bool = False, default: Any = None
+        self,
+        name: str,
+        types: tuple[type, ...],
+        required: bool = False,
+        default: Any = None,
+        nullable: bool = False,
     ) -> Any:
+        """A field's value; absent: ``default`` (or ``missing_field``). ``null`` counts as
+        absent only where the protocol allows it (``nullable``)."""
         self.seen.add(name)
-        if name not in self.data or self.data[name] is None:
+        if name not in self.data or (nullable and self.data[name] is None):
             if required:
                 raise self.fail("missing_field", f"{self.kind}: field {name!r} is required")
             return default
@@ -70,9 +77,15 @@ class _Fields:
         return value
 
     def int_in(
-        self, name: str, low: int, high: int, required: bool = False, default: int | None = None
+        self,
+        name: str,
+        low: int,
+        high: int,
+        required: bool = False,
+        default: int | None = None,
+        nullable: bool = False,
     ) -> Any:
-        value = self.get(name, (int,), required, default)
+        value = self.get(name, (int,), required, default, nullable)
         if value is not None and not low <= value <= high:
             raise self.fail("bad_field", f"{self.kind}: {name!r} must be {low} to {high}")
         return value
@@ -84,9 +97,11 @@ class _Fields:
         return value
 
     def code(self) -> str:
-        value: str = self.get("code", (str,), True).strip().upper()
+        value: str = self.get("code", (str,), True)
         if len(value) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in value):
-            raise self.fail("bad_field", f"{self.kind}: 'code' is {CODE_LENGTH} letters/digits")
+            raise self.fail(
+                "bad_field", f"{self.kind}: 'code' is {CODE_LENGTH} capitals and digits"
+            )
         return value
 
     def player(self) -> str | None:
@@ -107,9 +122,14 @@ def _options(f: _Fields) -> O.RoomOptions:
         settings = Settings.from_dict(raw)
     except NotationError as err:
         raise f.fail("bad_field", f"create: settings: {err}") from None
+    canonical = settings.to_dict()
+    for key, value in raw.items():  # one strict reading: each value as the docs write it
+        if type(value) is not type(canonical[key]) or value != canonical[key]:
+            shown = orjson.dumps(canonical[key]).decode()
+            raise f.fail("bad_field", f"create: settings: {key!r} is written {shown} here")
     capacity = f.int_in("capacity", O.MIN_CAPACITY, O.MAX_CAPACITY, default=2)
     private = f.get("private", (bool,), default=False)
-    limit = f.int_in("time_limit", O.MIN_TIME_LIMIT, O.MAX_TIME_LIMIT)
+    limit = f.int_in("time_limit", O.MIN_TIME_LIMIT, O.MAX_TIME_LIMIT, nullable=True)
     rank_by = f.get("rank_by", (str,), default="progress")
     if rank_by not in O.RANK_BY:
         raise f.fail("bad_field", "create: 'rank_by' must be progress or score")

@@ -1,0 +1,103 @@
+"""The protocol read strictly, as docs/protocol.md states it: HTTP methods and odd paths,
+frames that are not JSON text, dev deals, a flood, a message that changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+from websockets.exceptions import ConnectionClosed
+
+from klondike_race.service.node import Node
+from klondike_race.service.store import moves_key
+
+from .conftest import Client, make_config, start_race, winnable
+
+
+async def http(port: int, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    request = f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    writer.write(request.encode())
+    data = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body
+
+
+async def test_http_answers_get_and_head_only_and_odd_paths_with_404(node) -> None:
+    status, headers, body = await http(node.port, "GET", "/healthz")
+    assert (status, body) == (200, b"ok\n")
+    status, headers, body = await http(node.port, "HEAD", "/healthz")
+    assert status == 200 and body == b"" and headers["Content-Length"] == "3"
+    for method in ("POST", "PUT", "DELETE", "TRACE", "PATCH"):
+        status, headers, _ = await http(node.port, method, "/")
+        assert status == 405 and headers["Allow"] == "GET, HEAD", method
+    for path in ("/" + "b" * 256, "/js/" + "x" * 300 + ".js", "/%00", "/missing.js"):
+        status, _, body = await http(node.port, "GET", path)
+        assert (status, body) == (404, b"not found\n"), path
+    assert (await http(node.port, "GET", "/healthz"))[0] == 200  # nothing broke
+
+
+async def test_a_binary_frame_is_refused_and_invalid_utf8_text_closes_with_1007(node) -> None:
+    c = await Client.open(node.port)
+    await c.ws.send(b'{"type":"ping","id":1}')  # JSON, but in a binary frame
+    answer = await c.expect("error", "pong")
+    assert answer["type"] == "error" and answer["reason"] == "bad_json"
+    assert (await c.request("ping", "pong", id=2))["id"] == 2  # the connection goes on
+    await c.ws.send(b'{"type":"ping","id":"\xff"}', text=True)
+    with pytest.raises(ConnectionClosed) as info:
+        await c.recv()
+    assert info.value.rcvd is not None and info.value.rcvd.code == 1007
+
+
+async def test_dev_deals_are_read_strictly(node) -> None:
+    ref = winnable(draw=1)
+    c = await Client.open(node.port)
+    upper = [card[0] + card[1].upper() for card in ref["cards"]]
+    for deal in ({"cards": upper}, {"seed": 42}):
+        answer = await c.request("create", "welcome", name="ann", deal=deal)
+        assert answer["type"] == "error" and answer["reason"] == "bad_field", deal
+    answer = await c.request("create", "welcome", name="ann", deal={"seed": "42"})
+    assert answer["type"] == "welcome"
+    await c.close()
+
+
+async def test_a_ready_that_changes_nothing_gets_no_answer(node) -> None:
+    host = await Client.open(node.port)
+    welcome = await host.request("create", "welcome", name="ann")
+    await host.send("ready")
+    assert (await host.expect("room"))["room"]["players"][0]["ready"] is True
+    await host.send("ready")  # already ready: nothing changes, nothing is sent
+    assert [m for m in await host.drain(0.3) if m["type"] in ("room", "error")] == []
+    assert (await host.request("ping", "pong"))["type"] == "pong"
+    assert welcome["room"]["code"]
+    await host.close()
+
+
+async def test_a_flood_is_closed_after_every_message_before_it_was_answered(redis_url) -> None:
+    node = Node(make_config(redis_url, rate=1.0, burst=12.0), redis_url)
+    port = await node.start()
+    try:
+        a, b = await start_race(port)  # create/join, ready, then moves
+        code = a.seen[0]["room"]["code"]
+        sent = a.seq
+        for seq in range(sent + 1, sent + 21):  # far more than the credit left
+            await a.ws.send(f'{{"type":"move","seq":{seq},"action":"draw"}}')
+        answers = []
+        with pytest.raises(ConnectionClosed) as info:
+            while True:
+                message = await a.recv()
+                if message["type"] in ("ack", "refused"):
+                    answers.append(message)
+        assert info.value.rcvd is not None and info.value.rcvd.code == 1008
+        stored = redis.Redis.from_url(redis_url).llen(moves_key(code, "p1"))
+        acked = [m["seq"] for m in answers if m["type"] == "ack"]
+        # every stored move was acknowledged before the close, in order
+        assert stored > 0 and acked == list(range(sent + 1, sent + 1 + stored))
+        await b.close()
+    finally:
+        await node.stop()
