@@ -101,7 +101,7 @@ async def test_a_deal_stuck_from_the_start_ends_the_race_at_once(node) -> None:
     start and no move could end it, so the race finishes as it starts."""
     settings = Settings(draw=3)
     seed = next(s for s in range(10_000) if Game(Deal.from_seed(s), settings).status == "stuck")
-    host, guest = await start_race(node.port, deal={"seed": seed}, settings={"draw": 3})
+    host, guest = await start_race(node.port, deal={"seed": str(seed)}, settings={"draw": 3})
     for c in (host, guest):
         start = next(m for m in c.seen if m["type"] == "start")
         assert start["board"]["status"] == "stuck"
