@@ -121,3 +121,24 @@ async def test_a_resumed_room_event_carries_the_phase_now_not_when_it_was_made(n
     assert missed[-1]["room"]["start_at"] == countdown["room"]["start_at"]
     for c in (guest, again):
         await c.close()
+
+
+async def test_a_resignation_keeps_its_sequence_number_across_a_reconnect(node, redis_url) -> None:
+    a, b = await start_race(node.port)
+    for seq in (1, 2):
+        assert (await a.move("draw", seq=seq))["type"] == "ack"
+    resigned = await a.request("resign", "ack", seq=3)
+    assert resigned["type"] == "ack" and resigned["move"] == "resign"
+    token = a.token
+    await a.ws.close()
+    c = await Client.open(node.port)
+    welcome = await c.request("resume", "welcome", token=token)
+    assert welcome["seq"] == 3  # two moves and the resignation are stored
+    again = await c.request("resign", "ack", seq=3)  # a retry: answered, not applied
+    assert again["type"] == "ack" and again["duplicate"] is True and again["move"] == "resign"
+    late = await c.move("draw", seq=4)
+    assert late["type"] == "refused" and late["reason"] == "game_over"
+    code = welcome["room"]["code"]
+    assert redis.Redis.from_url(redis_url).llen(moves_key(code, "p1")) == 3
+    for client in (b, c):
+        await client.close()

@@ -22,7 +22,7 @@ from .boards import Boards
 from .clock import now_ms
 from .contracts import HubHost, Recipient
 from .delay import Delayed
-from .domain import assist
+from .domain import assist, movelog
 from .domain import visibility as V
 from .domain.progress import initial_progress
 from .domain.room import FINISHED, RACING, Room, public_phase
@@ -373,7 +373,7 @@ class RoomHub:
         """A player's own part of a snapshot: id, sequence number, board, flags."""
         if conn.role != "player" or conn.game is None:
             return {}
-        out: dict[str, Any] = {"player": conn.player, "seq": conn.game.moves}
+        out: dict[str, Any] = {"player": conn.player, "seq": movelog.logged(conn.game)}
         if phase in (RACING, FINISHED):
             out["board"] = board_view(conn.game, self.elapsed())
         out.update(self.flags(conn))

@@ -39,6 +39,13 @@ def is_resign(line: str) -> bool:
     return line.startswith(RESIGN + "@")
 
 
+def logged(game: Game) -> int:
+    """How many entries the log of ``game`` holds: its moves, and its resignation if it
+    resigned (a resignation is logged and acknowledged, under its own sequence number,
+    but is no move). The player's next sequence number is this + 1."""
+    return game.moves + (game.status == "resigned")
+
+
 def replay(game: Game, log: Iterable[str]) -> Game:
     """Apply a stored log to ``game`` (unchecked: every entry was checked when logged)."""
     for line in log:

@@ -110,7 +110,7 @@ class Lobby:
         timed_out = hub.phase() == FINISHED and hub.public.get("end_reason") == "time_limit"
         if timed_out and not game.over:
             game.time_out()
-        conn.log.info("player in room", seq=game.moves)
+        conn.log.info("player in room", seq=movelog.logged(game))
         extra: dict[str, Any] = {"token": token} if token else {}
         if since is not None and await self._send_missed(conn, hub, since):
             return

@@ -42,7 +42,9 @@ class Race:
         conn.send(encode_text("refused", seq=seq, reason=reason, message=message))
 
     def _refuse_seq(self, conn: Conn, seq: int, game: Game) -> None:
-        self._refuse(conn, seq, "bad_seq", f"the next sequence number is {game.moves + 1}")
+        self._refuse(
+            conn, seq, "bad_seq", f"the next sequence number is {movelog.logged(game) + 1}"
+        )
 
     async def play(
         self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None
@@ -61,10 +63,10 @@ class Race:
             else:
                 self._refuse(conn, seq, "not_started", "the race has not started")
             return False
-        if seq <= game.moves:
+        if seq <= movelog.logged(game):
             self.ack_again(conn, hub, seq)
             return False
-        if seq != game.moves + 1:
+        if seq != movelog.logged(game) + 1:
             self._refuse_seq(conn, seq, game)
             return False
         at_ms = now_ms() - hub.public["start_at"]
@@ -124,7 +126,7 @@ class Race:
         conn.over = game.over
         if v == 0:
             self._refuse(conn, seq, "race_over", "the race is over")
-        elif seq <= game.moves:
+        elif seq <= movelog.logged(game):
             self.ack_again(conn, hub, seq)
         else:
             self._refuse_seq(conn, seq, game)
