@@ -92,3 +92,39 @@ async def test_a_board_missed_by_this_node_is_rebuilt_from_the_move_log(node, re
     assert got["board"]["moves"] == 4 and got["board"]["stock"] == 20
     for c in (a, b, watcher):
         await c.close()
+
+
+async def test_two_nodes_in_a_room_never_echo_a_racers_own_move(redis_url) -> None:
+    from klondike_race.service.node import Node
+
+    from .conftest import make_config
+
+    one = Node(make_config(redis_url), redis_url)
+    two = Node(make_config(redis_url), redis_url)
+    port_one, port_two = await one.start(), await two.start()
+    try:
+        a, b = await start_race(port_one)
+        code = a.seen[0]["room"]["code"]
+        watcher = await Client.open(port_two)  # the room now has two nodes
+        await watcher.request("watch", "welcome", code=code)
+        rds = redis.Redis.from_url(redis_url)
+        rds.sadd(room_key(code) + ":nodes", "dead-node")  # died without leaving
+        for seq in range(1, 21):
+            assert (await a.move("draw", seq=seq))["type"] == "ack"
+        await asyncio.sleep(0.3)
+        own = [m for m in await a.drain(0.2) + a.seen if m.get("player") == "p1"]
+        assert [m for m in own if m["type"] == "progress"] == []
+        # the other racer and the watcher on the other node got every move
+        await b.drain(0.2)
+        moves = [m["progress"]["moves"] for m in b.seen if m["type"] == "progress"]
+        assert moves == list(range(1, 21))
+        await watcher.drain(0.2)
+        seen = [m["board"]["moves"] for m in watcher.seen if m["type"] == "progress"]
+        assert seen[-1] == 20
+        members = {m.decode() for m in rds.smembers(room_key(code) + ":nodes")}
+        assert members == {one.id, two.id}  # the dead node left at the next event
+        for c in (a, b, watcher):
+            await c.close()
+    finally:
+        await one.stop()
+        await two.stop()

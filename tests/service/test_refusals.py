@@ -74,6 +74,7 @@ async def test_every_engine_refusal_reason(node) -> None:
     await refused(a, "recycle", "waste_empty")
     # A resigned game is over, while the race goes on for the other player.
     assert (await b.request("resign", "ack", seq=1))["type"] == "ack"
+    b.seq = 1  # the resignation took seq 1
     await refused(b, "draw", "game_over")
     # Service refusals
     answer = await a.request("move", "refused", seq=a.seq + 1, action="draw", player="p2")

@@ -172,10 +172,15 @@ class Node:
                     log.warning("pubsub resubscribe failed", error=repr(err))
 
     def _received(self, data: bytes) -> None:
-        raw_key, _, payload = data.partition(b"|")
+        """``KEY|ORIGIN|JSON``: a room event (KEY is its code) or quick-match news
+        (``mm:TICKET``), published by node ORIGIN."""
+        raw_key, _, rest = data.partition(b"|")
+        origin, _, payload = rest.partition(b"|")
         key = raw_key.decode()
         if key.startswith("mm:"):
             self.lobby.matched(key[3:], orjson.loads(payload))
+            return
+        if origin.decode() == self.id:  # our own commit, already delivered here
             return
         hub = self.hubs.get(key)
         if hub is not None:

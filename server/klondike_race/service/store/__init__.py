@@ -30,8 +30,11 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 ``node:{NODE}``             string  a live node (30 s TTL, renewed every 10 s)
 ==========================  ======  ===================================================
 
-Events are published on the channel ``kr:events`` as ``CODE|JSON`` only when the room has a
-connection on another node (``room:{CODE}:nodes``); the committing node delivers its own.
+Events are published on the channel ``kr:events`` as ``CODE|NODE|JSON`` (NODE: the node
+that committed it) only when another live node has a connection in the room
+(``room:{CODE}:nodes``; a node whose ``node:{NODE}`` key expired leaves the set at the
+room's next event); the committing node delivers its own, and ignores its own
+publications.
 """
 
 from __future__ import annotations

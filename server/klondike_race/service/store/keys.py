@@ -3,7 +3,7 @@ store/__init__.py lists every key."""
 
 from __future__ import annotations
 
-CHANNEL = "kr:events"  # room events as ``CODE|JSON``; quick-match news as ``mm:T|JSON``
+CHANNEL = "kr:events"  # ``CODE|NODE|JSON`` room events, ``mm:T|NODE|JSON`` quick-match news
 EVENTS_KEPT = 500  # events kept per room for resumes and gap fills
 
 

@@ -50,5 +50,7 @@ class Matchmaking(Part):
     async def notify(self, ticket: str, payload: dict[str, Any]) -> None:
         """Tell the node holding ``ticket`` (whichever it is) that it was matched."""
         await self._timed(
-            self.redis.publish(CHANNEL, f"mm:{ticket}|".encode() + orjson.dumps(payload))
+            self.redis.publish(
+                CHANNEL, f"mm:{ticket}|{self.node}|".encode() + orjson.dumps(payload)
+            )
         )

@@ -17,9 +17,18 @@ local function emit(rid, body, origin)
   if v % 50 == 0 then
     redis.call('ZREMRANGEBYSCORE', base .. ':events', '-inf', v - KEPT)
   end
-  local n = redis.call('SCARD', base .. ':nodes')
-  if n > 1 or (n == 1 and redis.call('SISMEMBER', base .. ':nodes', origin) == 0) then
-    redis.call('PUBLISH', 'CHANNEL', rid .. '|' .. payload)
+  local others = false
+  for _, n in ipairs(redis.call('SMEMBERS', base .. ':nodes')) do
+    if n ~= origin then
+      if redis.call('EXISTS', 'node:' .. n) == 1 then
+        others = true
+      else
+        redis.call('SREM', base .. ':nodes', n)  -- a node that died without leaving
+      end
+    end
+  end
+  if others then
+    redis.call('PUBLISH', 'CHANNEL', rid .. '|' .. origin .. '|' .. payload)
   end
   return v
 end
