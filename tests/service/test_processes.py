@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import time
+
 import pytest
 
 from tests.servers import ServerProcess
@@ -148,3 +152,48 @@ async def test_sigterm_closes_connections_with_1001_and_exits_cleanly(redis_url)
         assert info.value.rcvd is not None and info.value.rcvd.code == 1001
     finally:
         assert server.stop() == 0
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` now, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def test_solver_workers_die_with_a_sigkilled_node(redis_url) -> None:
+    server = ServerProcess(redis_url).start()
+    try:
+        solo = await Client.open(server.port)
+        await solo.request("create", "welcome", name="ann", practice=True)
+        assert (await solo.request("hint", "hint"))["type"] in ("hint", "error")
+        assert server.process is not None
+        workers = _descendants(server.process.pid)
+        assert len(workers) >= 2  # the fork server and a worker at least
+        await solo.close()
+    finally:
+        server.kill()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in workers):
+        await asyncio.sleep(0.1)
+    assert not [p for p in workers if _alive(p)]

@@ -42,10 +42,14 @@ def free_port() -> int:
         return port
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def die_with_parent() -> None:
+    """Have this process get SIGTERM when its parent dies (Linux; elsewhere nothing). Run
+    in a child: between fork and exec, or first thing in a worker."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before that: go now
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 class EmbeddedRedis:
@@ -96,7 +100,7 @@ class EmbeddedRedis:
             args,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent if self.tie_to_parent else None,
+            preexec_fn=die_with_parent if self.tie_to_parent else None,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -18,6 +18,7 @@ from ..config import Config
 from ..domain import movelog
 from ..domain.errors import ServiceError
 from ..domain.room import Room
+from ..embedded import die_with_parent
 from ..store import Store
 from .registry import Hubs
 
@@ -37,10 +38,15 @@ class Solving:
     def pool(self) -> SolverPool:
         """Worker processes, created on first use."""
         if self._pool is None:
-            # forkserver: workers are not forked from this threaded, event-looping process
+            # forkserver: workers are not forked from this threaded, event-looping process.
+            # The fork server dies with this process (SIGKILL included: it preloads
+            # tether.py), and each worker with the fork server: no solver outlives its node.
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["klondike_race.service.tether"])
             self._executor = ProcessPoolExecutor(
                 max_workers=max(1, self.config.solver_workers),
-                mp_context=multiprocessing.get_context("forkserver"),
+                mp_context=context,
+                initializer=die_with_parent,
             )
             self._pool = SolverPool(executor=self._executor)
         return self._pool
