@@ -43,8 +43,9 @@ async def test_spectators_of_a_dead_node_stop_counting(node, redis_url) -> None:
     rds = redis.Redis.from_url(redis_url)
     rds.hset(room_key(code) + ":spect", "crashed-node", 5)  # its node:{id} key is gone
     watcher = await Client.open(node.port)
-    welcome = await watcher.request("watch", "welcome", code=code)
-    assert welcome["spectators"] == 1
+    await watcher.request("watch", "welcome", code=code)
+    count = await watcher.expect("spectators")  # after the welcome: the watcher counted
+    assert count["count"] == 1
     assert rds.hgetall(room_key(code) + ":spect") == {node.id.encode(): b"1"}
     for c in (a, b, watcher):
         await c.close()
@@ -128,3 +129,39 @@ async def test_two_nodes_in_a_room_never_echo_a_racers_own_move(redis_url) -> No
     finally:
         await one.stop()
         await two.stop()
+
+
+async def test_nothing_comes_before_a_welcome_and_versions_only_go_up(node) -> None:
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    # a watcher's own arrival changes the spectator count: that event follows its welcome
+    watcher = await Client.open(node.port)
+    await watcher.send("watch", code=code)
+    first = await watcher.recv()
+    assert first["type"] == "welcome"
+    count = await watcher.expect("spectators")
+    assert count["v"] > first["v"] and count["count"] == 1
+    # b reconnects while a plays fast: `resumed` comes first, then every event once, in
+    # version order
+    token, since = b.token, first["v"]
+    await b.ws.close()
+
+    async def play() -> None:
+        for seq in range(1, 21):  # the stock holds 24 cards
+            await a.send("move", seq=seq, action="draw")
+            await asyncio.sleep(0.002)
+
+    player = asyncio.create_task(play())
+    c = await Client.open(node.port)
+    await c.send("resume", token=token, since=since)
+    await player
+    await asyncio.sleep(0.3)
+    got = await c.drain(0.3)
+    assert got[0]["type"] == "resumed"
+    versions = [m["v"] for m in got[1:] if "v" in m]
+    assert versions == sorted(set(versions))  # each once, only going up
+    assert versions[0] == since + 1
+    moves = [m["progress"]["moves"] for m in got if m["type"] == "progress"]
+    assert moves == list(range(1, 21))
+    for client in (a, c, watcher):
+        await client.close()

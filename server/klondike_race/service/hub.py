@@ -39,6 +39,7 @@ class RoomHub:
         self.push = host.fanout.push
         self.code = code
         self.conns: set[Any] = set()  # Recipients
+        self.arriving: set[Any] = set()  # getting their welcome: no events for them yet
         self.version: int | None = None  # None while opening
         self.pending: dict[int, dict[str, Any]] = {}
         self.room: Room | None = None  # node-internal: holds the secret deal
@@ -341,7 +342,14 @@ class RoomHub:
         return max(0, now_ms() - start_at) if start_at else 0
 
     async def snapshot(self, conn: Recipient, kind: str = "welcome", **extra: Any) -> bytes:
-        """Everything ``conn`` may see of the room now, as a ``welcome`` (or ``resync``)."""
+        """Everything ``conn`` may see of the room now, as a ``welcome`` (or ``resync``):
+        the boards are read first (that may wait for Redis), then everything else at once,
+        with no wait, so the message is the room as of its version ``v``."""
+        for _ in range(3):  # again if the race started or finished meanwhile
+            sight = self.sight(conn)
+            earlier, boards = await self._boards_seen(sight)
+            if self.sight(conn) is sight:
+                break
         phase = self.phase()
         fields: dict[str, Any] = {
             "v": self.version,
@@ -354,20 +362,29 @@ class RoomHub:
             **extra,
         }
         fields.update(self.own_fields(conn, phase))
-        sight = self.sight(conn, phase)
-        if sight is V.Sight.DELAYED_BOARDS:
+        if boards is not None:
+            fields["boards"] = boards
+        if earlier is not None:  # the race as it was ``behind()`` ms ago
             self.catch_up(conn)
-            # the race as it was ``behind()`` ms ago, replayed from the logs
-            assert self.room is not None
-            earlier, fields["boards"] = await self.boards.as_of(
-                self.room, self.players, self.elapsed() - self.behind()
-            )
             fields["progress"], fields["leaderboard"] = earlier, self.leaderboard(earlier)
-        elif phase in (RACING, FINISHED) and V.sees_boards(sight):
-            fields["boards"] = await self.ensure_boards()
         if phase == FINISHED and self.analysis is not None:
             fields["analysis"] = self.analysis
         return encode("welcome" if kind == "welcome" else "resync", **fields)
+
+    async def _boards_seen(
+        self, sight: V.Sight
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(progress, boards) of a snapshot for ``sight``: as of ``behind()`` ago for a
+        delayed view (progress None otherwise), boards None when it sees none."""
+        if sight is V.Sight.DELAYED_BOARDS:
+            assert self.room is not None
+            earlier, boards = await self.boards.as_of(
+                self.room, self.players, self.elapsed() - self.behind()
+            )
+            return earlier, dict(boards)
+        if self.phase() in (RACING, FINISHED) and V.sees_boards(sight):
+            return None, await self.ensure_boards()
+        return None, None
 
     def own_fields(self, conn: Recipient, phase: str) -> dict[str, Any]:
         """A player's own part of a snapshot: id, sequence number, board, flags."""

@@ -106,15 +106,17 @@ class Lobby:
         game = movelog.replay(Game(room.game_deal, room.settings), log or ())
         if room.end_reason == "time_limit" and room.status == FINISHED and not game.over:
             game.time_out()
-        hub = await self.hubs.attach(conn, room.code, "player", pid, game)
-        timed_out = hub.phase() == FINISHED and hub.public.get("end_reason") == "time_limit"
-        if timed_out and not game.over:
-            game.time_out()
-        conn.log.info("player in room", seq=movelog.logged(game))
         extra: dict[str, Any] = {"token": token} if token else {}
-        if since is not None and await self._send_missed(conn, hub, since):
-            return
-        conn.send(await hub.snapshot(conn, "welcome", **extra))
+
+        async def welcome(hub: RoomHub) -> None:
+            timed_out = hub.phase() == FINISHED and hub.public.get("end_reason") == "time_limit"
+            if timed_out and not game.over:
+                game.time_out()
+            if since is None or not await self._send_missed(conn, hub, since):
+                conn.send(await hub.snapshot(conn, "welcome", **extra))
+
+        await self.hubs.attach(conn, room.code, "player", welcome, pid, game)
+        conn.log.info("player in room", seq=movelog.logged(game))
 
     async def _send_missed(self, conn: Conn, hub: RoomHub, since: int) -> bool:
         """Resume with only the events missed since ``since``, when they are still kept."""
@@ -125,6 +127,14 @@ class Lobby:
         if since < hub.version and (oldest is None or oldest > since + 1):
             return False
         events = await self.store.rooms.events_since(hub.code, since)
+        for _ in range(5):  # events this hub delivered while they were read: read again
+            if hub.version <= (events[-1]["v"] if events else since):
+                break
+            events += await self.store.rooms.events_since(
+                hub.code, events[-1]["v"] if events else since
+            )
+        else:
+            return False
         if sees_boards(hub.sight(conn)) and any(e.get("type") == "progress" for e in events):
             return False  # stored events carry no boards: a full welcome has them all
         phase = hub.phase()
@@ -162,8 +172,11 @@ class Lobby:
     async def watch(self, conn: Conn, m: Watch) -> None:
         if conn.hub is not None and conn.hub.code == m.code and conn.role == "player":
             raise ServiceError("already_player", "you are a player of this room")
-        hub = await self.hubs.attach(conn, m.code, "spectator")
-        conn.send(await hub.snapshot(conn, "welcome"))
+
+        async def welcome(hub: RoomHub) -> None:
+            conn.send(await hub.snapshot(conn, "welcome"))
+
+        await self.hubs.attach(conn, m.code, "spectator", welcome)
 
     async def resume(self, conn: Conn, token: str, since: int | None) -> None:
         code, _, rest = token.partition(".")

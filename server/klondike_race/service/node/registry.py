@@ -3,6 +3,7 @@ closed with its last connection."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
@@ -56,9 +57,18 @@ class Hubs:
         return hub
 
     async def attach(
-        self, conn: Conn, code: str, role: str, player: str | None = None, game: Any = None
+        self,
+        conn: Conn,
+        code: str,
+        role: str,
+        welcome: Callable[[RoomHub], Awaitable[None]],
+        player: str | None = None,
+        game: Any = None,
     ) -> RoomHub:
-        """Put ``conn`` in room ``code`` as a ``player`` (with their game) or ``spectator``."""
+        """Put ``conn`` in room ``code`` as a ``player`` (with their game) or ``spectator``.
+        ``welcome(hub)`` sends its first message (``welcome`` or ``resumed``), and must send
+        it after its last await: the room's events reach ``conn`` from that moment on, so
+        per connection versions only go up and nothing comes before the welcome."""
         await self.detach(conn)
         try:
             hub = await self.open(code)
@@ -67,7 +77,15 @@ class Hubs:
         conn.hub, conn.role, conn.player, conn.game = hub, role, player, game
         conn.over = game is not None and game.over
         conn.log = log.bind(conn=conn.id, room=code, player=player, role=role)
-        hub.conns.add(conn)
+        hub.arriving.add(conn)  # keeps the hub open meanwhile
+        try:
+            await welcome(hub)
+            hub.conns.add(conn)  # no await since the welcome was sent
+        except BaseException:
+            hub.arriving.discard(conn)
+            await self.detach(conn)
+            raise
+        hub.arriving.discard(conn)
         if role == "player":
             await self.store.sweeping.touch([code], now_ms())
         if role == "spectator":
@@ -81,7 +99,7 @@ class Hubs:
             return
         conn.hub, conn.role, conn.player, conn.game = None, None, None, None
         hub.conns.discard(conn)
-        if not hub.conns and self.hubs.get(hub.code) is hub:
+        if not hub.conns and not hub.arriving and self.hubs.get(hub.code) is hub:
             del self.hubs[hub.code]
             await hub.close()
         else:
