@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
@@ -56,3 +58,43 @@ def _fields(step) -> dict:
     from .conftest import step_fields
 
     return step_fields(step)
+
+
+async def test_a_redis_outage_is_a_retryable_close_and_the_node_recovers(tmp_path) -> None:
+    """While Redis is down: /healthz (alive) stays 200, /readyz says 503, and a request
+    that needs Redis closes its connection with 1013 (try again later), not 1011. Once
+    Redis is back, the same node serves every request (no stale connection fails)."""
+    from websockets.exceptions import ConnectionClosed
+
+    from .test_strictness import http
+
+    configure(json=False, level="critical")
+    rds = EmbeddedRedis(tmp_path / "redis", appendfsync="always").start()
+    node = Node(make_config(rds.url), rds.url)
+    port = await node.start()
+    try:
+        idle = [await Client.open(port) for _ in range(3)]
+        for c in idle:  # connections in the pool, then left idle
+            assert (await c.request("rooms", "rooms"))["type"] == "rooms"
+        assert (await http(port, "GET", "/readyz"))[0] == 200
+        rds.process.kill()
+        rds.process.wait()
+        assert (await http(port, "GET", "/healthz"))[0] == 200
+        status, _, body = await http(port, "GET", "/readyz")
+        assert (status, body) == (503, b"redis unreachable\n")
+        c = idle[0]
+        await c.send("rooms")
+        with pytest.raises(ConnectionClosed) as info:
+            await c.recv(10)
+        assert info.value.rcvd is not None and info.value.rcvd.code == 1013
+        rds = EmbeddedRedis(tmp_path / "redis", port=rds.port, appendfsync="always").start()
+        assert (await http(port, "GET", "/readyz"))[0] == 200
+        for c in idle[1:]:
+            for _ in range(4):
+                answer = await c.request("create", "welcome", name="ann")
+                assert answer["type"] == "welcome", answer
+        for c in idle[1:]:
+            await c.close()
+    finally:
+        await node.stop()
+        rds.stop()

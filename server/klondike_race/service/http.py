@@ -4,7 +4,7 @@ static files (docs/protocol.md)."""
 from __future__ import annotations
 
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from pathlib import Path
 
@@ -34,11 +34,17 @@ def response(status: int, body: bytes, content_type: str) -> Response:
 class Routes:
     """``process_request`` for websockets' server: None lets a WebSocket upgrade through."""
 
-    def __init__(self, client_dir: Path, metrics: Callable[[], bytes]) -> None:
+    def __init__(
+        self,
+        client_dir: Path,
+        metrics: Callable[[], bytes],
+        ready: Callable[[], Awaitable[bool]],
+    ) -> None:
         self.client_dir = client_dir.resolve()
         self.metrics = metrics
+        self.ready = ready
 
-    def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.headers.get("Upgrade", "").lower() == "websocket":
             return None
         method = getattr(request, "method", "GET")  # websockets < 15 parses GET only
@@ -46,7 +52,16 @@ class Routes:
             answer = response(405, b"method not allowed\n", "text/plain")
             answer.headers["Allow"] = "GET, HEAD"
             return answer
-        answer = self.route(request.path.split("?", 1)[0])
+        path = request.path.split("?", 1)[0]
+        if path == "/readyz":
+            ok = await self.ready()
+            answer = (
+                response(200, b"ready\n", "text/plain")
+                if ok
+                else response(503, b"redis unreachable\n", "text/plain")
+            )
+        else:
+            answer = self.route(path)
         if method == "HEAD":  # the same headers, no body
             return Response(answer.status_code, answer.reason_phrase, answer.headers, b"")
         return answer

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import assert_never
 
+from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
@@ -75,6 +76,10 @@ class Connections:
                 await self.receive(conn, raw)
         except ConnectionClosed:
             pass
+        except RedisError as err:  # Redis unreachable: nothing was acknowledged meanwhile
+            conn.log.warning("redis unavailable: closing", error=repr(err))
+            self.fanout.flush(ws)
+            await ws.close(1013, "try again later")
         except Exception:
             conn.log.exception(
                 "connection failed", room=conn.hub and conn.hub.code, player=conn.player

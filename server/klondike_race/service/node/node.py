@@ -16,6 +16,11 @@ from typing import Any
 import orjson
 import redis.asyncio as aioredis
 import structlog
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from websockets.asyncio.server import Server, serve
 
 from ..config import Config
@@ -41,9 +46,18 @@ class Node:
     def __init__(self, config: Config, redis_url: str) -> None:
         self.config = config
         self.id = secrets.token_hex(6)
-        # commands time out (a hung Redis must not hang a player forever); the pub/sub
-        # connection waits for messages as long as it takes
-        self.redis = aioredis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=5)
+        # commands time out (a hung Redis must not hang a player forever) and are tried
+        # again on a broken connection (a Redis restart leaves stale ones in the pool:
+        # every script is safe to repeat, its sequence or revision check answers a
+        # repeat); the pub/sub connection waits for messages as long as it takes
+        self.redis = aioredis.from_url(
+            redis_url,
+            socket_timeout=10,
+            socket_connect_timeout=5,
+            health_check_interval=5,
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
+            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        )
         self.sub_redis = aioredis.from_url(redis_url, socket_connect_timeout=5)
         self.metrics = Metrics(lambda: self.connections.open, lambda: len(self.hubs))
         self.store = Store(self.redis, self.id, self.metrics.redis.observe)
@@ -59,7 +73,7 @@ class Node:
             config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist
         )
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
-        self.routes = Routes(client_dir, self.metrics.render)
+        self.routes = Routes(client_dir, self.metrics.render, self.ready)
         self.server: Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener: asyncio.Task[None] | None = None
@@ -84,6 +98,13 @@ class Node:
 
     def _analyse(self, room: Room) -> None:
         self.spawn(self.solving.analyse(room))
+
+    async def ready(self) -> bool:
+        """Whether this node can serve: its Redis answers within a second."""
+        try:
+            return bool(await asyncio.wait_for(self.redis.ping(), 1.0))
+        except (RedisError, OSError, TimeoutError):
+            return False
 
     async def sweep(self) -> int:
         return await self.sweeper.sweep()
