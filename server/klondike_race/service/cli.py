@@ -70,10 +70,10 @@ async def run(config: Config, ready: asyncio.Future[int] | None = None) -> None:
     configure(config.log_json, config.log_level)
     embedded = None
     url = config.redis_url
-    if not url:
+    if not url and not config.sentinels:
         embedded = EmbeddedRedis(config.data_dir, appendfsync=config.appendfsync).start()
         url = embedded.url
-    node = Node(config, url)
+    node = Node(config, url or "")
     try:
         port = await node.start()
         tune_gc()

@@ -18,6 +18,10 @@ class Config:
     host: str = "127.0.0.1"  # KR_HOST
     port: int = 8765  # KR_PORT (0: any free port)
     redis_url: str | None = None  # REDIS_URL; None starts an embedded redis-server
+    sentinels: str | None = None  # KR_SENTINELS: "host:port,host:port": follow failovers
+    sentinel_master: str = "kr"  # KR_SENTINEL_MASTER: the primary's name in Sentinel
+    replica_acks: int = 0  # KR_REPLICA_ACKS: replicas that must hold a move before its ack
+    replica_wait_ms: int = 500  # KR_REPLICA_WAIT_MS: how long a move waits for them
     data_dir: str = "data"  # KR_DATA_DIR: the embedded redis-server's folder
     appendfsync: str = "everysec"  # KR_APPENDFSYNC: embedded redis: always/everysec/no
     countdown_ms: int = 3000  # KR_COUNTDOWN_MS

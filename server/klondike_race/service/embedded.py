@@ -61,11 +61,13 @@ class EmbeddedRedis:
         port: int | None = None,
         appendfsync: str = "everysec",
         tie_to_parent: bool = True,
+        extra: tuple[str, ...] = (),
     ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.appendfsync = appendfsync
         self.tie_to_parent = tie_to_parent
+        self.extra = extra  # more redis-server options, e.g. ("--replicaof", HOST, PORT)
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -95,6 +97,7 @@ class EmbeddedRedis:
             "redis.log",
             "--pidfile",
             str(self.data_dir.resolve() / "redis.pid"),
+            *self.extra,
         ]
         self.process = subprocess.Popen(
             args,

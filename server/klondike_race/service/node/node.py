@@ -17,6 +17,7 @@ import orjson
 import redis.asyncio as aioredis
 import structlog
 from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -50,17 +51,10 @@ class Node:
         # again on a broken connection (a Redis restart leaves stale ones in the pool:
         # every script is safe to repeat, its sequence or revision check answers a
         # repeat); the pub/sub connection waits for messages as long as it takes
-        self.redis = aioredis.from_url(
-            redis_url,
-            socket_timeout=10,
-            socket_connect_timeout=5,
-            health_check_interval=5,
-            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
-            retry_on_error=[RedisConnectionError, RedisTimeoutError],
-        )
-        self.sub_redis = aioredis.from_url(redis_url, socket_connect_timeout=5)
+        self.redis, self.sub_redis, self._sentinel = _clients(config, redis_url)
         self.metrics = Metrics(lambda: self.connections.open, lambda: len(self.hubs))
         self.store = Store(self.redis, self.id, self.metrics.redis.observe)
+        self.store.log.replicas = (config.replica_acks, config.replica_wait_ms)
         self.fanout = Fanout(config.spectator_batch_ms / 1000)
         self.hubs = Hubs(self, self.store)
         self.solving = Solving(config, self.store, self.hubs)
@@ -155,6 +149,8 @@ class Node:
         self.fanout.close()
         await self.redis.aclose()
         await self.sub_redis.aclose()
+        for client in self._sentinel.sentinels if self._sentinel else ():
+            await client.aclose()
         log.info("stopped", node=self.id)
 
     async def _quietly(self, what: str, call: Coroutine[Any, Any, Any] | None) -> None:
@@ -206,3 +202,34 @@ class Node:
         hub = self.hubs.get(key)
         if hub is not None:
             hub.feed(orjson.loads(payload))
+
+
+def _clients(
+    config: Config, redis_url: str
+) -> tuple[aioredis.Redis, aioredis.Redis, Sentinel | None]:
+    """The command client and the pub/sub client: of ``redis_url``, or of the primary
+    that Sentinel names (``KR_SENTINELS``), followed through failovers (with the
+    Sentinel client)."""
+    options: dict[str, Any] = {
+        "socket_timeout": 10,
+        "socket_connect_timeout": 5,
+        "health_check_interval": 5,
+        "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
+        "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+    }
+    if config.sentinels:
+        hosts = [h.rsplit(":", 1) for h in config.sentinels.split(",") if h.strip()]
+        sentinel = Sentinel(  # type: ignore[no-untyped-call]
+            [(host.strip(), int(port)) for host, port in hosts],
+            sentinel_kwargs={"socket_timeout": 1, "socket_connect_timeout": 1},
+        )
+        return (
+            sentinel.master_for(config.sentinel_master, **options),
+            sentinel.master_for(config.sentinel_master, socket_connect_timeout=5),
+            sentinel,
+        )
+    return (
+        aioredis.from_url(redis_url, **options),
+        aioredis.from_url(redis_url, socket_connect_timeout=5),
+        None,
+    )
