@@ -76,6 +76,7 @@ async def serve_role(args: argparse.Namespace) -> None:
         rate=1e6,
         burst=1e6,
         log_level="error",
+        replica_acks=args.replica_acks,
     )
     if os.environ.get("KR_SPECTATOR_BATCH_MS"):  # otherwise the server's default
         config.spectator_batch_ms = int(os.environ["KR_SPECTATOR_BATCH_MS"])
@@ -459,6 +460,12 @@ def main() -> int:
         help="the server on a core of its own; the load client and Redis on the others",
     )
     parser.add_argument("--scale", type=int, default=1, help="saturation: connections x N")
+    parser.add_argument(
+        "--replica-acks",
+        type=int,
+        default=0,
+        help="start a replica and acknowledge a move only once it holds it (KR_REPLICA_ACKS)",
+    )
     parser.add_argument("--racers", type=int, default=None, help="open loop: racers (1000)")
     parser.add_argument("--rate", type=float, default=2.0, help="open loop: moves/s per racer")
     args = parser.parse_args()
@@ -493,9 +500,16 @@ async def load_main(args: argparse.Namespace) -> int:
     redis = None
     url = args.redis
     tmp = tempfile.TemporaryDirectory(prefix="kr-bench-")
+    replica = None
     if url is None:
         redis = EmbeddedRedis(Path(tmp.name) / "redis", appendfsync="everysec").start()
         url = redis.url
+        if args.replica_acks:
+            replica = EmbeddedRedis(
+                Path(tmp.name) / "replica",
+                appendfsync="everysec",
+                extra=("--replicaof", "127.0.0.1", str(redis.port)),
+            ).start()
     port, echo_port = free_port(), free_port()
     server = subprocess.Popen(
         [
@@ -511,6 +525,7 @@ async def load_main(args: argparse.Namespace) -> int:
             url,
             *(["--uvloop"] if args.uvloop else []),
             *(["--pin"] if args.pin else []),
+            *(["--replica-acks", str(args.replica_acks)] if args.replica_acks else []),
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -578,6 +593,8 @@ async def load_main(args: argparse.Namespace) -> int:
         except subprocess.TimeoutExpired:
             server.kill()
         server.stdout.close()
+        if replica is not None:
+            replica.stop()
         if redis is not None:
             redis.stop()
         tmp.cleanup()

@@ -42,9 +42,13 @@ async def test_http_answers_get_and_head_only_and_odd_paths_with_404(node) -> No
     assert (await http(node.port, "GET", "/healthz"))[0] == 200  # nothing broke
 
 
-async def test_a_binary_frame_is_refused_and_invalid_utf8_text_closes_with_1007(node) -> None:
+async def test_a_binary_frame_is_read_as_text_and_invalid_utf8_text_closes_with_1007(
+    node,
+) -> None:
     c = await Client.open(node.port)
-    await c.ws.send(b'{"type":"ping","id":1}')  # JSON, but in a binary frame
+    await c.ws.send(b'{"type":"ping","id":1}')  # JSON in a binary frame: read as text
+    assert (await c.expect("error", "pong"))["id"] == 1
+    await c.ws.send(b'{"type":"ping","id":"\xff"}')  # not UTF-8 in a binary frame
     answer = await c.expect("error", "pong")
     assert answer["type"] == "error" and answer["reason"] == "bad_json"
     assert (await c.request("ping", "pong", id=2))["id"] == 2  # the connection goes on

@@ -14,7 +14,7 @@ from websockets.exceptions import ConnectionClosed
 
 from ..clock import now_ms
 from ..config import Config
-from ..domain.errors import ProtocolError, ServiceError
+from ..domain.errors import ServiceError
 from ..fanout import Fanout
 from ..metrics import Metrics
 from ..wire import (
@@ -98,8 +98,6 @@ class Connections:
         t0 = time.perf_counter()
         message: Message | None = None
         try:
-            if isinstance(raw, bytes):
-                raise ProtocolError("bad_json", "a message is one JSON object in a text frame")
             message = decode(raw)
             await self.dispatch(conn, message, t0)
         except ServiceError as err:
