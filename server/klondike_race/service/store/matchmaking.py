@@ -8,19 +8,7 @@ import orjson
 
 from .base import Part
 from .keys import CHANNEL
-
-# Pops the first quick-match ticket still waiting: {ticket, name} or nil.
-QUICK_POP = """
-while true do
-  local t = redis.call('LPOP', 'mm:queue')
-  if not t then return false end
-  local name = redis.call('GET', 'mm:t:' .. t)
-  if name then
-    redis.call('DEL', 'mm:t:' .. t)
-    return {t, name}
-  end
-end
-"""
+from .scripts import QUICK_POP
 
 
 class Matchmaking(Part):
