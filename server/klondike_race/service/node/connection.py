@@ -12,33 +12,12 @@ from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from .. import wire
 from ..clock import now_ms
 from ..config import Config
 from ..domain.errors import ServiceError
 from ..fanout import Fanout
 from ..metrics import Metrics
-from ..wire import (
-    TYPE_OF,
-    Create,
-    Finish,
-    Hint,
-    Join,
-    Leave,
-    Message,
-    MoveRequest,
-    Ping,
-    Quick,
-    Ready,
-    Rematch,
-    Resign,
-    Resume,
-    Rooms,
-    Start,
-    Watch,
-    decode,
-    encode_text,
-    error,
-)
 from .assist import Assist
 from .conn import Conn
 from .lobby import Lobby
@@ -96,46 +75,46 @@ class Connections:
     async def receive(self, conn: Conn, raw: str | bytes) -> None:
         """One frame: decoded, dispatched, or answered with the reason it was refused."""
         t0 = time.perf_counter()
-        message: Message | None = None
+        message: wire.Message | None = None
         try:
-            message = decode(raw)
+            message = wire.decode(raw)
             await self.dispatch(conn, message, t0)
         except ServiceError as err:
             self.metrics.error(err.reason)
-            about = err.about or (TYPE_OF.get(type(message)) if message else None)
-            conn.send(error(err.reason, str(err), about))
+            about = err.about or (wire.TYPE_OF.get(type(message)) if message else None)
+            conn.send(wire.error(err.reason, str(err), about))
 
-    async def dispatch(self, conn: Conn, m: Message, t0: float) -> None:
+    async def dispatch(self, conn: Conn, m: wire.Message, t0: float) -> None:
         match m:
-            case MoveRequest():
+            case wire.MoveRequest():
                 await self.race.play(conn, m.seq, m.player, t0, m.move)
-            case Resign():
+            case wire.Resign():
                 await self.race.play(conn, m.seq, m.player, t0, None)
-            case Ping():
-                conn.send(encode_text("pong", id=m.id, server_time=now_ms()))
-            case Create():
+            case wire.Ping():
+                conn.send(wire.encode_text("pong", id=m.id, server_time=now_ms()))
+            case wire.Create():
                 await self.lobby.create(conn, m)
-            case Join():
+            case wire.Join():
                 await self.lobby.join(conn, m)
-            case Watch():
+            case wire.Watch():
                 await self.lobby.watch(conn, m)
-            case Resume():
+            case wire.Resume():
                 await self.lobby.resume(conn, m.token, m.since)
-            case Ready():
+            case wire.Ready():
                 await self.lobby.ready(conn, m.ready)
-            case Start():
+            case wire.Start():
                 await self.lobby.start(conn)
-            case Leave():
+            case wire.Leave():
                 await self.lobby.leave(conn)
-            case Quick():
+            case wire.Quick():
                 await self.lobby.quick(conn, m.name)
-            case Rooms():
+            case wire.Rooms():
                 await self.lobby.list_rooms(conn)
-            case Hint():
+            case wire.Hint():
                 await self.assist.hint(conn)
-            case Finish():
+            case wire.Finish():
                 await self.assist.finish(conn)
-            case Rematch():
+            case wire.Rematch():
                 await self.assist.rematch(conn)
             case _:
                 assert_never(m)

@@ -21,24 +21,7 @@ from ...engine import DRAW_MOVE, RECYCLE_MOVE, UNDO_MOVE, Move, NotationError, S
 from ..domain import options as O
 from ..domain.errors import ProtocolError
 from ..domain.room import CODE_ALPHABET, CODE_LENGTH
-from .messages import (
-    Create,
-    Finish,
-    Hint,
-    Join,
-    Leave,
-    Message,
-    MoveRequest,
-    Ping,
-    Quick,
-    Ready,
-    Rematch,
-    Resign,
-    Resume,
-    Rooms,
-    Start,
-    Watch,
-)
+from . import messages as M
 
 MAX_NAME = 24
 MAX_SEQ = 1_000_000
@@ -147,16 +130,16 @@ def _options(f: _Fields) -> O.RoomOptions:
     )
 
 
-def _create(f: _Fields) -> Create:
+def _create(f: _Fields) -> M.Create:
     name = f.name()
     options = _options(f)
-    return Create(name, options, f.get("deal", (dict,)))
+    return M.Create(name, options, f.get("deal", (dict,)))
 
 
 _ACTIONS = {"draw": DRAW_MOVE, "recycle": RECYCLE_MOVE, "undo": UNDO_MOVE}
 
 
-def _move(f: _Fields) -> MoveRequest:
+def _move(f: _Fields) -> M.MoveRequest:
     seq = f.int_in("seq", 1, MAX_SEQ, required=True)
     player = f.player()
     action = f.get("action", (str,))
@@ -172,61 +155,61 @@ def _move(f: _Fields) -> MoveRequest:
             move = Move.from_wire(src, dst, count)
         except NotationError as err:
             raise f.fail("bad_field", f"move: {err}") from None
-    return MoveRequest(seq, move, player)
+    return M.MoveRequest(seq, move, player)
 
 
-def _resume(f: _Fields) -> Resume:
+def _resume(f: _Fields) -> M.Resume:
     token = f.get("token", (str,), True)
     if not 10 <= len(token) <= 100:
         raise f.fail("bad_field", "resume: 'token' is the token given at join")
-    return Resume(token, f.int_in("since", 0, 2**62))
+    return M.Resume(token, f.int_in("since", 0, 2**62))
 
 
-def _ping(f: _Fields) -> Ping:
+def _ping(f: _Fields) -> M.Ping:
     value = f.get("id", (int, str))
     if isinstance(value, str) and len(value) > 64:
         raise f.fail("bad_field", "ping: 'id' is at most 64 characters")
-    return Ping(value)
+    return M.Ping(value)
 
 
-_PARSERS: dict[str, Callable[[_Fields], Message]] = {
+_PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "create": _create,
-    "join": lambda f: Join(f.code(), f.name()),
-    "quick": lambda f: Quick(f.name()),
-    "watch": lambda f: Watch(f.code()),
+    "join": lambda f: M.Join(f.code(), f.name()),
+    "quick": lambda f: M.Quick(f.name()),
+    "watch": lambda f: M.Watch(f.code()),
     "resume": _resume,
-    "ready": lambda f: Ready(f.get("ready", (bool,), default=True)),
-    "start": lambda f: Start(),
+    "ready": lambda f: M.Ready(f.get("ready", (bool,), default=True)),
+    "start": lambda f: M.Start(),
     "move": _move,
-    "resign": lambda f: Resign(f.int_in("seq", 1, MAX_SEQ, required=True), f.player()),
-    "leave": lambda f: Leave(),
-    "rooms": lambda f: Rooms(),
-    "hint": lambda f: Hint(),
-    "finish": lambda f: Finish(),
-    "rematch": lambda f: Rematch(),
+    "resign": lambda f: M.Resign(f.int_in("seq", 1, MAX_SEQ, required=True), f.player()),
+    "leave": lambda f: M.Leave(),
+    "rooms": lambda f: M.Rooms(),
+    "hint": lambda f: M.Hint(),
+    "finish": lambda f: M.Finish(),
+    "rematch": lambda f: M.Rematch(),
     "ping": _ping,
 }
 CLIENT_TYPES = tuple(_PARSERS)
 TYPE_OF: dict[type, str] = {
-    Create: "create",
-    Join: "join",
-    Quick: "quick",
-    Watch: "watch",
-    Resume: "resume",
-    Ready: "ready",
-    Start: "start",
-    MoveRequest: "move",
-    Resign: "resign",
-    Leave: "leave",
-    Rooms: "rooms",
-    Hint: "hint",
-    Finish: "finish",
-    Rematch: "rematch",
-    Ping: "ping",
+    M.Create: "create",
+    M.Join: "join",
+    M.Quick: "quick",
+    M.Watch: "watch",
+    M.Resume: "resume",
+    M.Ready: "ready",
+    M.Start: "start",
+    M.MoveRequest: "move",
+    M.Resign: "resign",
+    M.Leave: "leave",
+    M.Rooms: "rooms",
+    M.Hint: "hint",
+    M.Finish: "finish",
+    M.Rematch: "rematch",
+    M.Ping: "ping",
 }
 
 
-def decode(data: str | bytes) -> Message:
+def decode(data: str | bytes) -> M.Message:
     """A frame's text -> a typed message, or ProtocolError (nothing else is raised)."""
     try:
         obj = orjson.loads(data)
