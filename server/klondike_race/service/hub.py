@@ -319,7 +319,7 @@ class RoomHub:
             if conn in self.conns and self.sight(conn) is V.Sight.DELAYED_BOARDS:
                 self.push((conn.ws,), encode("boards", boards=await self._boards_behind()))
 
-        self.delayed.call(self.behind(), lambda: self.host.spawn(send()) and None)
+        self.delayed.call(self.behind(), lambda: self.host.spawn(send()))
 
     def _refresh_boards(self) -> None:
         """Load the games again, then send everyone here who sees live boards all of them."""
