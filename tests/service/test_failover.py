@@ -128,10 +128,11 @@ async def test_a_failover_loses_no_acknowledged_move(tmp_path) -> None:
 
 async def test_a_move_no_replica_holds_is_not_acknowledged(redis_url) -> None:
     configure(json=False, level="critical")
-    node = Node(make_config(redis_url, replica_acks=1, replica_wait_ms=50), redis_url)
+    node = Node(make_config(redis_url), redis_url)
     port = await node.start()
     try:
         a, b = await start_race(port)
+        node.store.replicas = (1, 50)  # from now on a replica must hold each write
         await a.send("move", seq=1, action="draw")
         with pytest.raises(ConnectionClosed) as info:
             while True:
@@ -139,5 +140,35 @@ async def test_a_move_no_replica_holds_is_not_acknowledged(redis_url) -> None:
                 assert message["type"] != "ack"
         assert info.value.rcvd is not None and info.value.rcvd.code == 1013
         await b.close()
+    finally:
+        await node.stop()
+
+
+async def test_a_room_change_no_replica_holds_is_not_acknowledged(redis_url) -> None:
+    """Creating a room, joining it, getting ready: each waits for the replicas as a move
+    does, and without them is answered by a 1013 close, never a welcome or an event."""
+    configure(json=False, level="critical")
+    node = Node(make_config(redis_url, replica_acks=1, replica_wait_ms=50), redis_url)
+    port = await node.start()
+    try:
+        host = await Client.open(port)
+        await host.send("create", name="host", capacity=2)
+        with pytest.raises(ConnectionClosed) as info:
+            while True:
+                message = await host.recv()
+                assert message["type"] not in ("welcome", "room"), message
+        assert info.value.rcvd is not None and info.value.rcvd.code == 1013
+        node.store.replicas = (0, 0)
+        host = await Client.open(port)
+        welcome = await host.request("create", "welcome", name="host", capacity=2)
+        node.store.replicas = (1, 50)
+        guest = await Client.open(port)
+        await guest.send("join", name="guest", code=welcome["room"]["code"])
+        with pytest.raises(ConnectionClosed) as info:
+            while True:
+                message = await guest.recv()
+                assert message["type"] != "welcome", message
+        assert info.value.rcvd is not None and info.value.rcvd.code == 1013
+        await host.close()
     finally:
         await node.stop()

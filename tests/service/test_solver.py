@@ -4,6 +4,7 @@ and the analysis of a finished race, over real WebSockets and a real Redis."""
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import AsyncIterator
 from functools import cache
 
@@ -252,7 +253,17 @@ async def test_an_analysis_never_stored_is_made_by_the_sweeper(node, redis_url) 
     rds = redis.Redis.from_url(redis_url)
     assert (await a.move(ref["line"][0]))["type"] == "ack"
     assert (await a.request("resign", "ack", seq=2))["type"] == "ack"
+    node.solving.stopping = True  # as if the node died as the race finished
+    t0 = time.time() * 1000
     assert (await b.request("resign", "ack", seq=1))["type"] == "ack"
+    while (await a.expect("room"))["room"]["phase"] != "finished":
+        pass
+    due = rds.zscore("rooms:analysis", code)  # on the list in the finishing step itself
+    assert due is not None and due > t0 + 30_000, due
+    assert not [m for m in await a.drain(0.5) if m["type"] == "analysis"]
+    node.solving.stopping = False
+    rds.zadd("rooms:analysis", {code: 0})  # its time has come
+    await node.sweep()
     first = await a.expect("analysis", timeout=30)
     assert set(first["analysis"]["players"]) == {"p1", "p2"}
     assert rds.zscore("rooms:analysis", code) is None  # stored: off the list

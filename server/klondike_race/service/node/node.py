@@ -54,7 +54,7 @@ class Node:
         self.redis, self.sub_redis, self._sentinel = _clients(config, redis_url)
         self.metrics = Metrics(lambda: self.connections.open, lambda: len(self.hubs))
         self.store = Store(self.redis, self.id, self.metrics.redis.observe)
-        self.store.log.replicas = (config.replica_acks, config.replica_wait_ms)
+        self.store.replicas = (config.replica_acks, config.replica_wait_ms)
         self.fanout = Fanout(config.spectator_batch_ms / 1000)
         self.hubs = Hubs(self, self.store)
         self.solving = Solving(config, self.store, self.hubs)

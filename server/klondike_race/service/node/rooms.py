@@ -80,7 +80,15 @@ class RoomOps:
         ranks: list[tuple[str, dict[str, Any], int]] = []
         if results:
             body["results"], ranks = await self.results(room)
-        v = await self.store.rooms.cas(code, rev, room.to_json(), room.status, dumps(body), ranks)
+        raced = bool(room.seats) and not room.parent and room.end_reason != "abandoned"
+        owed: tuple[list[str], int] = ([], 0)
+        if results and room.status == FINISHED and raced:
+            # due (to the sweeper, on any node) should this node die before making it
+            grace = self.config.solver_analysis_s * (len(room.seats) + 1) + 30
+            owed = (["rooms:analysis"], now + int(grace * 1000))
+        v = await self.store.rooms.cas(
+            code, rev, room.to_json(), room.status, dumps(body), ranks, owed
+        )
         if v <= 0:
             return v
         if rev == 0:
@@ -92,8 +100,7 @@ class RoomOps:
             await self.store.rooms.expire(code, players, self.config.keep_finished_s)
             await self.store.sweeping.untrack(code)
         self.hubs.feed(code, v, body)
-        raced = room.seats and not room.parent and room.end_reason != "abandoned"
-        if results and room.status == FINISHED and raced:
+        if owed[0]:
             self.finished(room)  # once: only this compare-and-set finished the race
         return v
 

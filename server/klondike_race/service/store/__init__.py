@@ -65,6 +65,18 @@ class Store:
         self.matchmaking = Matchmaking(redis, node, timing)
         self.sweeping = Sweeping(redis, node, timing)
 
+    @property
+    def replicas(self) -> tuple[int, int]:
+        """(replicas, ms): each write that answers a client (a move, a room change, a
+        practice continuation) returns only once that many replicas hold it, waiting at
+        most ms; (0, _): once the primary has it."""
+        return self.log.replicas
+
+    @replicas.setter
+    def replicas(self, value: tuple[int, int]) -> None:
+        for part in (self.rooms, self.log, self.matchmaking, self.sweeping):
+            part.replicas = value
+
     def start(self) -> None:
         self.log.start()
 

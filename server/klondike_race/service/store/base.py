@@ -1,4 +1,5 @@
-"""What every part of the store shares: the client, this node's id, round-trip timing."""
+"""What every part of the store shares: the client, this node's id, round-trip timing,
+and the replica acknowledgements a write that answers a client waits for."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
 T = TypeVar("T")
+
+
+class NotReplicated(RedisError):
+    """The primary stored a write, but fewer replicas than required acknowledged it in
+    time: it is not acknowledged to the client (the connection closes with 1013; after a
+    failover a resume finds it stored, or not)."""
 
 
 class Part:
@@ -18,6 +26,9 @@ class Part:
         self.redis = redis
         self.node = node
         self._latency = latency
+        # (replicas, ms): a write that answers a client returns only once that many
+        # replicas hold it, waiting at most ms (WAIT); (0, _): once the primary has it
+        self.replicas = (0, 0)
 
     async def _timed(self, call: Awaitable[T]) -> T:
         t0 = time.perf_counter()
@@ -28,3 +39,25 @@ class Part:
 
     def _script(self, source: str) -> Any:
         return self.redis.register_script(source)
+
+    async def _durably(self, script: Any, args: list[Any]) -> Any:
+        """Run ``script``; with ``replicas`` set, a ``WAIT`` follows in the same round trip
+        on the same connection (WAIT counts the writes of its own connection)."""
+        if not self.replicas[0]:
+            return await self._timed(script(args=args))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            await script(args=args, client=pipe)
+            return (await self._replicated(pipe))[0]
+
+    async def _replicated(self, pipe: Any) -> list[Any]:
+        """Execute ``pipe``, its commands followed by the ``WAIT`` of ``replicas`` when set:
+        the commands' results, or NotReplicated."""
+        replicas, ms = self.replicas
+        if replicas:
+            pipe.execute_command("WAIT", replicas, ms)
+        results: list[Any] = await self._timed(pipe.execute())
+        if replicas:
+            acked = results.pop()
+            if int(acked) < replicas:
+                raise NotReplicated(f"{acked} of {replicas} replicas acknowledged within {ms} ms")
+        return results

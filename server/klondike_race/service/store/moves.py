@@ -14,17 +14,10 @@ import contextlib
 from typing import Any
 
 import orjson
-from redis.exceptions import RedisError
 
 from .base import Part
 from .keys import moves_key, room_key
 from .scripts import APPEND_MOVES
-
-
-class NotReplicated(RedisError):
-    """The primary stored a batch, but fewer replicas than required acknowledged it in
-    time: its moves are not acknowledged (the connection closes with 1013; a resume finds
-    them stored, or not, after a failover)."""
 
 
 class MoveLog(Part):
@@ -36,9 +29,6 @@ class MoveLog(Part):
         self._writer: asyncio.Task[None] | None = None
         self.max_batch = 1000
         self.batches = 0
-        # (replicas, ms): a batch is answered only once that many replicas hold it, waiting
-        # at most ms (WAIT); (0, _): answered once the primary has it
-        self.replicas = (0, 0)
 
     def start(self) -> None:
         self._writer = asyncio.create_task(self._write_loop(), name="group-commit")
@@ -94,7 +84,7 @@ class MoveLog(Part):
                 args = [self.node.encode()]
                 args += [item for item, _ in batch]
                 try:
-                    results = await self._timed(self._commit(args))
+                    results = await self._durably(self._append, args)
                 except Exception as err:  # each waiting move gets the error
                     for _, fut in batch:
                         if not fut.done():
@@ -105,21 +95,6 @@ class MoveLog(Part):
                     if not fut.done():
                         fut.set_result(int(result))
 
-    async def _commit(self, args: list[bytes]) -> bytes:
-        """One batch in one round trip: the script, then with ``replicas`` set a ``WAIT``
-        on the same connection (WAIT counts the writes of its own connection)."""
-        replicas, ms = self.replicas
-        if not replicas:
-            result: bytes = await self._append(args=args)
-            return result
-        async with self.redis.pipeline(transaction=False) as pipe:
-            await self._append(args=args, client=pipe)
-            pipe.execute_command("WAIT", replicas, ms)
-            results, acked = await pipe.execute()
-        if int(acked) < replicas:
-            raise NotReplicated(f"{acked} of {replicas} replicas acknowledged within {ms} ms")
-        return bytes(results)
-
     async def read(self, code: str, player: str) -> list[str]:
         """A player's whole log, ``TEXT@AT_MS`` entries in order (domain/movelog.py)."""
         raw: Any = await self._timed(self.redis.lrange(moves_key(code, player), 0, -1))
@@ -128,11 +103,12 @@ class MoveLog(Part):
     async def seed(
         self, code: str, player: str, log: list[str], progress: dict[str, Any], rank: int
     ) -> None:
-        """The first moves of a new practice continuation (copied from its race's log)."""
+        """The first moves of a new practice continuation (copied from its race's log),
+        before anyone else knows the room."""
         base = room_key(code)
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self.redis.pipeline(transaction=False) as pipe:
             if log:
                 pipe.rpush(moves_key(code, player), *log)
             pipe.hset(base + ":prog", player, orjson.dumps(progress))
             pipe.zadd(base + ":rank", {player: rank})
-            await self._timed(pipe.execute())
+            await self._replicated(pipe)

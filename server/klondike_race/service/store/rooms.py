@@ -35,9 +35,12 @@ class Rooms(Part):
         status: str,
         body: bytes | None,
         ranks: list[tuple[str, dict[str, Any], int]] | None = None,
+        owed: tuple[list[str], int] = ([], 0),
     ) -> int:
         """Store ``state`` if the revision is still ``rev`` and emit ``body``: the event
-        version, 0 when there was no event, -1 when another writer came first."""
+        version, 0 when there was no event, -1 when another writer came first. With
+        ``replicas`` set, it returns once they hold it (or raises NotReplicated).
+        ``owed``: (follow-up lists, due epoch ms) the room joins in the same step."""
         args = [
             code,
             str(rev),
@@ -45,10 +48,12 @@ class Rooms(Part):
             status,
             body.decode() if body else "",
             self.node,
+            " ".join(owed[0]),
+            str(owed[1]),
         ]
         for pid, prog, key in ranks or ():
             args += [pid, orjson.dumps(prog).decode(), str(key)]
-        return int(await self._timed(self._cas(args=args)))
+        return int(await self._durably(self._cas, args))
 
     async def snapshot(self, code: str) -> tuple[int, dict[str, dict[str, Any]], int]:
         """(version, progress by player, spectators) of a room."""

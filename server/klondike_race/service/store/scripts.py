@@ -71,7 +71,10 @@ return table.concat(out, ',')
 """
 )
 
-# ARGV: room, expected rev, state JSON, status, event body or '', origin, [ranks...]
+# ARGV: room, expected rev, state JSON, status, event body or '', origin, follow-up lists
+# (space-separated zset names, or ''), when they are due (epoch ms), [ranks...].
+# The room goes on each follow-up list (e.g. rooms:analysis) in the same step, so work
+# owed to a finished race is found by the sweeper even if this node dies right after.
 # Returns the event version, 0 when there was no event, -1 when rev did not match.
 ROOM_CAS = (
     _EMIT
@@ -81,7 +84,10 @@ local base = 'room:{' .. rid .. '}'
 local cur = tonumber(redis.call('HGET', base, 'rev') or '0')
 if cur ~= tonumber(ARGV[2]) then return -1 end
 redis.call('HSET', base, 'state', ARGV[3], 'rev', cur + 1, 'status', ARGV[4])
-for i = 7, #ARGV, 3 do
+for list in string.gmatch(ARGV[7], '%S+') do
+  redis.call('ZADD', list, ARGV[8], rid)
+end
+for i = 9, #ARGV, 3 do
   redis.call('HSET', base .. ':prog', ARGV[i], ARGV[i + 1])
   redis.call('ZADD', base .. ':rank', ARGV[i + 2], ARGV[i])
 end
