@@ -466,6 +466,12 @@ def main() -> int:
         default=0,
         help="start a replica and acknowledge a move only once it holds it (KR_REPLICA_ACKS)",
     )
+    parser.add_argument(
+        "--appendfsync",
+        choices=("everysec", "always", "no"),
+        default="everysec",
+        help="the started Redis' (and replica's) appendfsync",
+    )
     parser.add_argument("--racers", type=int, default=None, help="open loop: racers (1000)")
     parser.add_argument("--rate", type=float, default=2.0, help="open loop: moves/s per racer")
     args = parser.parse_args()
@@ -502,12 +508,12 @@ async def load_main(args: argparse.Namespace) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="kr-bench-")
     replica = None
     if url is None:
-        redis = EmbeddedRedis(Path(tmp.name) / "redis", appendfsync="everysec").start()
+        redis = EmbeddedRedis(Path(tmp.name) / "redis", appendfsync=args.appendfsync).start()
         url = redis.url
         if args.replica_acks:
             replica = EmbeddedRedis(
                 Path(tmp.name) / "replica",
-                appendfsync="everysec",
+                appendfsync=args.appendfsync,
                 extra=("--replicaof", "127.0.0.1", str(redis.port)),
             ).start()
     port, echo_port = free_port(), free_port()
@@ -542,7 +548,8 @@ async def load_main(args: argparse.Namespace) -> int:
         f"python {sys.version.split()[0]}, server loop {'uvloop' if args.uvloop else 'asyncio'}, "
         f"load client loop {'uvloop' if args.client_uvloop else 'asyncio'}, "
         f"redis appendonly=yes "
-        f"appendfsync=everysec, cores={os.cpu_count()}"
+        f"appendfsync={args.appendfsync if redis else '(given Redis)'}, "
+        f"replica acks={args.replica_acks}, cores={os.cpu_count()}"
     )
 
     def want(name: str) -> bool:
