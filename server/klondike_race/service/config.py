@@ -28,6 +28,7 @@ class Config:
     max_message: int = 4096  # KR_MAX_MESSAGE: bytes per frame; larger closes with 1009
     rate: float = 20.0  # KR_RATE: messages per second a connection may sustain
     burst: float = 40.0  # KR_BURST: ... and in a burst; beyond closes with 1008
+    trust_forwarded: bool = False  # KR_TRUST_FORWARDED: client address from X-Forwarded-For
     dev: bool = False  # KR_DEV: allow explicit deals in create (tests, development)
     log_json: bool | None = None  # KR_LOG_JSON: JSON lines; default: when not a terminal
     log_level: str = "info"  # KR_LOG_LEVEL

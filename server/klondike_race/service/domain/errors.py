@@ -27,6 +27,14 @@ class ServiceError(Exception):
         return f"{type(self).__name__}({self.reason!r}, {str(self)!r})"
 
 
+class RateLimited(ServiceError):
+    """Too many attempts: refused until ``retry_after`` seconds have passed."""
+
+    def __init__(self, message: str, retry_after: int, about: str | None = None) -> None:
+        super().__init__("rate_limited", f"{message}; try again in {retry_after} s", about)
+        self.retry_after = retry_after
+
+
 class ProtocolError(ServiceError):
     """A client frame that cannot be accepted as it stands."""
 

@@ -7,7 +7,7 @@ A room is ``waiting`` (players join and get ready), then ``countdown`` (stored s
 ``now`` (epoch milliseconds, the server's) comes in as an argument.
 
 RoomError reasons: ``room_full``, ``not_waiting``, ``not_host``, ``not_in_room``,
-``no_players``, ``room_finished``, ``race_not_over``.
+``no_players``, ``room_finished``, ``race_not_over``, ``already_seated``.
 """
 
 from __future__ import annotations
@@ -55,8 +55,15 @@ def commitment(salt: str, deal_id: str) -> str:
 class Seat:
     id: str  # p1..p8
     name: str
-    token_hash: str
+    token_hash: str  # one per device seated here, space-separated
     ready: bool = False
+    who: str = ""  # the player's key (domain/players.py), "" for an anonymous player
+    guest: bool = True
+
+    def public(self) -> dict[str, Any]:
+        who = self.who or None
+        return {"id": self.id, "name": self.name, "ready": self.ready, "who": who,
+                "guest": self.guest}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +108,10 @@ class Room:
     def seat(self, player: str) -> Seat | None:
         return next((s for s in self.seats if s.id == player), None)
 
+    def seat_of(self, who: str) -> Seat | None:
+        """The seat of the player with key ``who`` (every device of theirs sits there)."""
+        return next((s for s in self.seats if who and s.who == who), None)
+
     def public(self, now: int) -> dict[str, Any]:
         """What anyone in the room may know: never the deal or the salt before the end."""
         phase = self.phase(now)
@@ -109,7 +120,7 @@ class Room:
             "phase": phase,
             **self.options.to_dict(),
             "host": self.host,
-            "players": [{"id": s.id, "name": s.name, "ready": s.ready} for s in self.seats],
+            "players": [s.public() for s in self.seats],
             "start_at": self.start_at,
             "ends_at": self.ends_at(),
             "commitment": self.commitment if phase != WAITING and not self.parent else None,
@@ -151,7 +162,7 @@ class Room:
             "ended": self.ended,
             "end_reason": self.end_reason,
             "host": self.host,
-            "seats": [[s.id, s.name, s.token_hash, s.ready] for s in self.seats],
+            "seats": [[s.id, s.name, s.token_hash, s.ready, s.who, s.guest] for s in self.seats],
             "next_seat": self.next_seat,
             "parent": self.parent,
             "rematch": self.rematch,
@@ -178,7 +189,12 @@ class Room:
 
 
 # ---- transitions ------------------------------------------------------------------------
-def add_player(room: Room, name: str, token_hash: str, now: int) -> tuple[Room, str]:
+def add_player(
+    room: Room, name: str, token_hash: str, now: int, who: str = "", guest: bool = True
+) -> tuple[Room, str]:
+    """Seat a new player; a player already seated (``who``) gets no second seat."""
+    if room.seat_of(who) is not None:
+        raise RoomError("already_seated", "you already have a seat in this room")
     phase = room.phase(now)
     if phase == FINISHED:
         raise RoomError("room_finished", "this race is over")
@@ -187,11 +203,22 @@ def add_player(room: Room, name: str, token_hash: str, now: int) -> tuple[Room, 
     if len(room.seats) >= room.options.capacity:
         raise RoomError("room_full", f"the room is full ({room.options.capacity} players)")
     pid = f"p{room.next_seat}"
-    seat = Seat(pid, name, token_hash, ready=room.options.quick)
+    seat = Seat(pid, name, token_hash, room.options.quick, who, guest)
     room = replace(
         room, seats=(*room.seats, seat), next_seat=room.next_seat + 1, host=room.host or pid
     )
     return room, pid
+
+
+def add_device(room: Room, player: str, token_hash: str) -> Room:
+    """Another device of a seated player gets its own token to the same seat (the last
+    four devices' tokens are kept)."""
+    seat = room.seat(player)
+    if seat is None:
+        raise RoomError("not_in_room", "not a player of this room")
+    hashes = " ".join([*seat.token_hash.split()[-3:], token_hash])
+    seats = tuple(replace(s, token_hash=hashes) if s.id == player else s for s in room.seats)
+    return replace(room, seats=seats)
 
 
 def remove_player(room: Room, player: str, now: int) -> Room:

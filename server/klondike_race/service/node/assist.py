@@ -85,7 +85,9 @@ class Assist:
         name = next((p["name"] for p in hub.public.get("players", ()) if p["id"] == conn.player),
                     "player")  # fmt: skip
         options = RoomOptions(settings=room.settings, rank_by=room.options.rank_by, practice=True)
-        fork, pid, secret = await self.lobby.new_room(name, options, room.deal, parent=room.code)
+        fork, pid, secret = await self.lobby.new_room(
+            name, options, room.deal, conn, parent=room.code
+        )
         copy = movelog.replay(Game(fork.game_deal, fork.settings), log)
         prog = {**progress(copy, 0), "last_ms": 0}
         key = ranking.rank_key(prog, options.rank_by, 0)
@@ -104,7 +106,7 @@ class Assist:
         name = seat.name if seat else "player"
         if old.rematch is None:
             options = replace(old.options, quick=False)  # a rematch room waits for its players
-            new, pid, secret = await self.lobby.new_room(name, options)
+            new, pid, secret = await self.lobby.new_room(name, options, None, conn)
             named = await self.rooms.change(old.code, lambda r: set_rematch(r, new.code, now_ms()))
             if named.rematch == new.code:
                 await self.lobby.enter(conn, new, pid, f"{new.code}.{pid}.{secret}")

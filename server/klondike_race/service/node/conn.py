@@ -10,6 +10,7 @@ import structlog
 from websockets.asyncio.server import ServerConnection
 
 from ...engine import Game
+from ..domain.players import Identity
 from ..fanout import Fanout
 from ..hub import RoomHub
 
@@ -18,15 +19,19 @@ log = structlog.get_logger("klondike_race.node")
 
 class Conn:
     __slots__ = (
+        "address",
         "credit",
         "fanout",
         "game",
+        "guest",
         "hub",
         "id",
+        "identity",
         "log",
         "over",
         "player",
         "role",
+        "session",
         "stamp",
         "ticket",
         "view_from",
@@ -34,8 +39,14 @@ class Conn:
         "ws",
     )
 
-    def __init__(self, ws: ServerConnection, burst: float, fanout: Fanout) -> None:
+    def __init__(
+        self, ws: ServerConnection, burst: float, fanout: Fanout, address: str = ""
+    ) -> None:
         self.ws = ws
+        self.address = address  # the client's IP address (rate limits)
+        self.identity: Identity | None = None  # who the player is, once said (hello)
+        self.guest: Identity | None = None  # the device's guest identity (hello)
+        self.session: str | None = None  # the signed-in session's token hash
         self.fanout = fanout
         self.id = secrets.token_hex(4)
         self.log: Any = log.bind(conn=self.id)

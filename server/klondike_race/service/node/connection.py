@@ -15,12 +15,13 @@ from websockets.exceptions import ConnectionClosed
 from .. import wire
 from ..clock import now_ms
 from ..config import Config
-from ..domain.errors import ServiceError
+from ..domain.errors import RateLimited, ServiceError
 from ..fanout import Fanout
 from ..metrics import Metrics
 from .assist import Assist
 from .conn import Conn
 from .lobby import Lobby
+from .players import Players
 from .race import Race
 from .registry import Hubs
 
@@ -28,7 +29,7 @@ from .registry import Hubs
 class Connections:
     def __init__(
         self, config: Config, metrics: Metrics, fanout: Fanout, hubs: Hubs,
-        lobby: Lobby, race: Race, assist: Assist,
+        lobby: Lobby, race: Race, assist: Assist, players: Players,
     ) -> None:  # fmt: skip
         self.config = config
         self.metrics = metrics
@@ -37,10 +38,11 @@ class Connections:
         self.lobby = lobby
         self.race = race
         self.assist = assist
+        self.players = players
         self.open = 0
 
     async def handler(self, ws: ServerConnection) -> None:
-        conn = Conn(ws, self.config.burst, self.fanout)
+        conn = Conn(ws, self.config.burst, self.fanout, self.address(ws))
         self.open += 1
         self.metrics.connections_total.inc()
         try:
@@ -72,6 +74,16 @@ class Connections:
             except Exception:
                 conn.log.exception("cleanup failed")
 
+    def address(self, ws: ServerConnection) -> str:
+        """The client's IP address: the peer's, or behind a trusted load balancer
+        (``KR_TRUST_FORWARDED``) the last one it added to X-Forwarded-For."""
+        if self.config.trust_forwarded and ws.request is not None:
+            forwarded = ws.request.headers.get("X-Forwarded-For", "")
+            if forwarded.strip():
+                return forwarded.split(",")[-1].strip()[:64]
+        peer = ws.remote_address
+        return str(peer[0]) if peer else ""
+
     async def receive(self, conn: Conn, raw: str | bytes) -> None:
         """One frame: decoded, dispatched, or answered with the reason it was refused."""
         t0 = time.perf_counter()
@@ -82,7 +94,8 @@ class Connections:
         except ServiceError as err:
             self.metrics.error(err.reason)
             about = err.about or (wire.TYPE_OF.get(type(message)) if message else None)
-            conn.send(wire.error(err.reason, str(err), about))
+            extra = {"retry_after": err.retry_after} if isinstance(err, RateLimited) else {}
+            conn.send(wire.error(err.reason, str(err), about, **extra))
 
     async def dispatch(self, conn: Conn, m: wire.Message, t0: float) -> None:
         match m:
@@ -116,5 +129,15 @@ class Connections:
                 await self.assist.finish(conn)
             case wire.Rematch():
                 await self.assist.rematch(conn)
+            case wire.Hello():
+                await self.players.hello(conn, m)
+            case wire.Register():
+                await self.players.register(conn, m)
+            case wire.SignIn():
+                await self.players.sign_in(conn, m)
+            case wire.SignOut():
+                await self.players.sign_out(conn, m)
+            case wire.ChangePassword():
+                await self.players.change_password(conn, m)
             case _:
                 assert_never(m)

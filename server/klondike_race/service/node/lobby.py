@@ -20,6 +20,7 @@ from ..domain.room import (
     FINISHED,
     WAITING,
     Room,
+    add_device,
     add_player,
     all_ready,
     remove_player,
@@ -38,6 +39,19 @@ from .rooms import RoomOps, new_token, token_hash
 from .solving import Solving
 
 log = structlog.get_logger("klondike_race.lobby")
+
+
+def seat_owner(conn: Conn) -> tuple[str, bool]:
+    """(who, guest) of a seat ``conn`` takes: its player's key, "" when anonymous."""
+    if conn.identity is None:
+        return "", True
+    return conn.identity.key, conn.identity.guest
+
+
+def seat_name(conn: Conn, typed: str) -> str:
+    """The name a seat shows: an account's own name, else the one typed."""
+    identity = conn.identity
+    return identity.name if identity is not None and identity.name else typed
 
 
 class Lobby:
@@ -74,12 +88,12 @@ class Lobby:
                 )
             if m.options.winnable_only and "seed" not in deal:
                 raise ServiceError("bad_field", "create: winnable_only needs a seeded deal")
-        room, pid, secret = await self.new_room(m.name, m.options, deal)
+        room, pid, secret = await self.new_room(seat_name(conn, m.name), m.options, deal, conn)
         await self.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
 
     async def new_room(
         self, name: str, options: RoomOptions, deal: dict[str, Any] | None = None,
-        parent: str | None = None,
+        conn: Conn | None = None, parent: str | None = None,
     ) -> tuple[Room, str, str]:  # fmt: skip
         """A new room with its first player seated: (room, player id, secret). A
         winnable-only room deals the first seed from a random (or the given) one that the
@@ -89,7 +103,8 @@ class Lobby:
         if options.winnable_only:
             settings = options.settings.to_dict()
             deal = {"seed": await self.solving.winnable_seed(deal["seed"], settings)}
-        return await self.rooms.create_seated(name, options, deal, parent)
+        who, guest = seat_owner(conn) if conn is not None else ("", True)
+        return await self.rooms.create_seated(name, options, deal, parent, who, guest)
 
     # ---- entering rooms ---------------------------------------------------------------
     async def enter(
@@ -116,6 +131,9 @@ class Lobby:
                 conn.send(await hub.snapshot(conn, "welcome", **extra))
 
         await self.hubs.attach(conn, room.code, "player", welcome, pid, game)
+        seat = room.seat(pid)
+        if conn.identity is not None and seat is not None and seat.who == conn.identity.key:
+            await self.store.accounts.seated(seat.who, room.code, room.created)
         conn.log.info("player in room", seq=movelog.logged(game))
 
     async def _send_missed(self, conn: Conn, hub: RoomHub, since: int) -> bool:
@@ -154,20 +172,29 @@ class Lobby:
         return True
 
     async def join(self, conn: Conn, m: Join) -> None:
+        """A seat in a waiting room; a player already seated there (from another device)
+        gets their own seat back, with a token of this device's, in any phase."""
         if m.code in conn.watched:
             raise ServiceError(
                 "watched_this_race", "a connection that watched this race cannot join it"
             )
         secret, hashed = new_token()
         seat: list[str] = []
+        who, guest = seat_owner(conn)
+        name = seat_name(conn, m.name)
 
         def change(room: Room) -> Room:
-            new, pid = add_player(room, m.name, hashed, now_ms())
+            mine = room.seat_of(who)
+            if mine is not None:
+                seat[:] = [mine.id]
+                return add_device(room, mine.id, hashed)
+            new, pid = add_player(room, name, hashed, now_ms(), who, guest)
             seat[:] = [pid]
             return new
 
         room = await self.rooms.change(m.code, change)
-        await self.enter(conn, room, seat[0], f"{m.code}.{seat[0]}.{secret}")
+        log = await self.store.log.read(m.code, seat[0])
+        await self.enter(conn, room, seat[0], f"{m.code}.{seat[0]}.{secret}", log)
 
     async def watch(self, conn: Conn, m: Watch) -> None:
         if conn.hub is not None and conn.hub.code == m.code and conn.role == "player":
@@ -187,7 +214,7 @@ class Lobby:
         if (
             room is None
             or seat is None
-            or not hmac.compare_digest(seat.token_hash, token_hash(secret))
+            or not any(hmac.compare_digest(h, token_hash(secret)) for h in seat.token_hash.split())
         ):
             raise ServiceError("bad_token", "unknown or invalid token")
         log = await self.store.log.read(code, pid)
@@ -229,26 +256,31 @@ class Lobby:
     # ---- quick match ------------------------------------------------------------------
     async def quick(self, conn: Conn, name: str) -> None:
         await self.hubs.detach(conn)
+        who, guest = seat_owner(conn)
+        me: dict[str, Any] = {"name": seat_name(conn, name), "who": who, "guest": guest}
         got = await self.store.matchmaking.pop()
-        if got is None or got[0] == conn.ticket:
+        if got is None or got[0] == conn.ticket or (who and got[1]["who"] == who):
+            # nobody waiting, or only this player (from here or another device of theirs)
             conn.ticket = secrets.token_hex(12)
             self.tickets[conn.ticket] = conn
-            await self.store.matchmaking.push(conn.ticket, name)
+            await self.store.matchmaking.push(conn.ticket, me)
             conn.send(encode_text("queued"))
             return
-        other_ticket, other_name = got
+        other_ticket, other = got
         (secret1, hash1), (secret2, hash2) = new_token(), new_token()
 
         def seat(room: Room, now: int) -> tuple[Room, list[str]]:
-            room, other = add_player(room, other_name, hash1, now)
-            room, me = add_player(room, name, hash2, now)
-            return room, [other, me]
+            room, first = add_player(room, other["name"], hash1, now, other["who"], other["guest"])
+            room, second = add_player(room, me["name"], hash2, now, who, guest)
+            return room, [first, second]
 
         options = RoomOptions(quick=True)
-        room, (other, me) = await self.rooms.create(options, {"seed": secrets.token_hex(8)}, seat)
-        token = f"{room.code}.{other}.{secret1}"
+        room, (first, second) = await self.rooms.create(
+            options, {"seed": secrets.token_hex(8)}, seat
+        )
+        token = f"{room.code}.{first}.{secret1}"
         await self.store.matchmaking.notify(other_ticket, {"token": token})
-        await self.enter(conn, room, me, f"{room.code}.{me}.{secret2}")
+        await self.enter(conn, room, second, f"{room.code}.{second}.{secret2}")
 
     def matched(self, ticket: str, payload: dict[str, Any]) -> None:
         """News from any node: the connection waiting with ``ticket`` has a race."""

@@ -33,6 +33,7 @@ from ..store import CHANNEL, Store
 from .assist import Assist
 from .connection import Connections
 from .lobby import Lobby
+from .players import Players
 from .race import Race
 from .registry import Hubs
 from .rooms import RoomOps
@@ -63,9 +64,11 @@ class Node:
         self.lobby = Lobby(config, self.store, self.hubs, self.rooms, self.solving, self.spawn)
         self.assist = Assist(self.solving, self.rooms, self.lobby, self.race)
         self.sweeper = Sweeper(config, self.store, self.hubs, self.rooms, self._analyse)
+        self.players = Players(self.store)
         self.connections = Connections(
-            config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist
-        )
+            config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist,
+            self.players,
+        )  # fmt: skip
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
         self.routes = Routes(client_dir, self.metrics.render, self.ready)
         self.server: Server | None = None

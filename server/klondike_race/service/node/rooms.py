@@ -148,13 +148,14 @@ class RoomOps:
         return room, pids
 
     async def create_seated(
-        self, name: str, options: RoomOptions, deal: dict[str, Any], parent: str | None = None
-    ) -> tuple[Room, str, str]:
+        self, name: str, options: RoomOptions, deal: dict[str, Any],
+        parent: str | None = None, who: str = "", guest: bool = True,
+    ) -> tuple[Room, str, str]:  # fmt: skip
         """A new room with one player seated: (room, player id, token secret)."""
         secret, hashed = new_token()
 
         def seat(room: Room, now: int) -> tuple[Room, list[str]]:
-            room, pid = add_player(room, name, hashed, now)
+            room, pid = add_player(room, name, hashed, now, who, guest)
             return room, [pid]
 
         room, pids = await self.create(options, deal, seat, parent)

@@ -28,6 +28,13 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 ``kr:sweep``                string  the node sweeping now (a lock with a short TTL)
 ``mm:queue``, ``mm:t:{T}``  list    quick-match tickets waiting, and their names
 ``node:{NODE}``             string  a live node (30 s TTL, renewed every 10 s)
+``acct:name:{CANONICAL}``   string  the account id holding a name (domain/players.py)
+``acct:{ID}``               hash    ``name``, ``hash`` (argon2), ``guest`` (the guest key
+                                    it was claimed from), ``created``
+``acct:{ID}:sess``          set     SHA-256 of each live session token of the account
+``sess:{SHA256}``           string  account id of a session token (30 days TTL)
+``player:{WHO}:rooms``      zset    code -> when seated, the rooms a player sits in
+``rl:{KIND}:{SUBJECT}``     string  attempts counted in a rate-limit window (its TTL)
 ==========================  ======  ===================================================
 
 Events are published on the channel ``kr:events`` as ``CODE|NODE|JSON`` (NODE: the node
@@ -43,6 +50,7 @@ from collections.abc import Callable
 
 import redis.asyncio as aioredis
 
+from .accounts import Accounts
 from .keys import CHANNEL, EVENTS_KEPT, moves_key, room_key
 from .matchmaking import Matchmaking
 from .moves import MoveLog
@@ -61,6 +69,7 @@ class Store:
     ) -> None:
         timing = latency or (lambda _s: None)
         self.rooms = Rooms(redis, node, timing)
+        self.accounts = Accounts(redis, node, timing)
         self.log = MoveLog(redis, node, timing)
         self.matchmaking = Matchmaking(redis, node, timing)
         self.sweeping = Sweeping(redis, node, timing)
@@ -74,7 +83,7 @@ class Store:
 
     @replicas.setter
     def replicas(self, value: tuple[int, int]) -> None:
-        for part in (self.rooms, self.log, self.matchmaking, self.sweeping):
+        for part in (self.rooms, self.log, self.matchmaking, self.sweeping, self.accounts):
             part.replicas = value
 
     def start(self) -> None:

@@ -16,16 +16,17 @@ class Matchmaking(Part):
         super().__init__(*args)
         self._pop = self._script(QUICK_POP)
 
-    async def pop(self) -> tuple[str, str] | None:
-        """The first ticket still waiting and its player's name, taken off the queue."""
+    async def pop(self) -> tuple[str, dict[str, Any]] | None:
+        """The first ticket still waiting and its player (name, who, guest), taken off
+        the queue."""
         got = await self._timed(self._pop(args=[]))
         if not got:
             return None
-        return got[0].decode(), got[1].decode()
+        return got[0].decode(), orjson.loads(got[1])
 
-    async def push(self, ticket: str, name: str) -> None:
+    async def push(self, ticket: str, player: dict[str, Any]) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(f"mm:t:{ticket}", name, ex=3600)
+            pipe.set(f"mm:t:{ticket}", orjson.dumps(player), ex=3600)
             pipe.rpush("mm:queue", ticket)
             await self._timed(pipe.execute())
 

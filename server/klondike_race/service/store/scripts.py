@@ -142,3 +142,27 @@ while true do
   end
 end
 """
+
+# ARGV: canonical name, account id, name, password hash, guest key, created (epoch ms).
+# Claims the name and stores the account in one step: 1, or 0 when the name is taken.
+CREATE_ACCOUNT = """
+if not redis.call('SET', 'acct:name:' .. ARGV[1], ARGV[2], 'NX') then return 0 end
+redis.call('HSET', 'acct:' .. ARGV[2], 'name', ARGV[3], 'hash', ARGV[4],
+           'guest', ARGV[5], 'created', ARGV[6])
+return 1
+"""
+
+# ARGV: counter key, limit, window (ms), count (1) or only check (0). A fixed window that
+# starts at its first attempt. Returns 0 when allowed, else the ms until the window ends.
+HIT = """
+local n = tonumber(redis.call('GET', ARGV[1]) or '0')
+if n >= tonumber(ARGV[2]) then
+  local left = redis.call('PTTL', ARGV[1])
+  if left < 1 then left = 1 end
+  return left
+end
+if ARGV[4] == '1' and redis.call('INCR', ARGV[1]) == 1 then
+  redis.call('PEXPIRE', ARGV[1], ARGV[3])
+end
+return 0
+"""

@@ -172,6 +172,29 @@ def _ping(f: _Fields) -> M.Ping:
     return M.Ping(value)
 
 
+def _secret(f: _Fields, name: str, low: int, high: int, required: bool = True) -> Any:
+    """A password, device identity or session token: a string of ``low``-``high``
+    characters (its own rules are checked where it is used)."""
+    value = f.get(name, (str,), required)
+    if value is not None and not low <= len(value) <= high:
+        raise f.fail("bad_field", f"{f.kind}: {name!r} has {low} to {high} characters")
+    return value
+
+
+def _account_name(f: _Fields) -> str:
+    value: str = f.get("name", (str,), True)
+    if not 1 <= len(value) <= 64:
+        raise f.fail("bad_field", f"{f.kind}: 'name' has 1 to 64 characters")
+    return value
+
+
+def _hello(f: _Fields) -> M.Hello:
+    hello = M.Hello(_secret(f, "device", 1, 64, False), _secret(f, "session", 1, 100, False))
+    if hello.device is None and hello.session is None:
+        raise f.fail("missing_field", "hello: 'device' or 'session' is required")
+    return hello
+
+
 _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "create": _create,
     "join": lambda f: M.Join(f.code(), f.name()),
@@ -188,6 +211,13 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "finish": lambda f: M.Finish(),
     "rematch": lambda f: M.Rematch(),
     "ping": _ping,
+    "hello": _hello,
+    "register": lambda f: M.Register(_account_name(f), _secret(f, "password", 1, 256)),
+    "sign_in": lambda f: M.SignIn(_account_name(f), _secret(f, "password", 1, 256)),
+    "sign_out": lambda f: M.SignOut(f.get("everywhere", (bool,), default=False)),
+    "change_password": lambda f: M.ChangePassword(
+        _secret(f, "password", 1, 256), _secret(f, "new_password", 1, 256)
+    ),
 }
 CLIENT_TYPES = tuple(_PARSERS)
 TYPE_OF: dict[type, str] = {
@@ -206,6 +236,11 @@ TYPE_OF: dict[type, str] = {
     M.Finish: "finish",
     M.Rematch: "rematch",
     M.Ping: "ping",
+    M.Hello: "hello",
+    M.Register: "register",
+    M.SignIn: "sign_in",
+    M.SignOut: "sign_out",
+    M.ChangePassword: "change_password",
 }
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 import orjson
 
 ServerType = Literal[
+    "identity",
     "welcome",
     "resumed",
     "resync",
@@ -44,8 +45,8 @@ def dumps(message: Any) -> bytes:
     return orjson.dumps(message)
 
 
-def error(reason: str, message: str, about: str | None = None) -> str:
-    return encode_text("error", reason=reason, message=message, about=about)
+def error(reason: str, message: str, about: str | None = None, **extra: Any) -> str:
+    return encode_text("error", reason=reason, message=message, about=about, **extra)
 
 
 def stored_event(event: dict[str, Any], phase: str) -> bytes | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...engine import Move
@@ -91,6 +91,37 @@ class Ping:
     id: int | str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """Who this connection is: a guest (``device``), or an account (``session``)."""
+
+    device: str | None = None
+    session: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Register:
+    name: str
+    password: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    name: str
+    password: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SignOut:
+    everywhere: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChangePassword:
+    password: str = field(repr=False)
+    new_password: str = field(repr=False)
+
+
 Message = (
     Create
     | Join
@@ -107,4 +138,9 @@ Message = (
     | Finish
     | Rematch
     | Ping
+    | Hello
+    | Register
+    | SignIn
+    | SignOut
+    | ChangePassword
 )

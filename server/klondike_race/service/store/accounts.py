@@ -1,0 +1,126 @@
+"""Accounts: claimed names, password hashes, sign-in sessions, the rooms each player is
+seated in, and the rate limits of signing in and creating accounts.
+
+A session token is given to the client once and kept here only as its SHA-256, so the
+store never holds a usable token; the password only as its argon2 hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from typing import Any
+
+from .base import Part
+from .scripts import CREATE_ACCOUNT, HIT
+
+SESSION_S = 30 * 86400  # a session lasts 30 days from its sign-in
+ROOMS_KEPT = 20  # the rooms a player is listed in, newest first
+
+
+def session_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Accounts(Part):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._create = self._script(CREATE_ACCOUNT)
+        self._hit = self._script(HIT)
+
+    async def create(self, canonical: str, name: str, password_hash: str, guest: str) -> str | None:
+        """A new account under ``canonical`` (unique): its id, or None if the name is
+        taken. ``guest``: the guest key whose statistics the account takes over."""
+        account = secrets.token_hex(16)
+        now = str(int(time.time() * 1000))
+        made = await self._durably(
+            self._create, [canonical, account, name, password_hash, guest, now]
+        )
+        return account if int(made) else None
+
+    async def find(self, canonical: str) -> tuple[str, str, str] | None:
+        """(account id, name, password hash) of a claimed name, or None."""
+        account: Any = await self._timed(self.redis.get(f"acct:name:{canonical}"))
+        if account is None:
+            return None
+        got: Any = await self._timed(self.redis.hmget(f"acct:{account.decode()}", "name", "hash"))
+        name, hashed = got
+        if name is None:
+            return None
+        return account.decode(), name.decode(), hashed.decode()
+
+    async def name_of(self, account: str) -> str | None:
+        name: Any = await self._timed(self.redis.hget(f"acct:{account}", "name"))
+        return name.decode() if name is not None else None
+
+    async def set_password(self, account: str, password_hash: str) -> None:
+        await self._timed(self.redis.hset(f"acct:{account}", "hash", password_hash))
+
+    # ---- sessions -----------------------------------------------------------------------
+    async def new_session(self, account: str) -> str:
+        """A new session token for ``account`` (only its hash is stored)."""
+        token = secrets.token_urlsafe(32)
+        hashed = session_hash(token)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(f"sess:{hashed}", account, ex=SESSION_S)
+            pipe.sadd(f"acct:{account}:sess", hashed)
+            pipe.expire(f"acct:{account}:sess", SESSION_S)
+            await self._replicated(pipe)
+        return token
+
+    async def session(self, token: str) -> tuple[str, str] | None:
+        """(account id, name) of a live session token, or None."""
+        account: Any = await self._timed(self.redis.get(f"sess:{session_hash(token)}"))
+        if account is None:
+            return None
+        name = await self.name_of(account.decode())
+        return (account.decode(), name) if name is not None else None
+
+    async def end_session(self, account: str, token_hash: str) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(f"sess:{token_hash}")
+            pipe.srem(f"acct:{account}:sess", token_hash)
+            await self._replicated(pipe)
+
+    async def end_sessions(self, account: str) -> int:
+        """Sign ``account`` out everywhere: the number of sessions ended."""
+        hashes: Any = await self._timed(self.redis.smembers(f"acct:{account}:sess"))
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for hashed in hashes:
+                pipe.delete(f"sess:{hashed.decode()}")
+            pipe.delete(f"acct:{account}:sess")
+            await self._replicated(pipe)
+        return len(hashes)
+
+    # ---- where a player sits ------------------------------------------------------------
+    async def seated(self, who: str, code: str, at: int) -> None:
+        """``who`` has a seat in room ``code`` (every device of theirs may resume it)."""
+        key = f"player:{who}:rooms"
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(key, {code: at})
+            pipe.zremrangebyrank(key, 0, -ROOMS_KEPT - 1)
+            pipe.expire(key, SESSION_S)
+            await self._timed(pipe.execute())
+
+    async def rooms_of(self, who: str) -> list[str]:
+        raw: Any = await self._timed(self.redis.zrevrange(f"player:{who}:rooms", 0, -1))
+        return [c.decode() for c in raw]
+
+    async def unseat(self, who: str, codes: list[str]) -> None:
+        if codes:
+            await self._timed(self.redis.zrem(f"player:{who}:rooms", *codes))
+
+    # ---- rate limits --------------------------------------------------------------------
+    async def hit(self, key: str, limit: int, window_s: int, count: bool = True) -> int:
+        """Count one attempt against ``key`` (at most ``limit`` per ``window_s``, a window
+        starting at the first): 0 when it is allowed, else the seconds until the window
+        ends. With ``count`` False it only checks."""
+        retry_ms = await self._timed(
+            self._hit(args=[f"rl:{key}", limit, window_s * 1000, 1 if count else 0])
+        )
+        return (int(retry_ms) + 999) // 1000
+
+    async def forgive(self, key: str) -> None:
+        """Forget the attempts counted against ``key`` (a successful sign-in)."""
+        await self._timed(self.redis.delete(f"rl:{key}"))

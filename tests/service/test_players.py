@@ -1,0 +1,296 @@
+"""Players across races: guests by device identity, accounts with a claimed name and a
+password, sessions on several devices, sign-out everywhere, rate limits, and a seat
+that every device of a player shares. Real Redis, real WebSockets."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import secrets
+import time
+
+import pytest
+import redis
+
+from klondike_race.service.domain import players
+from klondike_race.service.domain.errors import ServiceError
+from klondike_race.service.logs import configure
+from klondike_race.service.node import Node
+
+from .conftest import Client, make_config
+
+PASSWORD = "correct horse battery"
+WIDE_ANN = "\uff21\uff2e\uff2e"  # full-width ANN
+WIDE_BEA = "\uff22\uff25\uff21"
+
+
+def device() -> str:
+    return secrets.token_urlsafe(24)  # 32 characters, 192 bits
+
+
+async def hello(port: int, **fields: str) -> tuple[Client, dict]:
+    client = await Client.open(port)
+    answer = await client.request("hello", "identity", **fields)
+    return client, answer
+
+
+async def register(port: int, name: str, dev: str | None = None) -> tuple[Client, dict]:
+    client = await Client.open(port)
+    if dev is not None:
+        await client.request("hello", "identity", device=dev)
+    answer = await client.request("register", "identity", name=name, password=PASSWORD)
+    return client, answer
+
+
+def test_names_are_one_under_normalisation_and_case() -> None:
+    assert players.canonical("Ann") == players.canonical("ann") == players.canonical(WIDE_ANN)
+    assert players.canonical("Straße") == players.canonical("STRASSE")
+    assert players.display_name("\uff22\uff4f\uff42") == "Bob"  # shown as NFKC
+    for bad, why in [
+        ("ab", "3 to 24"),
+        ("x" * 25, "3 to 24"),
+        (" Ann", "spaces"),
+        ("An  n", "spaces"),
+        ("An\u200bn", "U+200B"),  # zero-width space
+        ("An\u202en", "U+202E"),  # right-to-left override
+        ("An\x07n", "U+0007"),
+        ("An\u2028n", "U+2028"),
+        ("An\tn", "U+0009"),
+    ]:
+        with pytest.raises(ServiceError, match=re.escape(why)) as info:
+            players.display_name(bad)
+        assert info.value.reason == "bad_name"
+
+
+async def test_a_guest_is_their_device(node) -> None:
+    dev = device()
+    a, first = await hello(node.port, device=dev)
+    b, again = await hello(node.port, device=dev)
+    _, other = await hello(node.port, device=device())
+    assert first["player"] == again["player"]
+    assert first["player"]["guest"] is True and first["player"]["name"] is None
+    assert first["player"]["id"].startswith("g-") and len(first["player"]["id"]) == 34
+    assert dev not in first["player"]["id"]  # the device identity stays the client's secret
+    assert other["player"]["id"] != first["player"]["id"]
+    assert "session" not in first
+    for bad in ("short", "x" * 31, "a" * 65, "bad chars ~~~~~~~~~~~~~~~~~~~~~~~~~~"):
+        got = await a.request("hello", "identity", device=bad)
+        assert got["type"] == "error" and got["reason"] in ("bad_device", "bad_field"), got
+    got = await a.request("hello", "identity")
+    assert got["reason"] == "missing_field", got
+    # a guest's seat is marked as a guest's, with their key
+    welcome = await b.request("create", "welcome", name="Gus")
+    (seat,) = welcome["room"]["players"]
+    assert seat["who"] == first["player"]["id"] and seat["guest"] is True
+    assert seat["name"] == "Gus"
+    for c in (a, b):
+        await c.close()
+
+
+async def test_a_name_is_claimed_once_under_any_case_or_width(node) -> None:
+    a, made = await register(node.port, "Ann", device())
+    assert made["type"] == "identity", made
+    assert made["player"]["name"] == "Ann" and made["player"]["guest"] is False
+    assert made["player"]["id"].startswith("a-") and len(made["session"]) >= 40
+    for variant in ("ann", "ANN", WIDE_ANN):
+        _, got = await register(node.port, variant)
+        assert got["type"] == "error" and got["reason"] == "name_taken", got
+    _, bad = await register(node.port, "A\u200bnn")
+    assert bad["reason"] == "bad_name" and "U+200B" in bad["message"], bad
+    c = await Client.open(node.port)
+    short = await c.request("register", "identity", name="Zed", password="short")
+    assert short["reason"] == "bad_password", short
+    extra = await c.request("register", "identity", name="Zed", password=PASSWORD, x=1)
+    assert extra["reason"] == "bad_field" and "'x'" in extra["message"], extra
+    typed = await c.request("register", "identity", name=7, password=PASSWORD)
+    assert typed["reason"] == "bad_field", typed
+    huge = await c.request("register", "identity", name="Zed", password="p" * 257)
+    assert huge["reason"] == "bad_field", huge
+    # nothing was made by the refusals: Zed is still free
+    _, zed = await register(node.port, "Zed")
+    assert zed["type"] == "identity" and zed["player"]["name"] == "Zed", zed
+    # an account's seat shows its name, whatever is typed
+    welcome = await a.request("create", "welcome", name="Somebody Else")
+    (seat,) = welcome["room"]["players"]
+    assert seat["name"] == "Ann" and seat["guest"] is False
+    assert seat["who"] == made["player"]["id"]
+    for cl in (a, c):
+        await cl.close()
+
+
+async def test_sign_in_on_two_devices_and_sign_out_everywhere(node) -> None:
+    a, made = await register(node.port, "Bea")
+    phone = await Client.open(node.port)
+    wrong = await phone.request("sign_in", "identity", name="bea", password="not the one")
+    nobody = await phone.request("sign_in", "identity", name="Nobody", password="not the one")
+    assert wrong["reason"] == nobody["reason"] == "bad_credentials"
+    assert wrong["message"] == nobody["message"] == "wrong name or password"
+    signed = await phone.request("sign_in", "identity", name=WIDE_BEA, password=PASSWORD)
+    assert signed["player"] == made["player"] and signed["session"] != made["session"]
+    # each session says who it is on a new connection
+    for session in (made["session"], signed["session"]):
+        c, who = await hello(node.port, session=session)
+        assert who["player"] == made["player"], who
+        await c.close()
+    # sign out everywhere: both sessions end; the connection is its guest again
+    dev = device()
+    await phone.request("hello", "identity", device=dev, session=signed["session"])
+    out = await phone.request("sign_out", "identity", everywhere=True)
+    assert out["player"]["guest"] is True, out
+    for session in (made["session"], signed["session"]):
+        c, who = await hello(node.port, session=session)
+        assert who["type"] == "error" and who["reason"] == "bad_session", who
+        await c.close()
+    again = await phone.request("sign_out", "identity")
+    assert again["reason"] == "not_signed_in", again
+    for c in (a, phone):
+        await c.close()
+
+
+async def test_changing_the_password_ends_the_other_sessions(node) -> None:
+    a, made = await register(node.port, "Cid")
+    b = await Client.open(node.port)
+    other = await b.request("sign_in", "identity", name="Cid", password=PASSWORD)
+    wrong = await a.request(
+        "change_password", "identity", password="nope nope", new_password="a new password"
+    )
+    assert wrong["reason"] == "bad_credentials", wrong
+    changed = await a.request(
+        "change_password", "identity", password=PASSWORD, new_password="a new password"
+    )
+    assert changed["type"] == "identity" and changed["session"] not in (
+        made["session"],
+        other["session"],
+    )
+    for session, alive in (
+        (made["session"], False),
+        (other["session"], False),
+        (changed["session"], True),
+    ):
+        c, who = await hello(node.port, session=session)
+        assert (who["type"] == "identity") is alive, who
+        await c.close()
+    old = await b.request("sign_in", "identity", name="Cid", password=PASSWORD)
+    assert old["reason"] == "bad_credentials"
+    new = await b.request("sign_in", "identity", name="Cid", password="a new password")
+    assert new["type"] == "identity", new
+    for c in (a, b):
+        await c.close()
+
+
+async def test_sign_ins_are_rate_limited_per_account_and_per_address(redis_url) -> None:
+    configure(json=False, level="warning")
+    node = Node(make_config(redis_url), redis_url)
+    port = await node.start()
+    try:
+        a, _ = await register(port, "Dee")
+        c = await Client.open(port)
+        for _ in range(5):
+            got = await c.request("sign_in", "identity", name="Dee", password="guess guess")
+            assert got["reason"] == "bad_credentials"
+        # the sixth is refused before its password is checked, even the right one
+        limited = await c.request("sign_in", "identity", name="dee", password=PASSWORD)
+        assert limited["reason"] == "rate_limited", limited
+        assert 0 < limited["retry_after"] <= 900 and "try again in" in limited["message"]
+        # another account from the same address is not limited by Dee's failures
+        await register(port, "Eve")
+        ok = await c.request("sign_in", "identity", name="Eve", password=PASSWORD)
+        assert ok["type"] == "identity", ok
+        # the address: 20 sign-ins per 10 minutes, whatever the name
+        for i in range(20 - 7):
+            got = await c.request("sign_in", "identity", name=f"X{i}xx", password="guess guess")
+            assert got["reason"] == "bad_credentials", (i, got)
+        limited = await c.request("sign_in", "identity", name="Eve", password=PASSWORD)
+        assert limited["reason"] == "rate_limited" and limited["retry_after"] > 0, limited
+        # account creation: 5 an hour per address (two made above)
+        made = [await register(port, f"New{i}") for i in range(4)]
+        answers = [m[1]["type"] if m[1]["type"] != "error" else m[1]["reason"] for m in made]
+        assert answers == ["identity"] * 3 + ["rate_limited"], answers
+        rds = redis.Redis.from_url(redis_url)
+        assert rds.get("acct:name:new3") is None  # the refused one made nothing
+        await a.close()
+        await c.close()
+    finally:
+        await node.stop()
+
+
+async def test_an_unknown_name_costs_the_time_of_a_wrong_password(node) -> None:
+    await register(node.port, "Fay")
+    c = await Client.open(node.port)
+    await c.request("sign_in", "identity", name="Warmup", password="guess guess")
+    times: dict[str, list[float]] = {"known": [], "unknown": []}
+    for i in range(4):
+        for kind, name in (("known", "Fay"), ("unknown", f"Ghost{i}")):
+            t0 = time.perf_counter()
+            got = await c.request("sign_in", "identity", name=name, password="guess guess")
+            times[kind].append(time.perf_counter() - t0)
+            assert got["reason"] == "bad_credentials"
+    known, unknown = min(times["known"]), min(times["unknown"])
+    # both check an argon2 hash: neither answer is several times faster than the other
+    assert unknown > known / 3 and known > unknown / 3, times
+    await c.close()
+
+
+async def test_a_password_never_reaches_a_log_or_a_message(redis_url) -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    configure(json=True, level="debug")
+    node = Node(make_config(redis_url), redis_url)
+    port = await node.start()
+    secret = "Sw0rdfish-" + secrets.token_hex(6)
+    try:
+        c = await Client.open(port)
+        await c.request("register", "identity", name="Hal", password=secret)
+        await c.request("sign_in", "identity", name="Hal", password=secret + "x")
+        await c.request("change_password", "identity", password=secret, new_password=secret + "2")
+        await c.request("register", "identity", name="Hal", password=secret)
+        await c.send("register", name="Hal", password=secret, junk=True)
+        await c.drain(0.3)
+        assert not [m for m in c.raw if secret in m]
+        rds = redis.Redis.from_url(redis_url)
+        for key in rds.scan_iter():
+            kind = rds.type(key)
+            dump = repr(rds.hgetall(key) if kind == b"hash" else rds.dump(key))
+            assert secret not in dump, key
+        await c.close()
+    finally:
+        await node.stop()
+        root.removeHandler(handler)
+    assert secret not in stream.getvalue()
+
+
+async def test_every_device_of_a_player_has_one_seat(node) -> None:
+    laptop, made = await register(node.port, "Ivy")
+    host = await Client.open(node.port)
+    welcome = await host.request("create", "welcome", name="host", capacity=3)
+    code = welcome["room"]["code"]
+    first = await laptop.request("join", "welcome", code=code, name="Ivy")
+    phone = await Client.open(node.port)
+    await phone.request("hello", "identity", session=made["session"])
+    again = await phone.request("join", "welcome", code=code, name="Ivy")
+    assert again["player"] == first["player"] and again["token"] != first["token"]
+    assert len(again["room"]["players"]) == 2  # no second seat
+    # the phone is told about the room on its next hello
+    told = await phone.request("hello", "identity", session=made["session"])
+    assert {"code": code, "phase": "waiting", "player": first["player"]} in told["rooms"]
+    # both devices' tokens resume the same seat
+    for token in (first["token"], again["token"]):
+        c = await Client.open(node.port)
+        got = await c.request("resume", "welcome", token=token)
+        assert got["type"] == "welcome" and got["player"] == first["player"], got
+        await c.close()
+    # the race goes on from either device; moves continue one sequence
+    for c in (host, laptop):
+        await c.send("ready")
+    await laptop.expect("start")
+    await phone.expect("start")
+    assert (await laptop.move("draw", seq=1))["type"] == "ack"
+    second = await phone.move("draw", seq=1)
+    assert second["type"] == "ack" and second.get("duplicate"), second
+    assert (await phone.move("draw", seq=2))["type"] == "ack"
+    # a guest device joining as the same guest gets the same seat back too
+    for c in (host, laptop, phone):
+        await c.close()
