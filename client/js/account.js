@@ -70,9 +70,8 @@ export class Account {
       for (const sel of Object.values(FORMS)) this.$(sel).reset();
       this.showError('');
     }
-    if (was === 'register' || was === 'sign_in') this.close();
+    if (was) this.close();
     if (was === 'change_password') this.toast('Password changed: every other device is signed out');
-    if (was === 'sign_out') this.close();
     this.render(this.store.state);
   }
 
