@@ -2,12 +2,15 @@
 // and forms of the screens. Intents go to the server one at a time, each with the next
 // sequence number; the board changes only when the server answers.
 
+import { Account } from './account.js';
 import { Input } from './input.js';
 import { Net, defaultUrl } from './net.js';
 import { reasonText } from './cards.js';
+import { loadProfile, profileRoute } from './profile.js';
 import { Renderer } from './render.js';
 import {
-  Store, finishOffered, gameOver, hintOffered, initialState, leaveRoom, receive, roomPhase, viewOf,
+  Store, finishOffered, gameOver, hintOffered, initialState, leaveRoom, playName, receive, roomPhase,
+  signedIn, viewOf,
 } from './state.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -32,6 +35,11 @@ let pendingIntent = null; // what to do once connected: {type, ...}
 if (params.get('watch')) pendingIntent = { type: 'watch', code: params.get('watch').toUpperCase() };
 else if (params.get('join')) pendingIntent = { type: 'join', code: params.get('join').toUpperCase() };
 
+// The page's address without its query (the hash route, e.g. a profile, is kept).
+function address(query = '') {
+  return `${location.pathname}${query}${location.hash}`;
+}
+
 const renderer = new Renderer(store);
 const net = new Net(defaultUrl(), {
   onMessage: (msg) => onMessage(msg),
@@ -42,8 +50,13 @@ const net = new Net(defaultUrl(), {
   }),
 });
 
+const account = new Account({
+  store, storage, send: (msg) => net.send(msg), toast: (text, kind) => toast(text, kind),
+});
+
 // ---- connection ------------------------------------------------------------------------
 function onOpen() {
+  net.send(account.hello()); // who this is, before anything else (a resume included)
   const session = storage.get('kr.session');
   const wanted = pendingIntent;
   if (session && session.token && (!wanted || wanted.code === session.code)) {
@@ -56,15 +69,15 @@ function onOpen() {
       net.send({ type: 'watch', code: wanted.code });
       return;
     }
-    if (wanted.type === 'join' && state.name) {
-      net.send({ type: 'join', code: wanted.code, name: state.name });
+    if (wanted.type === 'join' && playName(state)) {
+      net.send({ type: 'join', code: wanted.code, name: playName(state) });
       pendingIntent = null;
       return;
     }
     $('#join-code').value = wanted.code;
   }
-  if (state.view === 'queue' && !state.room && state.name) {
-    net.send({ type: 'quick', name: state.name }); // the queue ticket died with the socket
+  if (state.view === 'queue' && !state.room && playName(state)) {
+    net.send({ type: 'quick', name: playName(state) }); // the queue ticket died with the socket
     return;
   }
   if (state.role === 'spectator' && state.room) {
@@ -107,11 +120,17 @@ function onMessage(msg) {
       break;
     case 'room':
       checkCommitment();
+      if (roomPhase(state) === 'finished') forgetRoom(state.room.code);
       break;
     case 'left':
       storage.set('kr.session', null);
-      history.replaceState(null, '', location.pathname);
+      forgetRoom(msg.code);
+      history.replaceState(null, '', address());
       net.send({ type: 'rooms' });
+      break;
+    case 'identity':
+      account.onIdentity(msg);
+      nameField();
       break;
     case 'error':
       onError(msg);
@@ -126,15 +145,19 @@ function afterEntry() {
   const room = state.room;
   if (!room) return;
   if (state.role === 'spectator') {
-    history.replaceState(null, '', `${location.pathname}?watch=${room.code}`);
+    history.replaceState(null, '', address(`?watch=${room.code}`));
   } else {
-    history.replaceState(null, '', location.pathname);
+    history.replaceState(null, '', address());
   }
   checkCommitment();
 }
 
 function onError(msg) {
+  if (account.onError(msg)) return; // shown in the account area
   toast(msg.message || msg.reason, 'error');
+  if (msg.about === 'join' && (msg.reason === 'room_finished' || msg.reason === 'no_room')) {
+    forgetRoom(msg.message && (msg.message.match(/[A-Z0-9]{6}/) || [])[0]);
+  }
   if (msg.reason === 'bad_token' || (msg.about === 'resume' && msg.reason === 'no_room')) {
     storage.set('kr.session', null);
     store.update(leaveRoom);
@@ -142,9 +165,16 @@ function onError(msg) {
     else net.send({ type: 'rooms' });
   } else if ((msg.about === 'watch' || msg.about === 'join') && !state.room) {
     pendingIntent = null;
-    history.replaceState(null, '', location.pathname);
+    history.replaceState(null, '', address());
     store.update(leaveRoom);
   }
+}
+
+// A room the player no longer sits in (left, finished, gone) leaves "Your races".
+function forgetRoom(code) {
+  if (!code || !state.identity) return;
+  if (!state.identity.rooms.some((r) => r.code === code)) return;
+  store.update((s) => { s.identity.rooms = s.identity.rooms.filter((r) => r.code !== code); });
 }
 
 function resume() {
@@ -270,7 +300,19 @@ async function checkCommitment() {
 }
 
 // ---- lobby and rooms ----------------------------------------------------------------------
+// The name field: what the player types as a guest; an account's own name, not
+// editable, while signed in.
+function nameField() {
+  const field = $('#name');
+  const account = signedIn(state);
+  const value = account ? playName(state) : state.name;
+  if (field.value !== value) field.value = value;
+  field.readOnly = account;
+  $('#name-note').textContent = account ? 'your account\u2019s name' : '';
+}
+
 function needName() {
+  if (signedIn(state)) return playName(state);
   const field = $('#name');
   const name = field.value.trim();
   if (!name) {
@@ -300,7 +342,7 @@ function settingsFromForm(form) {
 }
 
 function create(settings, extra) {
-  const msg = { type: 'create', name: state.name, settings, ...extra };
+  const msg = { type: 'create', name: playName(state), settings, ...extra };
   // dev servers only (--dev): a named deal, for tests and development
   if (params.get('seed')) msg.deal = { seed: params.get('seed') };
   else if (params.get('cards')) msg.deal = { cards: params.get('cards').split(',') };
@@ -308,7 +350,7 @@ function create(settings, extra) {
 }
 
 $('#name').value = state.name;
-$('#name').addEventListener('change', () => needName());
+$('#name').addEventListener('change', () => { if (!signedIn(state)) needName(); });
 $('#create-form').addEventListener('submit', (e) => {
   e.preventDefault();
   if (!needName()) return;
@@ -341,14 +383,14 @@ $('#join-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const code = $('#join-code').value.trim().toUpperCase();
   if (!needName() || !code) return;
-  net.send({ type: 'join', code, name: state.name });
+  net.send({ type: 'join', code, name: playName(state) });
 });
 $('#btn-watch-code').addEventListener('click', () => {
   const code = $('#join-code').value.trim().toUpperCase();
   if (code) net.send({ type: 'watch', code });
 });
 $('#btn-quick').addEventListener('click', () => {
-  if (needName()) net.send({ type: 'quick', name: state.name });
+  if (needName()) net.send({ type: 'quick', name: playName(state) });
 });
 $('#btn-cancel-quick').addEventListener('click', () => {
   store.update((s) => { s.view = 'lobby'; });
@@ -359,7 +401,13 @@ $('#live-rooms').addEventListener('click', (e) => {
   const watch = e.target.closest('[data-watch]');
   const join = e.target.closest('[data-join]');
   if (watch) net.send({ type: 'watch', code: watch.dataset.watch });
-  if (join && needName()) net.send({ type: 'join', code: join.dataset.join, name: state.name });
+  if (join && needName()) net.send({ type: 'join', code: join.dataset.join, name: playName(state) });
+});
+// "Your races": rejoin a room this player sits in (from another device): the server
+// gives the same seat back, with a token of this device's.
+$('#your-rooms').addEventListener('click', (e) => {
+  const rejoin = e.target.closest('[data-rejoin]');
+  if (rejoin) net.send({ type: 'join', code: rejoin.dataset.rejoin, name: playName(state) || 'Player' });
 });
 setInterval(() => {
   if (viewOf(state) === 'lobby' && net.open) net.send({ type: 'rooms' });
@@ -436,19 +484,19 @@ $('#btn-rematch-join').addEventListener('click', () => {
   const room = state.room;
   if (!room || !room.rematch) return;
   if (state.role === 'player') net.send({ type: 'rematch' });
-  else if (needName()) net.send({ type: 'join', code: room.rematch, name: state.name });
+  else if (needName()) net.send({ type: 'join', code: room.rematch, name: playName(state) });
 });
 $('#btn-lobby').addEventListener('click', () => {
   storage.set('kr.session', null);
   net.send({ type: 'leave' });
   store.update(leaveRoom);
-  history.replaceState(null, '', location.pathname);
+  history.replaceState(null, '', address());
   net.send({ type: 'rooms' });
 });
 $('#btn-stop-watch').addEventListener('click', () => {
   net.send({ type: 'leave' });
   store.update(leaveRoom);
-  history.replaceState(null, '', location.pathname);
+  history.replaceState(null, '', address());
 });
 function follow(e) {
   const cell = e.target.closest('.grid-cell');
@@ -468,10 +516,39 @@ function toast(message, kind = 'info') {
   toastTimer = setTimeout(() => { box.hidden = true; }, 3500);
 }
 
-store.subscribe((s) => {
-  const me = $('#me-name');
-  if (me.textContent !== s.name) me.textContent = s.name;
+// ---- profiles (#/players/WHO) ----------------------------------------------------------
+let routedHere = false; // a profile opened from this page: Back goes back
+async function route() {
+  const who = profileRoute(location.hash);
+  if (!who) {
+    if (state.profile) store.update((s) => { s.profile = null; });
+    return;
+  }
+  store.update((s) => { s.profile = { who, status: 'loading' }; });
+  const got = await loadProfile(who);
+  if (!state.profile || state.profile.who !== who) return; // navigated on meanwhile
+  store.update((s) => {
+    s.profile = got.status === 200 ? { who, status: 'ok', data: got.data }
+      : got.status === 404 ? { who, status: 'missing' } : { who, status: 'failed', error: got.error };
+  });
+}
+window.addEventListener('hashchange', () => {
+  routedHere = true;
+  route();
 });
+$('#profile-back').addEventListener('click', () => {
+  if (routedHere) history.back();
+  else {
+    history.replaceState(null, '', `${location.pathname}${location.search}`);
+    route();
+  }
+});
+document.addEventListener('click', (e) => {
+  const retry = e.target.closest('#profile-retry');
+  if (retry) route();
+});
+route();
+nameField();
 
 window.kr = { store, net, intent }; // for the browser console and the tests
 net.connect();

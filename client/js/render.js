@@ -2,8 +2,9 @@
 // the state and writes the DOM; it sends nothing and decides nothing.
 
 import { BoardView } from './board.js';
+import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
-  finishOffered, hintOffered, names, roomPhase, serverNow, standings, viewOf,
+  finishOffered, hintOffered, names, roomPhase, seats, serverNow, standings, viewOf, yourRooms,
 } from './state.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -71,6 +72,32 @@ export function describeHint(hint) {
   return `Hint: ${what} (a winning line of ${hint.line} moves starts here)`;
 }
 
+// A player's name as lists and leaderboards show it: a link to their profile when the
+// seat has a player key (`who`), and a "guest" tag for a guest's seat.
+export function playerName(player, suffix = '') {
+  const span = document.createElement('span');
+  span.className = 'pname';
+  const name = player ? player.name : '?';
+  let label;
+  if (player && player.who) {
+    label = document.createElement('a');
+    label.href = profileHref(player.who);
+    label.className = 'profile-link';
+    label.textContent = name;
+  } else {
+    label = document.createTextNode(name);
+  }
+  span.append(label);
+  if (suffix) span.append(suffix);
+  if (player && player.guest) {
+    const tag = document.createElement('span');
+    tag.className = 'tag guest';
+    tag.textContent = 'guest';
+    span.append(' ', tag);
+  }
+  return span;
+}
+
 const ANALYSIS_WORDS = {
   won: 'won', win: 'could still have won', lose: 'no win was left', unknown: 'not decided',
 };
@@ -106,10 +133,13 @@ export class Renderer {
     const view = viewOf(state);
     document.body.dataset.view = view;
     document.body.dataset.conn = state.conn;
+    document.body.dataset.route = state.profile ? 'profile' : '';
     for (const screen of document.querySelectorAll('.screen')) {
-      screen.hidden = screen.id !== `screen-${view}`;
+      screen.hidden = Boolean(state.profile) || screen.id !== `screen-${view}`;
     }
     this.connection(state);
+    this.profile(state);
+    if (state.profile) return;
     if (view === 'lobby') this.lobby(state);
     if (view === 'room') this.waiting(state);
     if (view === 'race') this.race(state);
@@ -125,7 +155,61 @@ export class Renderer {
     $('#conn-state').dataset.state = state.conn;
   }
 
+  // The #/players/WHO view, over every screen while the address names it.
+  profile(state) {
+    const box = $('#profile-view');
+    const p = state.profile;
+    box.hidden = !p;
+    if (!p) return;
+    box.dataset.state = p.status;
+    const body = $('#profile-body');
+    const key = JSON.stringify(p);
+    if (body.dataset.key === key) return;
+    body.dataset.key = key;
+    if (p.status === 'ok') body.innerHTML = profileHtml(p.data);
+    else if (p.status === 'missing') {
+      body.innerHTML = '<h2 id="profile-title">No such player</h2>'
+        + `<p class="muted">Nobody here has the player key <span class="mono">${escapeHtml(p.who)}</span>.</p>`;
+    } else if (p.status === 'failed') {
+      body.innerHTML = '<h2 id="profile-title">Profile unavailable</h2>'
+        + `<p>The profile could not be loaded (${escapeHtml(p.error)}).</p>`
+        + '<button type="button" class="btn" id="profile-retry">Try again</button>';
+    } else {
+      body.innerHTML = '<h2 id="profile-title">Loading the profile\u2026</h2>';
+    }
+  }
+
+  yourRooms(state) {
+    const rooms = yourRooms(state);
+    $('#your-rooms-box').hidden = rooms.length === 0;
+    const list = $('#your-rooms');
+    const key = JSON.stringify(rooms);
+    if (list.dataset.key === key) return;
+    list.dataset.key = key;
+    list.replaceChildren();
+    for (const room of rooms) {
+      const li = document.createElement('li');
+      li.dataset.code = room.code;
+      const label = document.createElement('span');
+      label.className = 'live-label';
+      label.append('You are in a race: ');
+      const code = document.createElement('strong');
+      code.className = 'code';
+      code.textContent = room.code;
+      label.append(code, ` (${room.phase === 'waiting' ? 'waiting to start' : room.phase})`);
+      const rejoin = document.createElement('button');
+      rejoin.type = 'button';
+      rejoin.className = 'btn small primary';
+      rejoin.dataset.rejoin = room.code;
+      rejoin.textContent = 'Rejoin';
+      rejoin.setAttribute('aria-label', `Rejoin race ${room.code}`);
+      li.append(label, rejoin);
+      list.append(li);
+    }
+  }
+
   lobby(state) {
+    this.yourRooms(state);
     const list = $('#live-rooms');
     const rooms = state.rooms || [];
     const key = JSON.stringify(rooms);
@@ -135,10 +219,11 @@ export class Renderer {
     $('#no-live').hidden = rooms.length > 0;
     for (const room of rooms) {
       const li = document.createElement('li');
-      const who = room.players.map((p) => p.name).join(', ') || 'nobody yet';
       const label = document.createElement('span');
       label.className = 'live-label';
-      label.textContent = `${room.code} \u00b7 ${room.phase} \u00b7 ${who}`;
+      label.append(`${room.code} \u00b7 ${room.phase} \u00b7 `);
+      if (!room.players.length) label.append('nobody yet');
+      room.players.forEach((p, i) => label.append(...(i ? [', '] : []), playerName(p)));
       const small = document.createElement('small');
       small.textContent = describeSettings(room.settings, room);
       label.append(document.createElement('br'), small);
@@ -174,7 +259,8 @@ export class Renderer {
       list.replaceChildren();
       for (const p of room.players) {
         const li = document.createElement('li');
-        li.textContent = `${p.name}${p.id === state.player ? ' (you)' : ''}${p.id === room.host ? ' \u2605 host' : ''}`;
+        li.dataset.player = p.id;
+        li.append(playerName(p, p.id === state.player ? ' (you)' : ''), p.id === room.host ? ' \u2605 host' : '');
         const badge = document.createElement('span');
         badge.className = `badge ${p.ready ? 'ok' : ''}`;
         badge.textContent = p.ready ? 'ready' : 'not ready';
@@ -241,7 +327,8 @@ export class Renderer {
   // bar grows (CSS transition) rather than being redrawn.
   standings(root, state) {
     const rows = standings(state);
-    const key = JSON.stringify([rows, state.player, state.spectators]);
+    const seated = seats(state);
+    const key = JSON.stringify([rows, state.player, state.spectators, seated]);
     if (root.dataset.key === key) return;
     root.dataset.key = key;
     const bars = root.querySelector('.bars');
@@ -257,7 +344,9 @@ export class Renderer {
       }
       kept.delete(row.player);
       item.className = `bar-row${row.player === state.player ? ' me' : ''}`;
-      text(item.querySelector('.who'), `${row.rank}. ${row.name}${row.player === state.player ? ' (you)' : ''}`);
+      const who = item.querySelector('.who');
+      who.replaceChildren(`${row.rank}. `, playerName({ ...seated[row.player], name: row.name },
+        row.player === state.player ? ' (you)' : ''));
       text(item.querySelector('.what'), `${row.foundation}/52 \u00b7 ${row.moves} moves${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`);
       const bar = item.querySelector('.bar');
       bar.setAttribute('aria-valuenow', String(row.foundation));
@@ -275,8 +364,9 @@ export class Renderer {
 
   leaderboardTable(table, state, final) {
     const rows = standings(state);
+    const seated = seats(state);
     const tbody = table.tBodies[0];
-    const key = JSON.stringify([rows, final]);
+    const key = JSON.stringify([rows, final, seated]);
     if (table.dataset.key === key) return;
     table.dataset.key = key;
     tbody.replaceChildren();
@@ -289,11 +379,12 @@ export class Renderer {
       const cells = [row.rank, row.name, `${row.foundation}/52`, row.moves,
         formatPrecise(row.reached_ms), STATUS_WORDS[row.status] || row.status];
       if (scored) cells.push(row.score == null ? '' : row.score);
-      for (const c of cells) {
+      cells.forEach((c, i) => {
         const td = document.createElement('td');
-        td.textContent = c;
+        if (i === 1) td.append(playerName({ ...seated[row.player], name: row.name }));
+        else td.textContent = c;
         tr.append(td);
-      }
+      });
       tbody.append(tr);
     }
   }

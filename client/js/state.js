@@ -9,7 +9,8 @@ export function initialState() {
     conn: 'connecting', // connecting | open | closed
     everConnected: false,
     view: 'lobby', // lobby | queue | room | race | results | watch
-    name: '',
+    name: '', // the display name typed (kept for a guest; an account plays under its own)
+    identity: null, // the server's last `identity`: {player: {id, name, guest}, rooms: [...]}
     role: null, // player | spectator
     player: null,
     token: null,
@@ -26,6 +27,7 @@ export function initialState() {
     selection: null, // {pile, index, count}
     follow: null, // the player whose board a spectator follows large
     rooms: [], // live public races
+    profile: null, // the #/players/WHO view: {who, status: loading|ok|missing|failed, data, error}
     notice: null, // {text, kind, at}
     refusal: null, // {reason, message, at, seq}
     inflightDrag: null, // {pile, index}: cards lifted by a drag, until the server answers
@@ -205,6 +207,10 @@ export function receive(state, msg) {
       state.spectators = msg.count;
       return null;
     }
+    case 'identity': {
+      state.identity = { player: msg.player || null, rooms: msg.rooms || [] };
+      return 'identity';
+    }
     case 'rooms': {
       state.rooms = msg.rooms || [];
       return null;
@@ -255,6 +261,31 @@ export function leaveRoom(state) {
   state.canHint = false;
   state.canFinish = false;
   state.view = 'lobby';
+}
+
+// Signed in to an account (not a guest, not anonymous), by the server's `identity`.
+export function signedIn(state) {
+  const p = state.identity && state.identity.player;
+  return Boolean(p && !p.guest);
+}
+
+// The name this player races under: an account's own name, else the one typed.
+export function playName(state) {
+  return signedIn(state) ? state.identity.player.name : state.name;
+}
+
+// The unfinished rooms the server says this player sits in, less the one on screen.
+export function yourRooms(state) {
+  const rooms = (state.identity && state.identity.rooms) || [];
+  const here = state.room && state.room.code;
+  return rooms.filter((r) => r.code !== here);
+}
+
+// A room's players by player id ({id, name, who, guest}), from the public room.
+export function seats(state) {
+  const out = {};
+  for (const p of (state.room && state.room.players) || []) out[p.id] = p;
+  return out;
 }
 
 // Names by player id, from the public room.

@@ -108,8 +108,10 @@ class Wire:
         self.rewrite: Callable[[dict], dict] | None = None
         self.hold: Callable[[dict], bool] | None = None
         self.held: list[tuple[WebSocketRoute, dict]] = []
+        self.opened: list[int] = []  # where in ``log`` each connection began
 
     def route(self, ws: WebSocketRoute) -> None:
+        self.opened.append(len(self.log))
         server = ws.connect_to_server()
 
         def out(message: str | bytes) -> None:
@@ -141,6 +143,16 @@ class Wire:
     def sent(self, kind: str) -> list[dict]:
         return [m for way, m in self.log if way == "out" and m.get("type") == kind]
 
+    def firsts(self) -> list[dict]:
+        """The first message the client sent on each connection."""
+        ends = [*self.opened[1:], len(self.log)]
+        out = []
+        for start, end in zip(self.opened, ends, strict=True):
+            sent = [m for way, m in self.log[start:end] if way == "out"]
+            if sent:
+                out.append(sent[0])
+        return out
+
 
 class Player:
     """One browser context (its own localStorage, its own WebSocket) and its page."""
@@ -150,13 +162,18 @@ class Player:
         self.base = base
         self.page: Page = context.new_page()
         self.errors: list[str] = []
+        # console errors a test expects (e.g. the browser's own line for a 404 it asked
+        # for): matched against "TEXT @ URL"
+        self.expected: list[re.Pattern[str]] = []
         self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
         self.page.on("console", self._console)
         self.page.set_default_timeout(10_000)
 
     def _console(self, message: Any) -> None:
         if message.type == "error":
-            self.errors.append(f"console: {message.text}")
+            line = f"{message.text} @ {message.location.get('url', '')}"
+            if not any(p.search(line) for p in self.expected):
+                self.errors.append(f"console: {line}")
 
     def wire(self) -> Wire:
         """Route this player's WebSocket through a Wire (before the page connects)."""

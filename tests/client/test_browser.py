@@ -127,7 +127,7 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
     rows = page.locator("#results-table tbody tr")
     assert rows.count() == 2
     first = rows.nth(0).locator("td").all_text_contents()
-    assert first[:4] == ["1", "Alice", "1/52", "3"]
+    assert first[:4] == ["1", "Alice guest", "1/52", "3"]  # a guest, tagged
     assert first[5] == "resigned"
     alice.shot(artifacts / "results.png", full_page=True)
     watcher.screen("results")
