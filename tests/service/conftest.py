@@ -69,9 +69,11 @@ async def http(port: int, method: str, path: str) -> tuple[int, dict[str, str], 
     """One plain HTTP/1.1 request on a fresh connection: status, headers, body."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     request = f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    writer.write(request.encode())
-    data = await reader.read()
-    writer.close()
+    try:
+        writer.write(request.encode())
+        data = await reader.read()
+    finally:  # closed even when the caller's timeout cancels the read
+        writer.close()
     await writer.wait_closed()
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode().split("\r\n")
