@@ -65,6 +65,22 @@ async def node(redis_url: str) -> AsyncIterator[Node]:
     await node.stop()
 
 
+async def http(port: int, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
+    """One plain HTTP/1.1 request on a fresh connection: status, headers, body."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    request = f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    try:
+        writer.write(request.encode())
+        data = await reader.read()
+    finally:  # closed even when the caller's timeout cancels the read
+        writer.close()
+    await writer.wait_closed()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body
+
+
 class Client:
     """A real WebSocket client that keeps every message it receives, in order."""
 

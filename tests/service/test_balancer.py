@@ -5,47 +5,21 @@ no refused connection longer than a second."""
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import subprocess
 import time
 
 from klondike_race.service.embedded import free_port
-from tests.conftest import ROOT
 from tests.servers import ServerProcess
 
-from .conftest import Client
-from .test_strictness import http
+from .conftest import Client, http
+from .topology import balancer, kill_group, until_answers
 
 
-def balancer(port: int, nodes: list[int]) -> subprocess.Popen[bytes]:
-    haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
-    env = {
-        **os.environ,
-        "KR_LB_BIND": f"127.0.0.1:{port}",
-        "KR_NODE1": f"127.0.0.1:{nodes[0]}",
-        "KR_NODE2": f"127.0.0.1:{nodes[1]}",
-    }
-    return subprocess.Popen(
-        [haproxy, "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-async def test_races_through_the_balancer_survive_a_node_killed(redis_url) -> None:
+async def test_races_through_the_balancer_survive_a_node_killed(redis_url, tmp_path) -> None:
     one, two = ServerProcess(redis_url).start(), ServerProcess(redis_url).start()
     port = free_port()
-    lb = balancer(port, [one.port, two.port])
+    lb = balancer(port, [one.port, two.port], tmp_path / "haproxy")
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                if (await http(port, "GET", "/healthz"))[0] == 200:
-                    break
-            except OSError:
-                await asyncio.sleep(0.1)
+        await until_answers(port)
         assert (await http(port, "GET", "/metrics"))[0] == 403  # nodes are scraped directly
         # four racers through the balancer: round robin puts them on both nodes
         host = await Client.open(port)
@@ -93,8 +67,7 @@ async def test_races_through_the_balancer_survive_a_node_killed(redis_url) -> No
         for c in racers:
             await c.close()
     finally:
-        lb.terminate()
-        lb.wait()
+        kill_group(lb)
         for node in (one, two):
             if node.process is not None and node.process.poll() is None:
                 node.stop()

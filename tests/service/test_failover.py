@@ -1,76 +1,40 @@
-"""Redis failover under Sentinel: a primary, a replica and three Sentinels from the
-bundled redis-server; nodes that follow the failover by themselves, and moves
+"""Redis failover under Sentinel: a primary, a replica and three Sentinels (Debian's
+redis-server and redis-sentinel); a node that follows the failover by itself, and moves
 acknowledged only once a replica holds them (KR_REPLICA_ACKS), so none is lost."""
 
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
-import redis
 from websockets.exceptions import ConnectionClosed
 
-from klondike_race.service.embedded import EmbeddedRedis, free_port, redis_server_binary
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 from klondike_race.service.store import moves_key
 
 from .conftest import Client, make_config, start_race
-
-
-def sentinel(folder: Path, primary_port: int) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    folder.mkdir(parents=True)
-    conf = folder / "sentinel.conf"
-    conf.write_text(
-        f"port {port}\nbind 127.0.0.1\ndir {folder}\n"
-        f"sentinel monitor kr 127.0.0.1 {primary_port} 2\n"
-        "sentinel down-after-milliseconds kr 400\n"
-        "sentinel failover-timeout kr 2000\n"
-        "sentinel parallel-syncs kr 1\n"
-    )
-    process = subprocess.Popen(
-        [redis_server_binary(), str(conf), "--sentinel"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return process, port
-
-
-def info(port: int, section: str, *, master: bool = False) -> dict:
-    with redis.Redis(port=port) as client:
-        return client.sentinel_master("kr") if master else client.info(section)
-
-
-def wait_for(check, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except redis.RedisError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("timed out")
+from .topology import RedisProcess, SentinelProcess, kill_group, wait_for
 
 
 async def test_a_failover_loses_no_acknowledged_move(tmp_path) -> None:
     configure(json=False, level="critical")
-    primary = EmbeddedRedis(tmp_path / "primary").start()
-    replica = EmbeddedRedis(
-        tmp_path / "replica", extra=("--replicaof", "127.0.0.1", str(primary.port))
-    ).start()
-    wait_for(lambda: info(replica.port, "replication")["master_link_status"] == "up")
-    sentinels = [sentinel(tmp_path / f"sentinel{i}", primary.port) for i in range(3)]
+    redises: list[RedisProcess] = []
+    sentinels: list[SentinelProcess] = []
     node = None
     try:
+        redises.append(primary := RedisProcess(tmp_path / "primary"))
+        redises.append(replica := RedisProcess(tmp_path / "replica", primary.port))
+        wait_for(lambda: replica.replication()["master_link_status"] == "up", "the replica")
+        sentinels += [
+            SentinelProcess(tmp_path / f"sentinel{i}", primary.port, 400) for i in (1, 2, 3)
+        ]
         wait_for(
-            lambda: all(info(p, "", master=True)["num-other-sentinels"] == 2 for _, p in sentinels)
+            lambda: all(s.master()["num-other-sentinels"] == 2 for s in sentinels),
+            "the Sentinels to know each other",
         )
-        hosts = ",".join(f"127.0.0.1:{p}" for _, p in sentinels)
+        hosts = ",".join(f"127.0.0.1:{s.port}" for s in sentinels)
         config = make_config("", sentinels=hosts, replica_acks=1, replica_wait_ms=1000)
         node = Node(config, "")
         port = await node.start()
@@ -81,8 +45,7 @@ async def test_a_failover_loses_no_acknowledged_move(tmp_path) -> None:
             answer = await a.move("draw", seq=seq)
             assert answer["type"] == "ack"
             acked = seq
-        primary.process.kill()  # the primary dies; its replica has every acknowledged move
-        primary.process.wait()
+        kill_group(primary.process)  # the primary dies; its replica has every acknowledged move
         # moves go on being sent: each is acknowledged (on the new primary) or its
         # connection closes with 1013 (not acknowledged); nothing else
         client = a
@@ -110,20 +73,16 @@ async def test_a_failover_loses_no_acknowledged_move(tmp_path) -> None:
                 assert welcome["seq"] >= acked  # nothing acknowledged is lost
                 acked = welcome["seq"]
         assert acked >= 15
-        assert info(replica.port, "replication")["role"] == "master"
-        with redis.Redis(port=replica.port) as new_primary:
+        assert replica.replication()["role"] == "master"
+        with replica.client() as new_primary:
             assert new_primary.llen(moves_key(code, "p1")) == acked
         for c in (client, b):
             await c.close()
     finally:
         if node is not None:
             await node.stop()
-        for process, _ in sentinels:
-            process.kill()
-            process.wait()
-        replica.stop()
-        if primary.process and primary.process.poll() is None:
-            primary.stop()
+        for process in [s.process for s in (*sentinels, *redises)]:
+            kill_group(process)
 
 
 async def test_a_move_no_replica_holds_is_not_acknowledged(redis_url) -> None:

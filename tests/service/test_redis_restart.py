@@ -66,7 +66,7 @@ async def test_a_redis_outage_is_a_retryable_close_and_the_node_recovers(tmp_pat
     Redis is back, the same node serves every request (no stale connection fails)."""
     from websockets.exceptions import ConnectionClosed
 
-    from .test_strictness import http
+    from .conftest import http
 
     configure(json=False, level="critical")
     rds = EmbeddedRedis(tmp_path / "redis", appendfsync="always").start()

@@ -3,8 +3,6 @@ frames that are not JSON text, dev deals, a flood, a message that changes nothin
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 import redis
 from websockets.exceptions import ConnectionClosed
@@ -12,20 +10,7 @@ from websockets.exceptions import ConnectionClosed
 from klondike_race.service.node import Node
 from klondike_race.service.store import moves_key
 
-from .conftest import Client, make_config, start_race, winnable
-
-
-async def http(port: int, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    request = f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    writer.write(request.encode())
-    data = await reader.read()
-    writer.close()
-    await writer.wait_closed()
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode().split("\r\n")
-    headers = dict(line.split(": ", 1) for line in lines[1:])
-    return int(lines[0].split()[1]), headers, body
+from .conftest import Client, http, make_config, start_race, winnable
 
 
 async def test_http_answers_get_and_head_only_and_odd_paths_with_404(node) -> None:
