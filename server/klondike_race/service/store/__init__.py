@@ -54,6 +54,7 @@ from .accounts import Accounts
 from .keys import CHANNEL, EVENTS_KEPT, moves_key, room_key
 from .matchmaking import Matchmaking
 from .moves import MoveLog
+from .ratings import Ratings
 from .rooms import Rooms
 from .sweeping import Sweeping
 
@@ -73,6 +74,7 @@ class Store:
         self.log = MoveLog(redis, node, timing)
         self.matchmaking = Matchmaking(redis, node, timing)
         self.sweeping = Sweeping(redis, node, timing)
+        self.ratings = Ratings(redis, node, timing)
 
     @property
     def replicas(self) -> tuple[int, int]:
@@ -83,7 +85,14 @@ class Store:
 
     @replicas.setter
     def replicas(self, value: tuple[int, int]) -> None:
-        for part in (self.rooms, self.log, self.matchmaking, self.sweeping, self.accounts):
+        for part in (
+            self.rooms,
+            self.log,
+            self.matchmaking,
+            self.sweeping,
+            self.accounts,
+            self.ratings,
+        ):
             part.replicas = value
 
     def start(self) -> None:

@@ -72,9 +72,9 @@ return table.concat(out, ',')
 )
 
 # ARGV: room, expected rev, state JSON, status, event body or '', origin, follow-up lists
-# (space-separated zset names, or ''), when they are due (epoch ms), [ranks...].
-# The room goes on each follow-up list (e.g. rooms:analysis) in the same step, so work
-# owed to a finished race is found by the sweeper even if this node dies right after.
+# (space-separated ``zset=due`` pairs, due in epoch ms, or ''), unused, [ranks...].
+# The room goes on each follow-up list (rooms:analysis, rooms:rating) in the same step, so
+# work owed to a finished race is found by the sweeper even if this node dies right after.
 # Returns the event version, 0 when there was no event, -1 when rev did not match.
 ROOM_CAS = (
     _EMIT
@@ -84,8 +84,8 @@ local base = 'room:{' .. rid .. '}'
 local cur = tonumber(redis.call('HGET', base, 'rev') or '0')
 if cur ~= tonumber(ARGV[2]) then return -1 end
 redis.call('HSET', base, 'state', ARGV[3], 'rev', cur + 1, 'status', ARGV[4])
-for list in string.gmatch(ARGV[7], '%S+') do
-  redis.call('ZADD', list, ARGV[8], rid)
+for list, due in string.gmatch(ARGV[7], '(%S+)=(%d+)') do
+  redis.call('ZADD', list, due, rid)
 end
 for i = 9, #ARGV, 3 do
   redis.call('HSET', base .. ':prog', ARGV[i], ARGV[i + 1])
@@ -141,6 +141,32 @@ while true do
     return {t, name}
   end
 end
+"""
+
+# ARGV: guest key, account key. A guest's statistics and race history become the new
+# account's (a key the account already has is left alone); they no longer expire.
+CLAIM = """
+local moved = 0
+for _, part in ipairs({':stats', ':races'}) do
+  local from, to = 'player:' .. ARGV[1] .. part, 'player:' .. ARGV[2] .. part
+  if redis.call('EXISTS', from) == 1 and redis.call('EXISTS', to) == 0 then
+    redis.call('RENAME', from, to)
+    redis.call('PERSIST', to)
+    moved = moved + 1
+  end
+end
+return moved
+"""
+
+# ARGV: list, now (epoch ms), grace (ms), limit. Entries of a follow-up list due by now,
+# each made due again a grace later (the work itself takes it off when done, so a node
+# dying with a claim leaves it to a later sweep).
+CLAIM_DUE = """
+local codes = redis.call('ZRANGEBYSCORE', ARGV[1], '-inf', ARGV[2], 'LIMIT', 0, ARGV[4])
+for _, code in ipairs(codes) do
+  redis.call('ZADD', ARGV[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), code)
+end
+return codes
 """
 
 # ARGV: canonical name, account id, name, password hash, guest key, created (epoch ms).
