@@ -124,6 +124,7 @@ class Node:
         await self.store.sweeping.heartbeat()
         self.spawn(self._heartbeat())
         self.spawn(self.sweeper.run())
+        self.spawn(self.lobby.matcher())
         self.store.start()
         self._pubsub = self.sub_redis.pubsub(ignore_subscribe_messages=True)
         await self._pubsub.subscribe(CHANNEL)

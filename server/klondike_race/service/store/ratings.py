@@ -125,7 +125,7 @@ class Ratings(Part):
             [orjson.loads(r) for r in races],
         )
 
-    async def display_rating(self, who: str, variant: str) -> dict[str, Any] | None:
+    async def variant_stats(self, who: str, variant: str) -> dict[str, Any] | None:
         """A player's stored statistics of one variant, or None."""
         raw = await self._timed(self.redis.hget(stats_key(who), variant))
         return orjson.loads(raw) if raw else None
