@@ -23,7 +23,7 @@ from tests.conftest import reference_deals
 WIRE_FIELDS = (
     "type", "seq", "from", "to", "count", "action", "name", "code", "settings", "token",
     "since", "player", "capacity", "private", "time_limit", "rank_by", "deal", "id",
-    "spectator_delay",
+    "spectator_delay", "rated",
 )  # fmt: skip
 
 

@@ -4,7 +4,8 @@ engine's or the pure ``domain``'s):
 - ``domain/``: room options, phases and transitions, the ranking, the move-log entry, who
   may see what, when the solver may help; pure, no I/O, no clock;
 - ``wire/``: typed client messages, the one decode point and the one encoder;
-- ``store/``: Redis, by what it stores (rooms, move logs, matchmaking, sweeping);
+- ``store/``: Redis, by what it stores (rooms, move logs, matchmaking, sweeping,
+  accounts, ratings);
 - ``hub.py`` (one room's events on one node, through ``boards``, ``standings``,
   ``delay``), ``fanout.py`` and ``transport.py`` (sending), ``http.py`` (routes),
   ``metrics.py``;

@@ -1,5 +1,6 @@
-"""HTTP routes on the WebSocket port: ``/healthz``, ``/metrics`` and the browser client's
-static files (docs/protocol.md)."""
+"""HTTP routes on the WebSocket port: ``/healthz``, ``/readyz``, ``/metrics``, players'
+profiles (``/api/players/{KEY or NAME}``) and the browser client's static files
+(docs/protocol.md)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ import mimetypes
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from pathlib import Path
+from typing import Any
 
+import orjson
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from .metrics import CONTENT_TYPE
 
+PLAYERS = "/api/players/"
 PLACEHOLDER = b"""<!doctype html><meta charset="utf-8"><title>Klondike Race</title>
 <h1>Klondike Race</h1><p>The server is running. Connect a WebSocket client to this address;
 docs/protocol.md describes the messages.</p>
@@ -39,10 +43,12 @@ class Routes:
         client_dir: Path,
         metrics: Callable[[], bytes],
         ready: Callable[[], Awaitable[bool]],
+        player: Callable[[str], Awaitable[tuple[int, dict[str, Any]]]] | None = None,
     ) -> None:
         self.client_dir = client_dir.resolve()
         self.metrics = metrics
         self.ready = ready
+        self.player = player
 
     async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.headers.get("Upgrade", "").lower() == "websocket":
@@ -60,6 +66,9 @@ class Routes:
                 if ok
                 else response(503, b"redis unreachable\n", "text/plain")
             )
+        elif path.startswith(PLAYERS) and self.player is not None:
+            status, body = await self.player(path[len(PLAYERS) :])
+            answer = response(status, orjson.dumps(body), "application/json")
         else:
             answer = self.route(path)
         if method == "HEAD":  # the same headers, no body

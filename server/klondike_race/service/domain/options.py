@@ -28,6 +28,7 @@ class RoomOptions:
     practice: bool = False  # one player, starts at once, hints and finish allowed
     winnable_only: bool = False  # deal a seed the solver proves winnable
     spectator_delay: int = 0  # seconds (0-300): spectators see the race this far behind
+    rated: bool = False  # a private race moves ratings (public races always do)
 
     def __post_init__(self) -> None:
         if self.practice:  # a practice room is one private seat
@@ -46,6 +47,7 @@ class RoomOptions:
             "practice": self.practice,
             "winnable_only": self.winnable_only,
             "spectator_delay": self.spectator_delay,
+            "rated": self.rated or not self.private,
         }
 
     @classmethod
@@ -61,4 +63,5 @@ class RoomOptions:
             practice=d.get("practice", False),
             winnable_only=d.get("winnable_only", False),
             spectator_delay=d.get("spectator_delay", 0),
+            rated=d.get("rated", False) and d["private"],
         )

@@ -3,6 +3,7 @@ quick match; and entering a room as a player (a welcome, or only the missed even
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import secrets
 from typing import Any
@@ -12,7 +13,7 @@ import structlog
 from ...engine import Deal, EngineError, Game
 from ..clock import now_ms
 from ..config import Config
-from ..domain import movelog
+from ..domain import movelog, rating
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.room import (
@@ -30,6 +31,7 @@ from ..domain.room import (
 from ..domain.visibility import sees_boards
 from ..hub import RoomHub
 from ..store import Store
+from ..store.matchmaking import Pair
 from ..wire import Create, Join, Watch, encode, encode_text
 from ..wire.encode import stored_event
 from .conn import Conn
@@ -39,6 +41,7 @@ from .rooms import RoomOps, new_token, token_hash
 from .solving import Solving
 
 log = structlog.get_logger("klondike_race.lobby")
+QUICK_VARIANT = "draw1"  # quick-match races use the default settings: Draw 1
 
 
 def seat_owner(conn: Conn) -> tuple[str, bool]:
@@ -255,32 +258,64 @@ class Lobby:
 
     # ---- quick match ------------------------------------------------------------------
     async def quick(self, conn: Conn, name: str) -> None:
+        """Queue for a quick match (Draw 1) by rating (store/matchmaking.py): a race at
+        once when a waiting player's window admits this one, else ``queued``."""
         await self.hubs.detach(conn)
+        await self.cancel_quick(conn)
         who, guest = seat_owner(conn)
         me: dict[str, Any] = {"name": seat_name(conn, name), "who": who, "guest": guest}
-        got = await self.store.matchmaking.pop()
-        if got is None or got[0] == conn.ticket or (who and got[1]["who"] == who):
-            # nobody waiting, or only this player (from here or another device of theirs)
-            conn.ticket = secrets.token_hex(12)
-            self.tickets[conn.ticket] = conn
-            await self.store.matchmaking.push(conn.ticket, me)
+        ticket = secrets.token_hex(12)
+        conn.ticket = ticket
+        self.tickets[ticket] = conn
+        score = await self.quick_rating(who)
+        pairs = await self.store.matchmaking.match(now_ms(), ticket, score, me)
+        for pair in pairs:
+            await self.pair(pair, conn)
+        if conn.ticket == ticket:
             conn.send(encode_text("queued"))
-            return
-        other_ticket, other = got
+
+    async def quick_rating(self, who: str) -> int:
+        """A player's display rating of the quick-match variant (1500 when unknown)."""
+        stats = await self.store.ratings.variant_stats(who, QUICK_VARIANT) if who else None
+        return rating.display(stats["mu"]) if stats else rating.BASE
+
+    async def matcher(self, interval: float = 0.5) -> None:
+        """While this node has players waiting, pair the queue every ``interval``: the
+        windows widen with time, so two waiting players may become a match."""
+        while True:
+            await asyncio.sleep(interval)
+            if not self.tickets:
+                continue
+            try:
+                for pair in await self.store.matchmaking.match(now_ms()):
+                    await self.pair(pair)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("quick matching failed")
+
+    async def pair(self, pair: Pair, conn: Conn | None = None) -> None:
+        """A race for a matched pair: ``conn`` (when it holds one of the tickets) enters
+        at once; the other ticket's node (any) is told."""
+        (ticket1, p1), (ticket2, p2) = pair
         (secret1, hash1), (secret2, hash2) = new_token(), new_token()
 
         def seat(room: Room, now: int) -> tuple[Room, list[str]]:
-            room, first = add_player(room, other["name"], hash1, now, other["who"], other["guest"])
-            room, second = add_player(room, me["name"], hash2, now, who, guest)
+            room, first = add_player(room, p1["name"], hash1, now, p1["who"], p1["guest"])
+            room, second = add_player(room, p2["name"], hash2, now, p2["who"], p2["guest"])
             return room, [first, second]
 
-        options = RoomOptions(quick=True)
-        room, (first, second) = await self.rooms.create(
-            options, {"seed": secrets.token_hex(8)}, seat
+        room, pids = await self.rooms.create(
+            RoomOptions(quick=True), {"seed": secrets.token_hex(8)}, seat
         )
-        token = f"{room.code}.{first}.{secret1}"
-        await self.store.matchmaking.notify(other_ticket, {"token": token})
-        await self.enter(conn, room, second, f"{room.code}.{second}.{secret2}")
+        for ticket, pid, secret in ((ticket1, pids[0], secret1), (ticket2, pids[1], secret2)):
+            token = f"{room.code}.{pid}.{secret}"
+            if conn is not None and ticket == conn.ticket:
+                self.tickets.pop(ticket, None)
+                conn.ticket = None
+                await self.enter(conn, room, pid, token)
+            else:
+                await self.store.matchmaking.notify(ticket, {"token": token})
 
     def matched(self, ticket: str, payload: dict[str, Any]) -> None:
         """News from any node: the connection waiting with ``ticket`` has a race."""
@@ -303,3 +338,4 @@ class Lobby:
         if conn.ticket is not None:
             self.tickets.pop(conn.ticket, None)
             await self.store.matchmaking.cancel(conn.ticket)
+            conn.ticket = None

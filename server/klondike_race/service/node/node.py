@@ -25,6 +25,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from websockets.asyncio.server import Server, serve
 
 from ..config import Config
+from ..domain import rating
 from ..domain.room import Room
 from ..fanout import Fanout
 from ..http import Routes
@@ -35,6 +36,7 @@ from .connection import Connections
 from .lobby import Lobby
 from .players import Players
 from .race import Race
+from .ratings import RatingOps
 from .registry import Hubs
 from .rooms import RoomOps
 from .solving import Solving
@@ -59,18 +61,21 @@ class Node:
         self.fanout = Fanout(config.spectator_batch_ms / 1000)
         self.hubs = Hubs(self, self.store)
         self.solving = Solving(config, self.store, self.hubs)
-        self.rooms = RoomOps(config, self.store, self.hubs, self._analyse)
+        self.ratings = RatingOps(self.store)
+        self.rooms = RoomOps(config, self.store, self.hubs, self._finished)
         self.race = Race(self.store, self.rooms, self.metrics)
         self.lobby = Lobby(config, self.store, self.hubs, self.rooms, self.solving, self.spawn)
         self.assist = Assist(self.solving, self.rooms, self.lobby, self.race)
-        self.sweeper = Sweeper(config, self.store, self.hubs, self.rooms, self._analyse)
+        self.sweeper = Sweeper(
+            config, self.store, self.hubs, self.rooms, self._analyse, self.ratings.apply
+        )
         self.players = Players(self.store)
         self.connections = Connections(
             config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist,
             self.players,
         )  # fmt: skip
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
-        self.routes = Routes(client_dir, self.metrics.render, self.ready)
+        self.routes = Routes(client_dir, self.metrics.render, self.ready, self.ratings.profile)
         self.server: Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener: asyncio.Task[None] | None = None
@@ -96,6 +101,13 @@ class Node:
     def _analyse(self, room: Room) -> None:
         self.spawn(self.solving.analyse(room))
 
+    def _finished(self, room: Room) -> None:
+        """A race this node finished: its analysis, and (when it counts) its ratings, at
+        once (the sweeper applies them should this node die first)."""
+        self._analyse(room)
+        if rating.counts(room):
+            self.spawn(self.ratings.apply(room.code))
+
     async def ready(self) -> bool:
         """Whether this node can serve: its Redis answers within a second."""
         try:
@@ -112,6 +124,7 @@ class Node:
         await self.store.sweeping.heartbeat()
         self.spawn(self._heartbeat())
         self.spawn(self.sweeper.run())
+        self.spawn(self.lobby.matcher())
         self.store.start()
         self._pubsub = self.sub_redis.pubsub(ignore_subscribe_messages=True)
         await self._pubsub.subscribe(CHANNEL)

@@ -106,6 +106,8 @@ class Players:
         )
         if account is None:
             raise ServiceError("name_taken", f"the name {name!r} is taken")
+        if guest:  # the guest's statistics, ratings and history are the account's now
+            await self.store.ratings.claim_guest(guest, ACCOUNT + account)
         await self._signed_in(conn, account, name)
 
     async def sign_in(self, conn: Conn, m: SignIn) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from ...engine import Game, board_view, progress
 from ..clock import now_ms
 from ..config import Config
-from ..domain import movelog, ranking
+from ..domain import movelog, ranking, rating
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, add_player, finish, start
@@ -21,6 +21,7 @@ from ..wire import dumps
 from .registry import Hubs
 
 Change = Callable[[Room], Room]
+RATING_GRACE_MS = 30_000  # a finished race's ratings are the sweeper's after this long
 
 
 def token_hash(secret: str) -> str:
@@ -38,7 +39,8 @@ def new_code() -> str:
 
 
 class RoomOps:
-    """``finished`` is called with each race this node finished (for its analysis)."""
+    """``finished`` is called with each race this node finished (for its analysis and
+    its ratings)."""
 
     def __init__(
         self, config: Config, store: Store, hubs: Hubs, finished: Callable[[Room], None]
@@ -81,11 +83,13 @@ class RoomOps:
         if results:
             body["results"], ranks = await self.results(room)
         raced = bool(room.seats) and not room.parent and room.end_reason != "abandoned"
-        owed: tuple[list[str], int] = ([], 0)
+        owed: list[tuple[str, int]] = []
         if results and room.status == FINISHED and raced:
             # due (to the sweeper, on any node) should this node die before making it
             grace = self.config.solver_analysis_s * (len(room.seats) + 1) + 30
-            owed = (["rooms:analysis"], now + int(grace * 1000))
+            owed.append(("rooms:analysis", now + int(grace * 1000)))
+            if rating.counts(room):  # statistics, history and maybe ratings
+                owed.append(("rooms:rating", now + RATING_GRACE_MS))
         v = await self.store.rooms.cas(
             code, rev, room.to_json(), room.status, dumps(body), ranks, owed
         )
@@ -100,7 +104,7 @@ class RoomOps:
             await self.store.rooms.expire(code, players, self.config.keep_finished_s)
             await self.store.sweeping.untrack(code)
         self.hubs.feed(code, v, body)
-        if owed[0]:
+        if owed:
             self.finished(room)  # once: only this compare-and-set finished the race
         return v
 

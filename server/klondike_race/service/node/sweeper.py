@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import structlog
 
@@ -13,23 +13,25 @@ from ..domain.errors import ServiceError
 from ..domain.room import FINISHED, WAITING, Room, finish
 from ..store import Store
 from .registry import Hubs
-from .rooms import RoomOps
+from .rooms import RATING_GRACE_MS, RoomOps
 
 log = structlog.get_logger("klondike_race.sweeper")
 
 
 class Sweeper:
-    """``analyse`` is called with each finished race whose analysis is overdue."""
+    """``analyse`` is called with each finished race whose analysis is overdue, ``rate``
+    with the code of each whose ratings are."""
 
     def __init__(
         self, config: Config, store: Store, hubs: Hubs, rooms: RoomOps,
-        analyse: Callable[[Room], None],
+        analyse: Callable[[Room], None], rate: Callable[[str], Awaitable[bool]],
     ) -> None:  # fmt: skip
         self.config = config
         self.store = store
         self.hubs = hubs
         self.rooms = rooms
         self.analyse = analyse
+        self.rate = rate
 
     async def run(self) -> None:
         """Every ``sweep_interval_s``: mark the rooms where this node has players as
@@ -53,7 +55,8 @@ class Sweeper:
         passed while nobody was there. Closing is the room's ordinary compare-and-set
         transition, so several nodes sweeping at once finish a room once. Finished rooms
         leave the public list and their keys expire after ``keep_finished_s``. A finished
-        race whose analysis is overdue (the node making it died) is analysed here."""
+        race whose analysis is overdue (the node making it died) is analysed here, and
+        one whose ratings are overdue is applied here (once: store/ratings.py)."""
         now = now_ms()
         cfg = self.config
         before = now - 1000 * min(cfg.abandoned_s, cfg.waiting_abandoned_s)
@@ -66,6 +69,9 @@ class Sweeper:
             if loaded is not None and await self.store.rooms.load_analysis(code) is None:
                 log.info("race analysed again: its analysis was never stored", room=code)
                 self.analyse(Room.from_json(loaded[0]))
+        for code in await self.store.ratings.claim_due(now, RATING_GRACE_MS):
+            if await self.rate(code):
+                log.info("race rated by the sweeper: its node never applied it", room=code)
         return closed
 
     async def _sweep_room(self, code: str, now: int) -> bool:

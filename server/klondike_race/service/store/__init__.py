@@ -1,13 +1,16 @@
 """Redis, split by what it stores: rooms (store/rooms.py), move logs and their group
-commit (store/moves.py), matchmaking (store/matchmaking.py) and sweeping
-(store/sweeping.py); key names in store/keys.py, the Lua scripts in store/scripts.py.
+commit (store/moves.py), matchmaking (store/matchmaking.py), sweeping
+(store/sweeping.py), accounts (store/accounts.py) and ratings (store/ratings.py); key
+names in store/keys.py, the Lua scripts in store/scripts.py.
 
 Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 
 ==========================  ======  ===================================================
 ``room:{CODE}``             hash    ``state`` (the Room as JSON, secrets included),
                                     ``rev`` (compare-and-set revision), ``status``,
-                                    ``analysis`` (JSON, once a finished race is analysed)
+                                    ``analysis`` (JSON, once a finished race is analysed),
+                                    ``rated`` (players stored, once the race's statistics
+                                    and ratings are applied: the exactly-once marker)
 ``room:{CODE}:moves:{pid}`` list    the player's accepted moves ``TEXT@AT_MS`` in order
                                     (``resign@AT_MS`` for a resignation); the source of
                                     truth: index + 1 is the client's sequence number
@@ -25,8 +28,14 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 ``rooms:analysis``          zset    code -> when (epoch ms) a finished race still without
                                     its analysis is due to be analysed again by the
                                     sweeper (its node died before storing it)
+``rooms:rating``            zset    code -> when (epoch ms) a finished race's statistics
+                                    and ratings are due to the sweeper (its node died
+                                    before applying them); applying takes it off
 ``kr:sweep``                string  the node sweeping now (a lock with a short TTL)
-``mm:queue``, ``mm:t:{T}``  list    quick-match tickets waiting, and their names
+``mm:rating``               zset    quick-match ticket -> its player's Draw 1 rating
+``mm:since``                zset    quick-match ticket -> when it came (epoch ms)
+``mm:t:{T}``                string  a waiting ticket's player JSON (name, who, guest;
+                                    1 h TTL: a ticket without it is dropped)
 ``node:{NODE}``             string  a live node (30 s TTL, renewed every 10 s)
 ``acct:name:{CANONICAL}``   string  the account id holding a name (domain/players.py)
 ``acct:{ID}``               hash    ``name``, ``hash`` (argon2), ``guest`` (the guest key
@@ -34,6 +43,12 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 ``acct:{ID}:sess``          set     SHA-256 of each live session token of the account
 ``sess:{SHA256}``           string  account id of a session token (30 days TTL)
 ``player:{WHO}:rooms``      zset    code -> when seated, the rooms a player sits in
+``player:{WHO}:stats``      hash    variant (``draw1``, ``draw3``) -> JSON: mu, sigma,
+                                    races, wins, solved, best time, fewest moves,
+                                    foundation total, streaks, the last 100 rating points
+``player:{WHO}:races``      list    the last 50 counted races, newest first (JSON); a
+                                    guest's two keys expire 180 days after their last
+                                    race, an account's never
 ``rl:{KIND}:{SUBJECT}``     string  attempts counted in a rate-limit window (its TTL)
 ==========================  ======  ===================================================
 
@@ -54,6 +69,7 @@ from .accounts import Accounts
 from .keys import CHANNEL, EVENTS_KEPT, moves_key, room_key
 from .matchmaking import Matchmaking
 from .moves import MoveLog
+from .ratings import Ratings
 from .rooms import Rooms
 from .sweeping import Sweeping
 
@@ -73,6 +89,7 @@ class Store:
         self.log = MoveLog(redis, node, timing)
         self.matchmaking = Matchmaking(redis, node, timing)
         self.sweeping = Sweeping(redis, node, timing)
+        self.ratings = Ratings(redis, node, timing)
 
     @property
     def replicas(self) -> tuple[int, int]:
@@ -83,7 +100,14 @@ class Store:
 
     @replicas.setter
     def replicas(self, value: tuple[int, int]) -> None:
-        for part in (self.rooms, self.log, self.matchmaking, self.sweeping, self.accounts):
+        for part in (
+            self.rooms,
+            self.log,
+            self.matchmaking,
+            self.sweeping,
+            self.accounts,
+            self.ratings,
+        ):
             part.replicas = value
 
     def start(self) -> None:

@@ -1,4 +1,6 @@
-"""Quick match: a queue of tickets waiting for an opponent, and the news of a match."""
+"""Quick match by rating: tickets waiting for an opponent (a sorted set by display
+rating and one by arrival time), paired atomically in Lua with a window that widens with
+the time waited, and the news of a match."""
 
 from __future__ import annotations
 
@@ -8,33 +10,52 @@ import orjson
 
 from .base import Part
 from .keys import CHANNEL
-from .scripts import QUICK_POP
+from .scripts import QUICK_MATCH
+
+WINDOW = 100  # rating points either side at first ...
+PER_S = 50  # ... widened by this many per second waited ...
+ANYONE_MS = 10_000  # ... and anyone at all after this long
+
+Pair = tuple[tuple[str, dict[str, Any]], tuple[str, dict[str, Any]]]
 
 
 class Matchmaking(Part):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self._pop = self._script(QUICK_POP)
+        source = (
+            QUICK_MATCH.replace("ANYONE_MS", str(ANYONE_MS))
+            .replace("PER_S", str(PER_S))
+            .replace("WINDOW", str(WINDOW))
+        )
+        self._match = self._script(source)
 
-    async def pop(self) -> tuple[str, dict[str, Any]] | None:
-        """The first ticket still waiting and its player (name, who, guest), taken off
-        the queue."""
-        got = await self._timed(self._pop(args=[]))
-        if not got:
-            return None
-        return got[0].decode(), orjson.loads(got[1])
-
-    async def push(self, ticket: str, player: dict[str, Any]) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(f"mm:t:{ticket}", orjson.dumps(player), ex=3600)
-            pipe.rpush("mm:queue", ticket)
-            await self._timed(pipe.execute())
+    async def match(
+        self, now: int, ticket: str | None = None, rating: int = 1500,
+        player: dict[str, Any] | None = None,
+    ) -> list[Pair]:  # fmt: skip
+        """Add ``ticket`` (its player's display ``rating``; ``player``: name, who, guest)
+        when given, then pair whoever can be paired at ``now`` (epoch ms): each pair's
+        tickets (the one waiting longer first) and players, taken off the queue."""
+        args: list[Any] = [now]
+        if ticket is not None:
+            args += [ticket, rating, orjson.dumps(player or {}).decode()]
+        got: Any = await self._timed(self._match(args=args))
+        out: list[Pair] = []
+        for i in range(0, len(got), 4):
+            first = (got[i].decode(), orjson.loads(got[i + 1]))
+            second = (got[i + 2].decode(), orjson.loads(got[i + 3]))
+            out.append((first, second))
+        return out
 
     async def cancel(self, ticket: str) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(f"mm:t:{ticket}")
-            pipe.lrem("mm:queue", 0, ticket)
+            pipe.zrem("mm:since", ticket)
+            pipe.zrem("mm:rating", ticket)
             await self._timed(pipe.execute())
+
+    async def waiting(self) -> int:
+        return int(await self._timed(self.redis.zcard("mm:since")))
 
     async def notify(self, ticket: str, payload: dict[str, Any]) -> None:
         """Tell the node holding ``ticket`` (whichever it is) that it was matched."""

@@ -35,12 +35,12 @@ class Rooms(Part):
         status: str,
         body: bytes | None,
         ranks: list[tuple[str, dict[str, Any], int]] | None = None,
-        owed: tuple[list[str], int] = ([], 0),
+        owed: list[tuple[str, int]] | None = None,
     ) -> int:
         """Store ``state`` if the revision is still ``rev`` and emit ``body``: the event
         version, 0 when there was no event, -1 when another writer came first. With
         ``replicas`` set, it returns once they hold it (or raises NotReplicated).
-        ``owed``: (follow-up lists, due epoch ms) the room joins in the same step."""
+        ``owed``: (follow-up list, due epoch ms) pairs the room joins in the same step."""
         args = [
             code,
             str(rev),
@@ -48,8 +48,8 @@ class Rooms(Part):
             status,
             body.decode() if body else "",
             self.node,
-            " ".join(owed[0]),
-            str(owed[1]),
+            " ".join(f"{name}={due}" for name, due in owed or ()),
+            "",
         ]
         for pid, prog, key in ranks or ():
             args += [pid, orjson.dumps(prog).decode(), str(key)]

@@ -72,9 +72,9 @@ return table.concat(out, ',')
 )
 
 # ARGV: room, expected rev, state JSON, status, event body or '', origin, follow-up lists
-# (space-separated zset names, or ''), when they are due (epoch ms), [ranks...].
-# The room goes on each follow-up list (e.g. rooms:analysis) in the same step, so work
-# owed to a finished race is found by the sweeper even if this node dies right after.
+# (space-separated ``zset=due`` pairs, due in epoch ms, or ''), unused, [ranks...].
+# The room goes on each follow-up list (rooms:analysis, rooms:rating) in the same step, so
+# work owed to a finished race is found by the sweeper even if this node dies right after.
 # Returns the event version, 0 when there was no event, -1 when rev did not match.
 ROOM_CAS = (
     _EMIT
@@ -84,8 +84,8 @@ local base = 'room:{' .. rid .. '}'
 local cur = tonumber(redis.call('HGET', base, 'rev') or '0')
 if cur ~= tonumber(ARGV[2]) then return -1 end
 redis.call('HSET', base, 'state', ARGV[3], 'rev', cur + 1, 'status', ARGV[4])
-for list in string.gmatch(ARGV[7], '%S+') do
-  redis.call('ZADD', list, ARGV[8], rid)
+for list, due in string.gmatch(ARGV[7], '(%S+)=(%d+)') do
+  redis.call('ZADD', list, due, rid)
 end
 for i = 9, #ARGV, 3 do
   redis.call('HSET', base .. ':prog', ARGV[i], ARGV[i + 1])
@@ -130,17 +130,88 @@ return emit(rid, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
 """
 )
 
-# Pops the first quick-match ticket still waiting: {ticket, name} or nil.
-QUICK_POP = """
-while true do
-  local t = redis.call('LPOP', 'mm:queue')
-  if not t then return false end
-  local name = redis.call('GET', 'mm:t:' .. t)
-  if name then
-    redis.call('DEL', 'mm:t:' .. t)
-    return {t, name}
+# ARGV: now (epoch ms), then optionally a new ticket: ticket, display rating, player
+# JSON (name, who, guest). Quick match by rating: the new ticket joins the waiting ones
+# (``mm:rating`` ticket -> rating, ``mm:since`` ticket -> when it came, ``mm:t:{T}`` the
+# player, 1 h TTL); then, oldest first, each waiting ticket is paired with the
+# closest-rated other one (the older of equals) that is not the same player (``who``)
+# and within its window: WINDOW points at first, + PER_S per second waited, anyone after
+# ANYONE_MS. The older ticket of a pair has waited longest, so its window is the wider
+# of the two. Tickets whose player key expired are dropped. Returns the pairs, each as
+# older ticket, its player JSON, other ticket, its player JSON.
+QUICK_MATCH = """
+local now = tonumber(ARGV[1])
+if ARGV[2] then
+  redis.call('SET', 'mm:t:' .. ARGV[2], ARGV[4], 'EX', 3600)
+  redis.call('ZADD', 'mm:rating', ARGV[3], ARGV[2])
+  redis.call('ZADD', 'mm:since', now, ARGV[2])
+end
+local waiting = {}
+local listed = redis.call('ZRANGE', 'mm:since', 0, 199, 'WITHSCORES')
+for i = 1, #listed, 2 do
+  local t = listed[i]
+  local player = redis.call('GET', 'mm:t:' .. t)
+  if player then
+    waiting[#waiting + 1] = {t = t, since = tonumber(listed[i + 1]), player = player,
+      who = cjson.decode(player)['who'] or '',
+      rating = tonumber(redis.call('ZSCORE', 'mm:rating', t) or '1500')}
+  else
+    redis.call('ZREM', 'mm:since', t)
+    redis.call('ZREM', 'mm:rating', t)
   end
 end
+local taken, out = {}, {}
+for i, a in ipairs(waiting) do
+  if not taken[i] then
+    local waited = now - a.since
+    local window = WINDOW + PER_S * waited / 1000
+    if waited >= ANYONE_MS then window = math.huge end
+    local best, gap = nil, nil
+    for j, b in ipairs(waiting) do
+      if j ~= i and not taken[j] and (a.who == '' or a.who ~= b.who) then
+        local d = math.abs(a.rating - b.rating)
+        if d <= window and (gap == nil or d < gap) then best, gap = j, d end
+      end
+    end
+    if best then
+      taken[i], taken[best] = true, true
+      local b = waiting[best]
+      for _, t in ipairs({a.t, b.t}) do
+        redis.call('ZREM', 'mm:since', t)
+        redis.call('ZREM', 'mm:rating', t)
+        redis.call('DEL', 'mm:t:' .. t)
+      end
+      for _, v in ipairs({a.t, a.player, b.t, b.player}) do out[#out + 1] = v end
+    end
+  end
+end
+return out
+"""
+
+# ARGV: guest key, account key. A guest's statistics and race history become the new
+# account's (a key the account already has is left alone); they no longer expire.
+CLAIM = """
+local moved = 0
+for _, part in ipairs({':stats', ':races'}) do
+  local from, to = 'player:' .. ARGV[1] .. part, 'player:' .. ARGV[2] .. part
+  if redis.call('EXISTS', from) == 1 and redis.call('EXISTS', to) == 0 then
+    redis.call('RENAME', from, to)
+    redis.call('PERSIST', to)
+    moved = moved + 1
+  end
+end
+return moved
+"""
+
+# ARGV: list, now (epoch ms), grace (ms), limit. Entries of a follow-up list due by now,
+# each made due again a grace later (the work itself takes it off when done, so a node
+# dying with a claim leaves it to a later sweep).
+CLAIM_DUE = """
+local codes = redis.call('ZRANGEBYSCORE', ARGV[1], '-inf', ARGV[2], 'LIMIT', 0, ARGV[4])
+for _, code in ipairs(codes) do
+  redis.call('ZADD', ARGV[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), code)
+end
+return codes
 """
 
 # ARGV: canonical name, account id, name, password hash, guest key, created (epoch ms).

@@ -118,13 +118,20 @@ def _options(f: _Fields) -> O.RoomOptions:
         raise f.fail("bad_field", "create: 'rank_by' must be progress or score")
     if rank_by == "score" and settings.scoring == "none":
         raise f.fail("bad_field", "create: ranking by score needs standard or vegas scoring")
+    rated = f.get("rated", (bool,), default=False)
+    if rated and not private:
+        raise f.fail("bad_field", "create: 'rated' is for private rooms (public ones always are)")
+    practice = f.get("practice", (bool,), default=False)
+    if rated and practice:
+        raise f.fail("bad_field", "create: a practice game is never rated")
     return O.RoomOptions(
         settings=settings,
         capacity=capacity,
         private=private,
         time_limit=limit,
         rank_by=rank_by,
-        practice=f.get("practice", (bool,), default=False),
+        practice=practice,
+        rated=rated,
         winnable_only=f.get("winnable_only", (bool,), default=False),
         spectator_delay=f.int_in("spectator_delay", 0, O.MAX_SPECTATOR_DELAY, default=0),
     )

@@ -1,0 +1,115 @@
+"""Quick match by rating on an injected clock (store/matchmaking.py): close ratings pair
+at once, far ones only once the window has widened enough, anyone after 10 s, never a
+player with their own other device. Real Redis."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator
+
+import orjson
+import pytest
+import redis.asyncio as aioredis
+
+from klondike_race.service.domain import rating
+from klondike_race.service.store.matchmaking import ANYONE_MS, PER_S, WINDOW, Matchmaking
+
+from .conftest import Client
+
+T0 = 1_800_000_000_000
+
+
+@pytest.fixture
+async def mm(redis_url: str) -> AsyncIterator[Matchmaking]:
+    client = aioredis.from_url(redis_url)
+    yield Matchmaking(client, "test", lambda _s: None)
+    await client.aclose()
+
+
+def player(who: str = "") -> dict:
+    return {"name": who or "anon", "who": who, "guest": True}
+
+
+def tickets(pairs: list) -> list[tuple[str, str]]:
+    return [(a[0], b[0]) for a, b in pairs]
+
+
+async def test_close_ratings_pair_at_once_with_the_closest(mm) -> None:
+    # a alone
+    assert await mm.match(T0, "a", 1500, player("g-a")) == []
+    # c arrives close to a: paired at once, the older first
+    got = await mm.match(T0 + 100, "c", 1560, player("g-c"))
+    assert tickets(got) == [("a", "c")]
+    assert got[0][0][1] == player("g-a") and got[0][1][1] == player("g-c")
+    assert await mm.waiting() == 0
+    # the closest of several: d waits, e comes far from it, g close to it
+    assert await mm.match(T0, "d", 1500, player("g-d")) == []
+    assert await mm.match(T0, "e", 1900, player("g-e")) == []
+    got = await mm.match(T0, "g", 1450, player("g-g"))
+    assert tickets(got) == [("d", "g")]
+    assert tickets(await mm.match(T0, "h", 1850, player("g-h"))) == [("e", "h")]
+
+
+async def test_far_ratings_pair_once_the_window_has_widened(mm) -> None:
+    far = 300  # needs (300 - 100) / 50 = 4 s of waiting
+    assert await mm.match(T0, "a", 1500, player("g-a")) == []
+    assert await mm.match(T0, "b", 1500 + far, player("g-b")) == []
+    wait_ms = (far - WINDOW) * 1000 // PER_S
+    assert await mm.match(T0 + wait_ms - 50) == []
+    assert await mm.waiting() == 2
+    got = await mm.match(T0 + wait_ms)
+    assert tickets(got) == [("a", "b")]
+
+
+async def test_anyone_after_ten_seconds_but_never_oneself(mm) -> None:
+    assert await mm.match(T0, "a", 1000, player("g-a")) == []
+    assert await mm.match(T0 + 1, "b", 2900, player("g-b")) == []
+    # the window at 9.9 s is 100 + 9.9 * 50 = 595 points: not 1900
+    assert await mm.match(T0 + ANYONE_MS - 100) == []
+    assert tickets(await mm.match(T0 + ANYONE_MS)) == [("a", "b")]
+    # the same player on two devices never meets themselves, even after 10 s
+    assert await mm.match(T0, "x1", 1500, player("a-x")) == []
+    assert await mm.match(T0, "x2", 1500, player("a-x")) == []
+    assert await mm.match(T0 + 60_000) == []
+    got = await mm.match(T0 + 60_000, "y", 1500, player("g-y"))
+    assert tickets(got) == [("x1", "y")]
+    # x2 still waits, for anyone else (an anonymous player, who "")
+    assert tickets(await mm.match(T0 + 60_000, "n0", 1500, player())) == [("x2", "n0")]
+    # anonymous players may meet each other
+    assert await mm.match(T0, "n1", 1500, player()) == []
+    assert tickets(await mm.match(T0, "n2", 1500, player())) == [("n1", "n2")]
+
+
+async def test_cancelled_and_expired_tickets_never_pair(mm, redis_url) -> None:
+    assert await mm.match(T0, "a", 1500, player("g-a")) == []
+    await mm.cancel("a")
+    assert await mm.match(T0, "b", 1500, player("g-b")) == []
+    await mm.redis.delete("mm:t:b")  # its 1 h TTL ran out
+    assert await mm.match(T0, "c", 1500, player("g-c")) == []
+    assert await mm.waiting() == 1
+
+
+async def test_waiting_players_are_paired_once_their_windows_meet(node, redis_url) -> None:
+    """Over WebSockets: a 1700 and a 1500 player both wait, then the node's matcher pairs
+    them once the window reaches 200 points (2 s)."""
+    client = aioredis.from_url(redis_url)
+    a, b = await Client.open(node.port), await Client.open(node.port)
+    who = []
+    for c in (a, b):
+        got = await c.request("hello", "identity", device=secrets.token_urlsafe(24))
+        who.append(got["player"]["id"])
+    stats = {**rating.empty_stats(), "mu": rating.MU + 200 / rating.SCALE}
+    await client.hset(f"player:{who[0]}:stats", "draw1", orjson.dumps(stats))
+    t0 = time.monotonic()
+    assert (await a.request("quick", "queued", name="ann"))["type"] == "queued"
+    assert (await b.request("quick", "queued", name="bob"))["type"] == "queued"
+    for c in (a, b):
+        welcome = await c.expect("welcome", timeout=5)
+        assert welcome["room"]["quick"] and welcome["room"]["rated"]
+        assert (await c.expect("matched"))["token"] == c.token
+    assert 1.9 < time.monotonic() - t0 < 4
+    assert [p["who"] for p in welcome["room"]["players"]] == who
+    for c in (a, b):
+        await c.close()
+    await client.aclose()

@@ -1,0 +1,330 @@
+"""Ratings, statistics and race histories: which races count, which are rated, applied
+exactly once even when the finishing node never applies them, claimed by an account, and
+read over HTTP. Real Redis, real WebSockets."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import orjson
+import pytest
+import redis
+
+from klondike_race.service.domain import rating
+from klondike_race.service.store import room_key
+
+from .conftest import Client, winnable
+
+PASSWORD = "correct horse battery"
+PROFILE_KEYS = {"id", "name", "guest", "variants", "history"}
+VARIANT_KEYS = {
+    "rating", "provisional", "races", "wins", "win_rate", "solved", "best_time_ms",
+    "fewest_moves", "average_foundation", "streak", "best_streak", "rating_history",
+}  # fmt: skip
+ENTRY_KEYS = {
+    "code", "at", "variant", "rank", "players", "result", "rated", "rating_before",
+    "rating_after", "replay",
+}  # fmt: skip
+
+
+# ---- the pure rules -------------------------------------------------------------------
+def test_ratings_move_with_the_finishing_order() -> None:
+    start = [(rating.MU, rating.SIGMA)] * 3
+    first, second, third = rating.rate(start, [1, 2, 3])
+    assert first[0] > second[0] > third[0]
+    assert first[0] > rating.MU > third[0]
+    assert all(sigma < rating.SIGMA for _, sigma in (first, second, third))
+    tied = rating.rate(start[:2], [1, 1])
+    assert tied[0] == tied[1] and abs(tied[0][0] - rating.MU) < 1e-9
+    a, b, c = rating.rate(start, [1, 1, 3])
+    assert a == b and a[0] > rating.MU > c[0]
+    assert rating.display(rating.MU) == 1500
+    assert rating.display(rating.MU + 1) == 1540
+    assert rating.provisional(True, 1.0) and rating.provisional(False, rating.SIGMA)
+    assert not rating.provisional(False, rating.PROVISIONAL_SIGMA)
+
+
+def test_race_results_are_named_in_order() -> None:
+    assert rating.result(1, {"foundation": 3, "status": "resigned"}) == "won"
+    assert rating.result(2, {"foundation": 52, "status": "won"}) == "solved"
+    assert rating.result(2, {"foundation": 9, "status": "resigned"}) == "resigned"
+    assert rating.result(3, {"foundation": 9, "status": "out_of_time"}) == "timed_out"
+    assert rating.result(2, {"foundation": 9, "status": "stuck"}) == "lost"
+
+
+# ---- helpers --------------------------------------------------------------------------
+async def guest(port: int) -> tuple[Client, str]:
+    c = await Client.open(port)
+    got = await c.request("hello", "identity", device=secrets.token_urlsafe(24))
+    return c, got["player"]["id"]
+
+
+async def account(port: int, name: str) -> tuple[Client, str]:
+    c = await Client.open(port)
+    got = await c.request("register", "identity", name=name, password=PASSWORD)
+    assert got["type"] == "identity", got
+    return c, got["player"]["id"]
+
+
+async def race(clients: list[Client], plan: list[Any], ref: dict | None = None,
+               **create: Any) -> str:  # fmt: skip
+    """A race of ``clients`` (the first hosts) on a winnable deal; each plays by ``plan``:
+    ``"win"`` (the whole reference line), ``n`` (the line until n foundation cards, then
+    resign) or ``0`` (resign at once). Returns the room's code once it finished."""
+    ref = ref or winnable(draw=1)
+    host = clients[0]
+    fields = {"name": "host", "capacity": max(2, len(clients)), "deal": {"cards": ref["cards"]}}
+    welcome = await host.request("create", "welcome", **{**fields, **create})
+    assert welcome["type"] == "welcome", welcome
+    code = welcome["room"]["code"]
+    for i, c in enumerate(clients[1:]):
+        got = await c.request("join", "welcome", code=code, name=f"p{i + 2}")
+        assert got["type"] == "welcome", got
+    if len(clients) == 1 and not create.get("practice"):
+        await host.send("start")
+    elif len(clients) > 1:
+        for c in clients:
+            await c.send("ready")
+    for c in clients:
+        if not create.get("practice"):
+            await c.expect("start")
+    for c, what in zip(clients, plan, strict=True):
+        for step in ref["line"] if what else ():
+            got = await c.move(step)
+            assert got["type"] == "ack", got
+            if what != "win" and got["board"]["foundation"] >= what:
+                break
+        if what != "win":
+            got = await c.request("resign", "ack", seq=c.seq + 1)
+            assert got["type"] == "ack", got
+            c.seq += 1
+    room = await host.expect("room")
+    while room["room"]["phase"] != "finished":
+        room = await host.expect("room")
+    return code
+
+
+async def settled(redis_url: str, code: str, timeout: float = 5.0) -> None:
+    """Wait until the race's statistics are applied."""
+    rds = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout
+    while rds.hget(room_key(code), "rated") is None:
+        assert time.monotonic() < deadline, f"race {code} never applied"
+        await asyncio.sleep(0.02)
+
+
+async def profile(port: int, what: str) -> tuple[int, Any]:
+    def get() -> tuple[int, Any]:
+        url = f"http://127.0.0.1:{port}/api/players/{what}"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                assert r.headers["Content-Type"] == "application/json"
+                return r.status, orjson.loads(r.read())
+        except urllib.error.HTTPError as err:
+            return err.code, orjson.loads(err.read())
+
+    return await asyncio.to_thread(get)
+
+
+async def draw1(port: int, who: str) -> dict:
+    status, body = await profile(port, who)
+    assert status == 200, body
+    return body["variants"]["draw1"]
+
+
+# ---- races ----------------------------------------------------------------------------
+async def test_a_race_moves_ratings_in_finishing_order(node, redis_url) -> None:
+    (a, ka), (b, kb), (c, kc) = [await guest(node.port) for _ in range(3)]
+    code = await race([a, b, c], ["win", 2, 0])
+    await settled(redis_url, code)
+    ra, rb, rc = [await draw1(node.port, k) for k in (ka, kb, kc)]
+    assert ra["rating"] > rb["rating"] > rc["rating"]
+    assert ra["rating"] > 1500 > rc["rating"]
+    assert all(v["provisional"] for v in (ra, rb, rc))  # guests
+    assert ra["races"] == 1 and ra["wins"] == 1 and ra["win_rate"] == 1.0 and ra["solved"] == 1
+    assert ra["streak"] == ra["best_streak"] == 1 and ra["average_foundation"] == 52.0
+    assert ra["fewest_moves"] == winnable(draw=1)["steps"] and ra["best_time_ms"] > 0
+    assert rb["wins"] == 0 and rb["solved"] == 0 and rb["best_time_ms"] is None
+    assert rb["average_foundation"] >= 2 and rc["average_foundation"] == 0
+    assert ra["rating_history"] == [{"at": ra["rating_history"][0]["at"], "rating": ra["rating"]}]
+    _, body = await profile(node.port, kb)
+    assert set(body) == PROFILE_KEYS and set(body["variants"]) == {"draw1"}
+    assert set(body["variants"]["draw1"]) == VARIANT_KEYS
+    (entry,) = body["history"]
+    assert set(entry) == ENTRY_KEYS
+    assert entry == {
+        "code": code, "at": entry["at"], "variant": "draw1", "rank": 2, "players": 3,
+        "result": "resigned", "rated": True, "rating_before": 1500,
+        "rating_after": rb["rating"], "replay": f"/replay/{code}",
+    }  # fmt: skip
+    assert body["guest"] is True and body["name"] is None and body["id"] == kb
+    (won,) = (await profile(node.port, ka))[1]["history"]
+    assert won["result"] == "won" and won["rank"] == 1
+    for cl in (a, b, c):
+        await cl.close()
+
+
+async def test_a_tie_shares_a_rank_and_moves_nobody_apart(node, redis_url) -> None:
+    (a, ka), (b, kb) = await guest(node.port), await guest(node.port)
+    anon = await Client.open(node.port)  # races at the default rating, nothing stored
+    code = await race([a, b, anon], [0, 0, "win"])
+    await settled(redis_url, code)
+    ra, rb = await draw1(node.port, ka), await draw1(node.port, kb)
+    assert ra["rating"] == rb["rating"] < 1500
+    for k in (ka, kb):
+        (entry,) = (await profile(node.port, k))[1]["history"]
+        assert entry["rank"] == 2 and entry["result"] == "resigned" and entry["players"] == 3
+    rds = redis.Redis.from_url(redis_url)
+    assert not [k for k in rds.scan_iter("player:*:stats") if b"g-" not in k]  # only guests
+    for cl in (a, b, anon):
+        await cl.close()
+
+
+async def test_practice_abandoned_private_and_lone_races_move_no_rating(node, redis_url) -> None:
+    rds = redis.Redis.from_url(redis_url)
+    (a, ka), (b, kb) = await guest(node.port), await guest(node.port)
+    # practice and a lone racer: not counted at all
+    await race([a], ["win"], practice=True)
+    await race([a], [0])
+    # abandoned: not counted
+    host = await a.request("create", "welcome", name="a")
+    code = host["room"]["code"]
+    await b.request("join", "welcome", code=code, name="b")
+    for c in (a, b):
+        await c.send("ready")
+    await a.expect("start")
+    await node.finish_room(code, "abandoned")
+    await asyncio.sleep(0.3)
+    assert rds.zscore("rooms:rating", code) is None
+    assert (await profile(node.port, ka))[0] == 404
+    # private and not marked rated: counted, not rated
+    code = await race([a, b], ["win", 0], private=True)
+    await settled(redis_url, code)
+    ra = await draw1(node.port, ka)
+    assert ra["races"] == 1 and ra["wins"] == 1 and ra["rating"] == 1500
+    assert ra["rating_history"] == []
+    (entry,) = (await profile(node.port, ka))[1]["history"]
+    assert entry["rated"] is False and entry["rating_before"] == entry["rating_after"] == 1500
+    # private and marked rated: rated
+    code = await race([a, b], ["win", 0], private=True, rated=True)
+    await settled(redis_url, code)
+    ra, rb = await draw1(node.port, ka), await draw1(node.port, kb)
+    assert ra["races"] == 2 and ra["rating"] > 1500 > rb["rating"]
+    assert (await profile(node.port, ka))[1]["history"][0]["rated"] is True
+    for c in (a, b):
+        await c.close()
+
+
+async def test_the_rated_option_is_read_strictly(node) -> None:
+    c = await Client.open(node.port)
+    for fields, why in [
+        ({"rated": "yes", "private": True}, "'rated'"),
+        ({"rated": 1, "private": True}, "'rated'"),
+        ({"rated": True}, "private rooms"),
+        ({"rated": True, "practice": True, "private": True}, "never rated"),
+    ]:
+        got = await c.request("create", "welcome", name="a", **fields)
+        assert got["type"] == "error" and got["reason"] == "bad_field", got
+        assert why in got["message"], got
+    public = await c.request("create", "welcome", name="a")
+    assert public["room"]["rated"] is True
+    await c.request("leave", "left")
+    private = await c.request("create", "welcome", name="a", private=True)
+    assert private["room"]["rated"] is False
+    await c.request("leave", "left")
+    marked = await c.request("create", "welcome", name="a", private=True, rated=True)
+    assert marked["room"]["rated"] is True
+    await c.close()
+
+
+# ---- exactly once ---------------------------------------------------------------------
+async def test_ratings_apply_once_when_the_finishing_node_never_does(
+    node, redis_url, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rds = redis.Redis.from_url(redis_url)
+
+    async def killed(code: str) -> bool:  # the node died right after finishing
+        return False
+
+    monkeypatch.setattr(node.ratings, "apply", killed)
+    (a, ka), (b, _) = await guest(node.port), await guest(node.port)
+    code = await race([a, b], ["win", 0])
+    await asyncio.sleep(0.2)
+    due = rds.zscore("rooms:rating", code)
+    assert due is not None and due > time.time() * 1000 + 20_000  # a grace of 30 s
+    assert rds.hget(room_key(code), "rated") is None
+    await node.sweep()  # not due yet
+    assert rds.hget(room_key(code), "rated") is None
+    assert (await profile(node.port, ka))[0] == 404
+    rds.zadd("rooms:rating", {code: 0})  # the grace has passed
+    await node.sweep()
+    assert rds.hget(room_key(code), "rated") == b"2"
+    assert rds.zscore("rooms:rating", code) is None
+    once = await draw1(node.port, ka)
+    assert once["races"] == 1 and once["rating"] > 1500
+    # a later sweep (the entry back, as if claimed before the application) changes nothing
+    rds.zadd("rooms:rating", {code: 0})
+    await node.sweep()
+    assert await draw1(node.port, ka) == once
+    assert len((await profile(node.port, ka))[1]["history"]) == 1
+    # two callers at once: one applies
+    code = await race([a, b], ["win", 0])
+    await asyncio.sleep(0.2)
+    sweeper_rate = node.sweeper.rate
+    got = await asyncio.gather(*[sweeper_rate(code) for _ in range(4)])
+    assert sorted(got) == [False, False, False, True]
+    twice = await draw1(node.port, ka)
+    assert twice["races"] == 2 and twice["streak"] == 2 and len(twice["rating_history"]) == 2
+    for c in (a, b):
+        await c.close()
+
+
+# ---- claiming and the HTTP route ------------------------------------------------------
+async def test_an_account_claims_its_guest_statistics(node, redis_url) -> None:
+    (a, ka), (b, kb) = await guest(node.port), await guest(node.port)
+    code = await race([a, b], ["win", 0])
+    await settled(redis_url, code)
+    before = await draw1(node.port, ka)
+    made = await a.request("register", "identity", name="Ann", password=PASSWORD)
+    key = made["player"]["id"]
+    assert (await profile(node.port, ka))[0] == 404  # moved
+    status, body = await profile(node.port, key)
+    assert status == 200 and body["id"] == key and body["name"] == "Ann"
+    assert body["guest"] is False
+    claimed = body["variants"]["draw1"]
+    assert claimed["races"] == 1 and claimed["rating"] == before["rating"]
+    assert claimed["provisional"] is True  # one race: sigma still high
+    assert body["history"][0]["code"] == code
+    rds = redis.Redis.from_url(redis_url)
+    assert rds.ttl(f"player:{key}:stats") == -1  # an account's data does not expire
+    assert rds.ttl(f"player:{kb}:stats") > 0  # a guest's does
+    # by name, in any case and width, percent-encoded
+    for name in ("Ann", "ann", "%EF%BC%A1%EF%BD%8E%EF%BD%8E"):
+        status, got = await profile(node.port, name)
+        assert status == 200 and got == body, (name, got)
+    # the account races on under its own key
+    code = await race([a, b], ["win", 0])
+    await settled(redis_url, code)
+    assert (await draw1(node.port, key))["races"] == 2
+    for c in (a, b):
+        await c.close()
+
+
+async def test_the_players_route_refuses_unknown_and_malformed(node) -> None:
+    c, key = await account(node.port, "Zed")
+    status, body = await profile(node.port, key)
+    assert status == 200 and body == {
+        "id": key, "name": "Zed", "guest": False, "variants": {}, "history": [],
+    }  # fmt: skip
+    for unknown in ("Nobody", "g-" + "0" * 32, "a-" + "1" * 32):
+        status, body = await profile(node.port, unknown)
+        assert status == 404 and body["error"] == "no_player", (unknown, body)
+    for bad in ("ab", "x" * 40, "%FF%FE", "An%E2%80%8Bn", "%20Ann"):
+        status, body = await profile(node.port, bad)
+        assert status == 400 and body["error"] == "bad_player", (bad, body)
+    await c.close()
