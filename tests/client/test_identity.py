@@ -241,12 +241,11 @@ def test_another_device_rejoins_the_same_seat_and_guests_are_marked(players) -> 
     ann_row = '#race-standings .bar-row[data-player="p1"]'
     assert bob.page.locator(f"{ann_row} .tag").count() == 0
 
-    # A profile link goes to #/players/WHO and shows the profile (or, while the server
-    # has no profile route, no such player); Back returns to the race.
+    # A profile link goes to #/players/WHO and shows the server's profile (an account
+    # with no race finished yet); Back returns to the race.
     bob.page.click(f"{ann_row} a")
-    bob.page.wait_for_selector(
-        '#profile-view:not([hidden])[data-state="missing"], #profile-view[data-state="ok"]'
-    )
+    bob.page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
+    assert bob.page.text_content("#profile-title") == "Ann Racer"
     assert bob.page.url.endswith(f"#/players/{ann_key}")
     assert bob.page.is_hidden("#screen-race")
     bob.page.click("#profile-back")
@@ -261,9 +260,10 @@ def test_another_device_rejoins_the_same_seat_and_guests_are_marked(players) -> 
 
 
 def test_the_profile_view_renders_the_profile_shape(players, artifacts) -> None:
-    """The server's profile route answered by the test (the documented 200 shape) at
-    phone width: every figure shown, names escaped, only the server's own replay paths
-    linked."""
+    """The renderer of the documented 200 shape, fed hostile values no real server
+    sends (markup in a name, a javascript: replay path) at phone width: every figure
+    shown, names escaped, only the server's own replay paths linked. The real route's
+    answers are rendered in the other tests and in test_profile_after_a_race."""
     key = PROFILE["id"]
     viewer = players(viewport=PHONE, is_mobile=True, has_touch=True)
     viewer.context.route(
@@ -293,3 +293,51 @@ def test_the_profile_view_renders_the_profile_shape(players, artifacts) -> None:
     # opened at this address, Back goes to the lobby
     page.click("#profile-back")
     viewer.screen("lobby")
+
+
+def test_profile_after_a_race(players) -> None:
+    """A race between an account and a guest, both resigning: the server's own profile
+    route shows the race in each player's figures and history (rated: a public race of
+    two)."""
+    cid = players()
+    cid.open(f"?seed={SEED}")
+    account_form(cid, "register", name="Cid Racer", password="cid's password")
+    signed_in(cid, "Cid Racer")
+    cid_key = identity(cid)["player"]["id"]
+    cid.page.click("#btn-create")
+    cid.screen("room")
+    code = cid.page.text_content("#room-code") or ""
+    dee = players()
+    dee.join("Dee", code)
+    dee_key = identity(dee)["player"]["id"]
+    for p in (cid, dee):
+        p.ready()
+    for p in (cid, dee):
+        p.wait_racing()
+    # one draw, then both resign: no foundation card, each reached 0 at move 0 and time
+    # 0, so they tie for first (docs/rules.md) and a tie moves equal ratings by nothing
+    cid.page.click(cid.pile("stock"))
+    cid.page.wait_for_function("() => window.kr.store.state.board.moves === 1")
+    for p in (cid, dee):
+        p.page.click("#btn-resign")
+        p.page.click("#btn-resign")
+    for p in (cid, dee):
+        p.screen("results")
+    # the rating is applied when the race finishes; the profile reads it back
+    for viewer, key, name, rank in (
+        (dee, cid_key, "Cid Racer", "1 of 2"),
+        (cid, dee_key, "A guest", "1 of 2"),  # a guest has no name of their own
+    ):
+        viewer.page.evaluate("(k) => { location.hash = '#/players/' + k; }", key)
+        viewer.page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
+        if viewer.page.locator("#profile-view table.history tbody tr").count() == 0:
+            viewer.page.reload()  # the first load may have come before the rating
+            viewer.page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
+        title = viewer.page.text_content("#profile-title") or ""
+        assert title.startswith(name), title
+        row = viewer.page.locator("#profile-view table.history tbody tr").nth(0)
+        cells = row.locator("td").all_text_contents()
+        assert cells[1:6] == [code, "Draw 1", rank, "won", "1500 (+0)"], cells
+        assert row.locator("a").get_attribute("href") == f"/replay/{code}"
+        draw1 = viewer.page.text_content('#profile-view .variant[data-variant="draw1"]') or ""
+        assert "Draw 1" in draw1 and "(provisional)" in draw1
