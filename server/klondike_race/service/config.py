@@ -29,6 +29,7 @@ class Config:
     rate: float = 20.0  # KR_RATE: messages per second a connection may sustain
     burst: float = 40.0  # KR_BURST: ... and in a burst; beyond closes with 1008
     trust_forwarded: bool = False  # KR_TRUST_FORWARDED: client address from X-Forwarded-For
+    clock_offset_ms: int = 0  # KR_CLOCK_OFFSET_MS: dev servers only: the clock runs this far ahead
     dev: bool = False  # KR_DEV: allow explicit deals in create (tests, development)
     log_json: bool | None = None  # KR_LOG_JSON: JSON lines; default: when not a terminal
     log_level: str = "info"  # KR_LOG_LEVEL
@@ -45,6 +46,13 @@ class Config:
     solver_finish_s: float = 5.0  # KR_SOLVER_FINISH_S: budget of a finish-it-for-me search
     solver_seed_s: float = 1.0  # KR_SOLVER_SEED_S: budget per seed tried (winnable-only)
     solver_seed_tries: int = 30  # KR_SOLVER_SEED_TRIES: seeds tried before giving up
+    daily_draws: str = "1,3"  # KR_DAILY_DRAWS: the daily challenges' variants (draw counts)
+    challenge_time_limit_s: int = 1800  # KR_CHALLENGE_TIME_LIMIT_S: a daily attempt's time
+    challenge_secret: str | None = None  # KR_CHALLENGE_SECRET: challenge seeds derive from it
+    challenges_file: str | None = None  # KR_CHALLENGES_FILE: the operator's challenges (JSON)
+    solver_challenge_s: float = 10.0  # KR_SOLVER_CHALLENGE_S: budget per challenge candidate
+    solver_challenge_tries: int = 20  # KR_SOLVER_CHALLENGE_TRIES: candidates tried at most
+    board_interval_ms: int = 500  # KR_BOARD_INTERVAL_MS: leaderboard pushes at most this often
     solver_analysis_s: float = 5.0  # KR_SOLVER_ANALYSIS_S: budget per position analysed
 
     @classmethod

@@ -17,7 +17,6 @@ from websockets.http11 import Request, Response
 
 from .metrics import CONTENT_TYPE
 
-PLAYERS = "/api/players/"
 PLACEHOLDER = b"""<!doctype html><meta charset="utf-8"><title>Klondike Race</title>
 <h1>Klondike Race</h1><p>The server is running. Connect a WebSocket client to this address;
 docs/protocol.md describes the messages.</p>
@@ -35,6 +34,9 @@ def response(status: int, body: bytes, content_type: str) -> Response:
     return Response(status, HTTPStatus(status).phrase, headers, body)
 
 
+Api = Callable[[str, str], Awaitable[tuple[int, dict[str, Any]]]]
+
+
 class Routes:
     """``process_request`` for websockets' server: None lets a WebSocket upgrade through."""
 
@@ -43,12 +45,14 @@ class Routes:
         client_dir: Path,
         metrics: Callable[[], bytes],
         ready: Callable[[], Awaitable[bool]],
-        player: Callable[[str], Awaitable[tuple[int, dict[str, Any]]]] | None = None,
+        apis: dict[str, Api] | None = None,
     ) -> None:
         self.client_dir = client_dir.resolve()
         self.metrics = metrics
         self.ready = ready
-        self.player = player
+        # JSON routes by path prefix ("/api/players/"): the handler gets the rest of the
+        # path and the query string, and answers (status, JSON body)
+        self.apis = apis or {}
 
     async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.headers.get("Upgrade", "").lower() == "websocket":
@@ -58,17 +62,18 @@ class Routes:
             answer = response(405, b"method not allowed\n", "text/plain")
             answer.headers["Allow"] = "GET, HEAD"
             return answer
-        path = request.path.split("?", 1)[0]
-        if path == "/readyz":
+        path, _, query = request.path.partition("?")
+        api = next((p for p in self.apis if path.startswith(p)), None)
+        if api is not None:
+            status, body = await self.apis[api](path[len(api) :], query)
+            answer = response(status, orjson.dumps(body), "application/json")
+        elif path == "/readyz":
             ok = await self.ready()
             answer = (
                 response(200, b"ready\n", "text/plain")
                 if ok
                 else response(503, b"redis unreachable\n", "text/plain")
             )
-        elif path.startswith(PLAYERS) and self.player is not None:
-            status, body = await self.player(path[len(PLAYERS) :])
-            answer = response(status, orjson.dumps(body), "application/json")
         else:
             answer = self.route(path)
         if method == "HEAD":  # the same headers, no body

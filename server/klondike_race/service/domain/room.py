@@ -82,6 +82,8 @@ class Room:
     next_seat: int = 1
     parent: str | None = None  # a practice continuation of this race's position
     rematch: str | None = None  # the code of this room's rematch, once asked for
+    challenge: str | None = None  # "ID/N": a player's one attempt at a challenge's deal N
+    reveal_at: int | None = None  # an attempt's deal is revealed when its challenge closes
 
     # ---- derived ----------------------------------------------------------------------
     @property
@@ -129,8 +131,12 @@ class Room:
             out["parent"] = self.parent
         if self.rematch:
             out["rematch"] = self.rematch
+        if self.challenge:
+            out["challenge"] = self.challenge
         if phase == FINISHED:
-            if not self.parent:  # a continuation reveals nothing: its race's room does
+            # a continuation reveals nothing (its race's room does); an attempt nothing
+            # before its challenge closes
+            if not self.parent and now >= (self.reveal_at or 0):
                 out["reveal"] = self.reveal()
             out["end_reason"] = self.end_reason or "time_limit"
         return out
@@ -166,6 +172,8 @@ class Room:
             "next_seat": self.next_seat,
             "parent": self.parent,
             "rematch": self.rematch,
+            "challenge": self.challenge,
+            "reveal_at": self.reveal_at,
         }
 
     @classmethod
@@ -185,6 +193,8 @@ class Room:
             next_seat=d["next_seat"],
             parent=d.get("parent"),
             rematch=d.get("rematch"),
+            challenge=d.get("challenge"),
+            reveal_at=d.get("reveal_at"),
         )
 
 

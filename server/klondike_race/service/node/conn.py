@@ -20,6 +20,8 @@ log = structlog.get_logger("klondike_race.node")
 class Conn:
     __slots__ = (
         "address",
+        "board",
+        "board_you",
         "credit",
         "fanout",
         "game",
@@ -47,6 +49,8 @@ class Conn:
         self.identity: Identity | None = None  # who the player is, once said (hello)
         self.guest: Identity | None = None  # the device's guest identity (hello)
         self.session: str | None = None  # the signed-in session's token hash
+        self.board: tuple[str, int] | None = None  # the challenge leaderboard watched
+        self.board_you = 0  # when (epoch ms) the player's own place was last sent
         self.fanout = fanout
         self.id = secrets.token_hex(4)
         self.log: Any = log.bind(conn=self.id)

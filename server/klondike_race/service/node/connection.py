@@ -19,6 +19,7 @@ from ..domain.errors import RateLimited, ServiceError
 from ..fanout import Fanout
 from ..metrics import Metrics
 from .assist import Assist
+from .challenges import Challenges
 from .conn import Conn
 from .lobby import Lobby
 from .players import Players
@@ -29,7 +30,7 @@ from .registry import Hubs
 class Connections:
     def __init__(
         self, config: Config, metrics: Metrics, fanout: Fanout, hubs: Hubs,
-        lobby: Lobby, race: Race, assist: Assist, players: Players,
+        lobby: Lobby, race: Race, assist: Assist, players: Players, challenges: Challenges,
     ) -> None:  # fmt: skip
         self.config = config
         self.metrics = metrics
@@ -39,6 +40,7 @@ class Connections:
         self.race = race
         self.assist = assist
         self.players = players
+        self.challenges = challenges
         self.open = 0
 
     async def handler(self, ws: ServerConnection) -> None:
@@ -68,6 +70,7 @@ class Connections:
             await ws.close(1011, "internal error")
         finally:
             self.open -= 1
+            self.challenges.unwatch(conn)
             try:
                 await self.hubs.detach(conn)
                 await self.lobby.cancel_quick(conn)
@@ -110,6 +113,7 @@ class Connections:
             case wire.Join():
                 await self.lobby.join(conn, m)
             case wire.Watch():
+                await self.challenges.may_watch(conn, m.code)
                 await self.lobby.watch(conn, m)
             case wire.Resume():
                 await self.lobby.resume(conn, m.token, m.since)
@@ -139,5 +143,11 @@ class Connections:
                 await self.players.sign_out(conn, m)
             case wire.ChangePassword():
                 await self.players.change_password(conn, m)
+            case wire.ChallengesRequest():
+                await self.challenges.send_list(conn, m)
+            case wire.AttemptRequest():
+                await self.challenges.attempt(conn, m)
+            case wire.WatchBoard():
+                await self.challenges.watch_board(conn, m)
             case _:
                 assert_never(m)

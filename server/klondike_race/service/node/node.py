@@ -24,14 +24,16 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from websockets.asyncio.server import Server, serve
 
+from .. import clock
 from ..config import Config
 from ..domain import rating
 from ..domain.room import Room
 from ..fanout import Fanout
-from ..http import Routes
+from ..http import Api, Routes
 from ..metrics import Metrics
 from ..store import CHANNEL, Store
 from .assist import Assist
+from .challenges import Challenges
 from .connection import Connections
 from .lobby import Lobby
 from .players import Players
@@ -70,12 +72,19 @@ class Node:
             config, self.store, self.hubs, self.rooms, self._analyse, self.ratings.apply
         )
         self.players = Players(self.store)
+        self.challenges = Challenges(
+            config, self.store, self.rooms, self.lobby, self.solving, self.fanout
+        )
         self.connections = Connections(
             config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist,
-            self.players,
+            self.players, self.challenges,
         )  # fmt: skip
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
-        self.routes = Routes(client_dir, self.metrics.render, self.ready, self.ratings.profile)
+        apis: dict[str, Api] = {
+            "/api/players/": lambda rest, _query: self.ratings.profile(rest),
+            "/api/challenges": self.challenges.http,
+        }
+        self.routes = Routes(client_dir, self.metrics.render, self.ready, apis)
         self.server: Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener: asyncio.Task[None] | None = None
@@ -119,12 +128,27 @@ class Node:
         return await self.sweeper.sweep()
 
     # ---- lifecycle ----------------------------------------------------------------------
+    async def _prepare_challenges(self) -> None:
+        """Today's and tomorrow's challenge deals, prepared ahead (once, by one node)."""
+        while True:
+            try:
+                await self.challenges.prepare_ahead()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("challenge preparation failed")
+            await asyncio.sleep(self.config.sweep_interval_s)
+
     async def start(self) -> int:
+        if self.config.dev and self.config.clock_offset_ms:
+            clock.shift(self.config.clock_offset_ms)
         await self.redis.ping()
         await self.store.sweeping.heartbeat()
         self.spawn(self._heartbeat())
         self.spawn(self.sweeper.run())
         self.spawn(self.lobby.matcher())
+        self.spawn(self.challenges.run_boards())
+        self.spawn(self._prepare_challenges())
         self.store.start()
         self._pubsub = self.sub_redis.pubsub(ignore_subscribe_messages=True)
         await self._pubsub.subscribe(CHANNEL)

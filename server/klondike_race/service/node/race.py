@@ -11,12 +11,14 @@ import orjson
 from ...engine import Game, IllegalMove, Move, board_view
 from ..clock import now_ms
 from ..domain import movelog, ranking
+from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
 from ..domain.progress import of_board
 from ..domain.room import FINISHED, RACING
 from ..hub import RoomHub
 from ..metrics import Metrics
 from ..store import Store
+from ..store.challenges import board_key
 from ..wire import encode, encode_text
 from .conn import Conn
 from .rooms import RoomOps
@@ -29,6 +31,17 @@ def player_hub(conn: Conn) -> RoomHub:
     if conn.role != "player":
         raise ServiceError("not_a_player", "spectators cannot act on games")
     return conn.hub
+
+
+def _board_of(hub: RoomHub, player: str, prog: dict[str, Any]) -> tuple[str, str, bytes] | None:
+    """(leaderboard, player key, row JSON) of a challenge attempt's move, else None."""
+    attempt = hub.public.get("challenge")
+    if not attempt:
+        return None
+    seat = next(p for p in hub.public["players"] if p["id"] == player)
+    challenge, _, index = attempt.rpartition("/")
+    row = challenge_row(hub.code, seat["name"], seat["guest"], prog)
+    return board_key(challenge, int(index)), seat["who"], orjson.dumps(row)
 
 
 class Race:
@@ -92,7 +105,10 @@ class Race:
         player = conn.player
         assert player is not None
         body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
-        v = await self.store.log.append(hub.code, player, seq, entry, prog, key, orjson.dumps(body))
+        v = await self.store.log.append(
+            hub.code, player, seq, entry, prog, key, orjson.dumps(body),
+            _board_of(hub, player, prog),
+        )  # fmt: skip
         if v <= 0:  # not stored: the log moved on elsewhere, or the race ended
             await self._not_stored(conn, hub, seq, v)
             return False

@@ -13,6 +13,7 @@ from ...engine import Game, board_view, progress
 from ..clock import now_ms
 from ..config import Config
 from ..domain import movelog, ranking, rating
+from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, add_player, finish, start
@@ -82,7 +83,12 @@ class RoomOps:
         ranks: list[tuple[str, dict[str, Any], int]] = []
         if results:
             body["results"], ranks = await self.results(room)
-        raced = bool(room.seats) and not room.parent and room.end_reason != "abandoned"
+        raced = (
+            bool(room.seats)
+            and not room.parent
+            and not room.challenge  # thousands of attempts a day: no analysis each
+            and room.end_reason != "abandoned"
+        )
         owed: list[tuple[str, int]] = []
         if results and room.status == FINISHED and raced:
             # due (to the sweeper, on any node) should this node die before making it
@@ -99,6 +105,8 @@ class RoomOps:
             await self.store.sweeping.track(code, now)
         if room.status == FINISHED or room.options.private:
             await self.store.rooms.set_public(code, room.created, False)
+        if room.challenge and results and room.status == FINISHED:
+            await self._attempt_ended(room, body["results"]["progress"])
         if room.status == FINISHED:
             players = [s.id for s in room.seats]
             await self.store.rooms.expire(code, players, self.config.keep_finished_s)
@@ -107,6 +115,16 @@ class RoomOps:
         if owed:
             self.finished(room)  # once: only this compare-and-set finished the race
         return v
+
+    async def _attempt_ended(self, room: Room, progress: dict[str, Any]) -> None:
+        """An attempt's leaderboard row as it ended (its status: won, resigned, out of
+        time); its place is what its moves made it."""
+        assert room.challenge is not None
+        challenge, _, index = room.challenge.rpartition("/")
+        for seat in room.seats:
+            if seat.who and seat.id in progress:
+                row = challenge_row(room.code, seat.name, seat.guest, progress[seat.id])
+                await self.store.challenges.set_row(challenge, int(index), seat.who, row)
 
     async def results(
         self, room: Room
@@ -132,14 +150,18 @@ class RoomOps:
         deal: dict[str, Any],
         seat: Callable[[Room, int], tuple[Room, list[str]]],
         parent: str | None = None,
+        salt: str | None = None,
+        **attempt: Any,
     ) -> tuple[Room, list[str]]:
         """Store a new room under a fresh code: ``seat(room, now)`` seats its first
-        players and returns their ids. A practice room starts at once."""
+        players and returns their ids. A practice room and a challenge attempt
+        (``attempt``: its ``challenge`` and ``reveal_at``) start at once."""
         now = now_ms()
         for _ in range(20):
-            room = Room(new_code(), now, deal, secrets.token_hex(16), options, parent=parent)
+            room = Room(new_code(), now, deal, salt or secrets.token_hex(16), options,
+                        parent=parent, **attempt)  # fmt: skip
             room, pids = seat(room, now)
-            if options.practice:
+            if options.practice or room.challenge:
                 room = start(room, now, 0)
             elif options.quick:
                 room = start(room, now, self.config.countdown_ms)
@@ -153,7 +175,7 @@ class RoomOps:
 
     async def create_seated(
         self, name: str, options: RoomOptions, deal: dict[str, Any],
-        parent: str | None = None, who: str = "", guest: bool = True,
+        parent: str | None = None, who: str = "", guest: bool = True, **attempt: Any,
     ) -> tuple[Room, str, str]:  # fmt: skip
         """A new room with one player seated: (room, player id, token secret)."""
         secret, hashed = new_token()
@@ -162,5 +184,5 @@ class RoomOps:
             room, pid = add_player(room, name, hashed, now, who, guest)
             return room, [pid]
 
-        room, pids = await self.create(options, deal, seat, parent)
+        room, pids = await self.create(options, deal, seat, parent, **attempt)
         return room, pids[0], secret

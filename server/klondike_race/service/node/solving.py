@@ -96,6 +96,18 @@ class Solving:
             )
         return str(found["seed"])
 
+    async def solve_deal(
+        self, deal: dict[str, Any], settings: dict[str, Any], budget: float
+    ) -> dict[str, Any] | None:
+        """The solver's verdict on a whole deal (a challenge candidate: never refused as
+        busy), or None when the search failed."""
+        try:
+            out = await self.pool().solve(deal, settings, None, max_seconds=budget)
+        except Exception:
+            log.exception("challenge deal search failed")
+            return None
+        return dict(out)
+
     async def line(self, room: Room, moves: list[str], budget: float) -> dict[str, Any]:
         """A winning line from the position after ``moves``, or a ServiceError."""
         try:

@@ -66,6 +66,7 @@ from collections.abc import Callable
 import redis.asyncio as aioredis
 
 from .accounts import Accounts
+from .challenges import Challenges
 from .keys import CHANNEL, EVENTS_KEPT, moves_key, room_key
 from .matchmaking import Matchmaking
 from .moves import MoveLog
@@ -86,6 +87,7 @@ class Store:
         timing = latency or (lambda _s: None)
         self.rooms = Rooms(redis, node, timing)
         self.accounts = Accounts(redis, node, timing)
+        self.challenges = Challenges(redis, node, timing)
         self.log = MoveLog(redis, node, timing)
         self.matchmaking = Matchmaking(redis, node, timing)
         self.sweeping = Sweeping(redis, node, timing)
@@ -107,6 +109,7 @@ class Store:
             self.sweeping,
             self.accounts,
             self.ratings,
+            self.challenges,
         ):
             part.replicas = value
 

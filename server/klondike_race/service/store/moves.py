@@ -52,24 +52,27 @@ class MoveLog(Part):
         progress: dict[str, Any],
         rank: int,
         body: bytes,
+        board: tuple[str, str, bytes] | None = None,
     ) -> asyncio.Future[int]:
         """Queue one move for the next group commit; the future gets the script's answer
         for it: the event version (> 0) if appended, 0 if the race is finished, or
-        -(length + 1) if ``seq`` was not length + 1 (nothing was written)."""
+        -(length + 1) if ``seq`` was not length + 1 (nothing was written). ``board``:
+        (challenge leaderboard, player key, row JSON) of an attempt's move."""
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         # one argument per move, its fields joined by \x1f (never raw in JSON or notation):
         # redis-py's cost is per argument
-        args = b"\x1f".join(
-            (
-                code.encode(),
-                player.encode(),
-                b"%d" % seq,
-                entry.encode(),
-                orjson.dumps(progress),
-                b"%d" % rank,
-                body,
-            )
-        )
+        fields = [
+            code.encode(),
+            player.encode(),
+            b"%d" % seq,
+            entry.encode(),
+            orjson.dumps(progress),
+            b"%d" % rank,
+            body,
+        ]
+        if board is not None:
+            fields += [board[0].encode(), board[1].encode(), board[2]]
+        args = b"\x1f".join(fields)
         self._pending.append((args, fut))
         self._wake.set()
         return fut

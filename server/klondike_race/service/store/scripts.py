@@ -35,7 +35,8 @@ end
 """.replace("KEPT", str(EVENTS_KEPT)).replace("CHANNEL", CHANNEL)
 
 # ARGV: origin, then one per move: room, player, seq, entry, progress, rank score and event
-# body joined by \x1f.
+# body joined by \x1f; a challenge attempt's move adds its leaderboard (``ch:ID:N``), the
+# player's key and their row JSON, which go on the board in the same step.
 # Returns per move, joined by commas (one bulk string parses faster than an array): the
 # event version (> 0) if appended, 0 if the race is finished, or -(length + 1) if seq
 # was not length + 1 (a duplicate or a gap; nothing was written).
@@ -46,12 +47,13 @@ local origin = ARGV[1]
 local out = {}
 for i = 2, #ARGV do
   local f, start = {}, 1
-  for _ = 1, 6 do
+  while true do
     local stop = string.find(ARGV[i], '\\31', start, true)
+    if not stop then break end
     f[#f + 1] = string.sub(ARGV[i], start, stop - 1)
     start = stop + 1
   end
-  f[7] = string.sub(ARGV[i], start)
+  f[#f + 1] = string.sub(ARGV[i], start)
   local rid, pid = f[1], f[2]
   local base = 'room:{' .. rid .. '}'
   local key = base .. ':moves:' .. pid
@@ -62,6 +64,11 @@ for i = 2, #ARGV do
     redis.call('RPUSH', key, f[4])
     redis.call('HSET', base .. ':prog', pid, f[5])
     redis.call('ZADD', base .. ':rank', f[6], pid)
+    if f[8] then
+      redis.call('ZADD', f[8] .. ':board', f[6], f[9])
+      redis.call('HSET', f[8] .. ':rows', f[9], f[10])
+      redis.call('INCR', f[8] .. ':ver')
+    end
     out[#out + 1] = emit(rid, f[7], origin)
   else
     out[#out + 1] = -(len + 1)

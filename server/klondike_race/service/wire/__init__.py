@@ -3,6 +3,8 @@
 from .decode import CLIENT_TYPES, TYPE_OF, decode
 from .encode import dumps, encode, encode_text, error
 from .messages import (
+    AttemptRequest,
+    ChallengesRequest,
     ChangePassword,
     Create,
     Finish,
@@ -24,11 +26,14 @@ from .messages import (
     SignOut,
     Start,
     Watch,
+    WatchBoard,
 )
 
 __all__ = [
     "CLIENT_TYPES",
     "TYPE_OF",
+    "AttemptRequest",
+    "ChallengesRequest",
     "ChangePassword",
     "Create",
     "Finish",
@@ -50,6 +55,7 @@ __all__ = [
     "SignOut",
     "Start",
     "Watch",
+    "WatchBoard",
     "decode",
     "dumps",
     "encode",

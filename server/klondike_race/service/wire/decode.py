@@ -202,6 +202,20 @@ def _hello(f: _Fields) -> M.Hello:
     return hello
 
 
+def _challenge(f: _Fields) -> str:
+    value: str = f.get("challenge", (str,), True)
+    if not 3 <= len(value) <= 48:
+        raise f.fail("bad_field", f"{f.kind}: 'challenge' is a challenge id (3-48 characters)")
+    return value
+
+
+def _attempt(f: _Fields) -> M.AttemptRequest:
+    return M.AttemptRequest(
+        _challenge(f), f.name(), f.int_in("deal", 0, 19, default=0),
+        f.get("practice", (bool,), default=False),
+    )  # fmt: skip
+
+
 _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "create": _create,
     "join": lambda f: M.Join(f.code(), f.name()),
@@ -222,6 +236,9 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "register": lambda f: M.Register(_account_name(f), _secret(f, "password", 1, 256)),
     "sign_in": lambda f: M.SignIn(_account_name(f), _secret(f, "password", 1, 256)),
     "sign_out": lambda f: M.SignOut(f.get("everywhere", (bool,), default=False)),
+    "challenges": lambda f: M.ChallengesRequest(),
+    "attempt": _attempt,
+    "watch_board": lambda f: M.WatchBoard(_challenge(f), f.int_in("deal", 0, 19, default=0)),
     "change_password": lambda f: M.ChangePassword(
         _secret(f, "password", 1, 256), _secret(f, "new_password", 1, 256)
     ),
@@ -248,6 +265,9 @@ TYPE_OF: dict[type, str] = {
     M.SignIn: "sign_in",
     M.SignOut: "sign_out",
     M.ChangePassword: "change_password",
+    M.ChallengesRequest: "challenges",
+    M.AttemptRequest: "attempt",
+    M.WatchBoard: "watch_board",
 }
 
 

@@ -8,6 +8,9 @@ import orjson
 
 ServerType = Literal[
     "identity",
+    "challenges",
+    "leaderboard",
+    "leaderboard_you",
     "welcome",
     "resumed",
     "resync",

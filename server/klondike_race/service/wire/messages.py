@@ -122,6 +122,25 @@ class ChangePassword:
     new_password: str = field(repr=False)
 
 
+@dataclass(frozen=True, slots=True)
+class ChallengesRequest:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRequest:
+    challenge: str
+    name: str
+    deal: int = 0
+    practice: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WatchBoard:
+    challenge: str
+    deal: int = 0
+
+
 Message = (
     Create
     | Join
@@ -143,4 +162,7 @@ Message = (
     | SignIn
     | SignOut
     | ChangePassword
+    | ChallengesRequest
+    | AttemptRequest
+    | WatchBoard
 )

@@ -1,0 +1,163 @@
+"""Challenges: a window (opens, closes) with one or more deals everyone plays once for a
+place on its leaderboard. The dailies are one challenge per UTC day per daily variant;
+an operator may schedule others (a JSON file, docs/operations.md). Pure: no clock is
+read here, ``now`` (epoch ms) comes in.
+
+A challenge deal's seed is ``HMAC-SHA256(secret, "ID/INDEX/CANDIDATE")`` (16 hex digits)
+for the first candidate the solver proves winnable, its salt ``HMAC-SHA256(secret,
+"salt/ID/INDEX")`` (32 hex digits): unpredictable before the day without the server's
+secret, reproducible after it. The commitment (``sha256(salt:v1:SEED)``, as for rooms)
+is published when the challenge opens; seed and salt when it closes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from ...engine import Settings
+from .errors import ServiceError
+
+UPCOMING, OPEN, CLOSED = "upcoming", "open", "closed"
+RANKINGS = ("single", "places", "foundation")  # one deal; sum of places; sum of cards
+ID = re.compile(r"[a-z0-9][a-z0-9-]{2,47}")
+DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    id: str
+    title: str
+    opens: int  # epoch ms
+    closes: int  # epoch ms: no attempt starts at or after it
+    deals: tuple[Settings, ...]
+    ranking: str = "single"
+    time_limit: int = 1800  # seconds an attempt lasts from the deal's first showing
+    daily: bool = False
+
+    def phase(self, now: int) -> str:
+        if now < self.opens:
+            return UPCOMING
+        return OPEN if now < self.closes else CLOSED
+
+    def final_at(self) -> int:
+        """When the last attempt that could start has ended: the leaderboard is final."""
+        return self.closes + self.time_limit * 1000
+
+    def deal(self, index: int) -> Settings:
+        if not 0 <= index < len(self.deals):
+            raise ServiceError("no_deal", f"{self.id} has deals 0 to {len(self.deals) - 1}")
+        return self.deals[index]
+
+    def public(self, now: int) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "daily": self.daily,
+            "opens": self.opens,
+            "closes": self.closes,
+            "final_at": self.final_at(),
+            "phase": self.phase(now),
+            "ranking": self.ranking,
+            "time_limit": self.time_limit,
+            "deals": [{"index": i, "settings": s.to_dict()} for i, s in enumerate(self.deals)],
+        }
+
+
+def day_of(now: int) -> date:
+    return datetime.fromtimestamp(now / 1000, UTC).date()
+
+
+def day_start(day: date) -> int:
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() * 1000)
+
+
+def daily_id(day: date, draw: int) -> str:
+    return f"daily-{day.isoformat()}-draw{draw}"
+
+
+def dailies(day: date, draws: tuple[int, ...], time_limit: int) -> list[Challenge]:
+    """The daily challenges of a UTC day: one per variant in ``draws``."""
+    opens = day_start(day)
+    return [
+        Challenge(
+            daily_id(day, draw),
+            f"Daily {day.isoformat()} Draw {draw}",
+            opens,
+            opens + DAY_MS,
+            (Settings(draw=draw),),
+            "single",
+            time_limit,
+            True,
+        )
+        for draw in draws
+    ]
+
+
+def parse_daily(challenge_id: str, draws: tuple[int, ...], time_limit: int) -> Challenge | None:
+    """The daily named ``daily-YYYY-MM-DD-drawN``, or None."""
+    m = re.fullmatch(r"daily-(\d{4}-\d{2}-\d{2})-draw(\d)", challenge_id)
+    if m is None or int(m.group(2)) not in draws:
+        return None
+    try:
+        day = date.fromisoformat(m.group(1))
+    except ValueError:
+        return None
+    return dailies(day, (int(m.group(2)),), time_limit)[0]
+
+
+def scheduled(entry: dict[str, Any], default_time_limit: int) -> Challenge:
+    """An operator's challenge from its JSON form (docs/operations.md), or ValueError."""
+    known = {"id", "title", "opens", "closes", "deals", "ranking", "time_limit"}
+    extra = set(entry) - known
+    if extra:
+        raise ValueError(f"unknown field {sorted(extra)[0]!r}")
+    cid = entry["id"]
+    if not isinstance(cid, str) or not ID.fullmatch(cid) or cid.startswith("daily-"):
+        raise ValueError(f"id {cid!r}: 3-48 of a-z, 0-9, '-', not starting with daily-")
+    opens, closes = (_instant(entry[k]) for k in ("opens", "closes"))
+    if closes <= opens:
+        raise ValueError(f"{cid}: closes must come after opens")
+    deals = tuple(Settings.from_dict(d) for d in entry["deals"])
+    if not 1 <= len(deals) <= 20:
+        raise ValueError(f"{cid}: 1 to 20 deals")
+    ranking = entry.get("ranking", "single" if len(deals) == 1 else "places")
+    if ranking not in RANKINGS or (ranking == "single") != (len(deals) == 1):
+        raise ValueError(f"{cid}: ranking is single (one deal), places or foundation")
+    limit = int(entry.get("time_limit", default_time_limit))
+    if not 60 <= limit <= 4 * 3600:
+        raise ValueError(f"{cid}: time_limit is 60 to 14400 seconds")
+    return Challenge(cid, str(entry.get("title", cid)), opens, closes, deals, ranking, limit)
+
+
+def _instant(value: Any) -> int:
+    """Epoch ms from an ISO 8601 time with its zone ("2026-12-07T00:00:00Z")."""
+    when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    if when.tzinfo is None:
+        raise ValueError(f"{value!r}: give the time zone (Z for UTC)")
+    return int(when.timestamp() * 1000)
+
+
+def seed(secret: bytes, challenge_id: str, index: int, candidate: int) -> str:
+    message = f"{challenge_id}/{index}/{candidate}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:16]
+
+
+def salt(secret: bytes, challenge_id: str, index: int) -> str:
+    message = f"salt/{challenge_id}/{index}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:32]
+
+
+def days_around(now: int) -> tuple[date, date]:
+    """Today and tomorrow (UTC) at ``now``: the days whose dailies must be prepared."""
+    today = day_of(now)
+    return today, today + timedelta(days=1)
+
+
+def row(code: str, name: str, guest: bool, progress: dict[str, Any]) -> dict[str, Any]:
+    """An attempt's leaderboard row (its rank comes from the board's order)."""
+    return {"name": name, "guest": guest, "code": code, **progress}

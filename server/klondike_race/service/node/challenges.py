@@ -1,0 +1,396 @@
+"""Challenges on a node: the list, each player's one attempt per deal (a room of one seat
+that starts when the deal is first shown), practice of a deal once allowed, the live
+leaderboards pushed to their watchers, who may spectate an attempt, deal preparation.
+
+Every deal is prepared once, by whichever node takes its preparation lock first (the
+lock expires if that node dies, and another one takes over): the first HMAC candidate
+the solver proves winnable. Today's and tomorrow's dailies are prepared ahead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+import structlog
+
+from ..clock import now_ms
+from ..config import Config
+from ..domain import challenge as ch
+from ..domain import ranking
+from ..domain.challenge import CLOSED, OPEN, Challenge
+from ..domain.errors import ServiceError
+from ..domain.options import RoomOptions
+from ..domain.progress import initial_progress
+from ..domain.room import FINISHED, Room, commitment
+from ..fanout import Fanout
+from ..store import Store
+from ..wire import AttemptRequest, ChallengesRequest, Join, WatchBoard, encode
+from .conn import Conn
+from .lobby import Lobby, seat_name, seat_owner
+from .rooms import RoomOps
+from .solving import Solving
+
+log = structlog.get_logger("klondike_race.challenges")
+
+TOP = 100  # rows of a pushed leaderboard
+ARCHIVE_ROWS = 10_000  # rows of a closed challenge's leaderboard over HTTP
+REACH = 3  # rows above and below a watching player's own
+YOU_EVERY_MS = 2000  # a watching player's own rank, at most this often
+
+
+class Challenges:
+    def __init__(
+        self, config: Config, store: Store, rooms: RoomOps, lobby: Lobby, solving: Solving,
+        fanout: Fanout,
+    ) -> None:  # fmt: skip
+        self.config = config
+        self.store = store
+        self.rooms = rooms
+        self.lobby = lobby
+        self.solving = solving
+        self.fanout = fanout
+        self.draws = tuple(int(d) for d in config.daily_draws.split(",") if d.strip())
+        self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
+        self.watchers: dict[tuple[str, int], set[Conn]] = {}
+        self._seen: dict[tuple[str, int], int] = {}  # board version last pushed
+        self._secret: bytes | None = None
+
+    # ---- which challenges there are -----------------------------------------------------
+    def known(self, now: int) -> list[Challenge]:
+        """Yesterday's, today's and tomorrow's dailies and the scheduled challenges."""
+        today, tomorrow = ch.days_around(now)
+        days = [today - (tomorrow - today), today, tomorrow]
+        limit = self.config.challenge_time_limit_s
+        found = [c for day in days for c in ch.dailies(day, self.draws, limit)]
+        return found + list(self.scheduled.values())
+
+    def find(self, challenge_id: str) -> Challenge:
+        got = self.scheduled.get(challenge_id) or ch.parse_daily(
+            challenge_id, self.draws, self.config.challenge_time_limit_s
+        )
+        if got is None:
+            raise ServiceError("no_challenge", f"no challenge {challenge_id!r}")
+        return got
+
+    async def secret(self) -> bytes:
+        if self._secret is None:
+            given = self.config.challenge_secret
+            self._secret = given.encode() if given else await self.store.challenges.secret()
+        return self._secret
+
+    # ---- deals --------------------------------------------------------------------------
+    async def deal(self, c: Challenge, index: int, wait: bool = True) -> dict[str, Any] | None:
+        """The prepared deal ``index`` of ``c`` (preparing it here if no node is);
+        without ``wait``, None while another node prepares it."""
+        settings = c.deal(index)
+        budget = self.config.solver_challenge_s
+        tries = self.config.solver_challenge_tries
+        lock_ms = int((budget * tries + 30) * 1000)
+        while True:
+            got = await self.store.challenges.deal(c.id, index)
+            if got is not None:
+                return got
+            if await self.store.challenges.preparing(c.id, index, lock_ms):
+                made = await self._certify(c, index, settings.to_dict(), budget, tries)
+                await self.store.challenges.store_deal(c.id, index, made)
+                log.info("challenge deal prepared", challenge=c.id, deal=index,
+                         candidate=made["candidate"])  # fmt: skip
+                continue  # read back what was stored (the first one stored counts)
+            if not wait:
+                return None
+            await asyncio.sleep(0.2)
+
+    async def _certify(
+        self, c: Challenge, index: int, settings: dict[str, Any], budget: float, tries: int
+    ) -> dict[str, Any]:
+        secret = await self.secret()
+        salt = ch.salt(secret, c.id, index)
+        for candidate in range(tries):
+            seed = ch.seed(secret, c.id, index, candidate)
+            out = await self.solving.solve_deal({"seed": seed}, settings, budget)
+            if out is not None and out["result"] == "win":
+                par = len(out["line"])
+                return {"seed": seed, "salt": salt, "candidate": candidate, "par": par,
+                        "commitment": commitment(salt, f"v1:{seed}")}  # fmt: skip
+        # nothing proven within the tries: the last candidate, marked uncertified
+        seed = ch.seed(secret, c.id, index, tries)
+        log.warning("challenge deal not certified", challenge=c.id, deal=index)
+        return {"seed": seed, "salt": salt, "candidate": tries, "par": None,
+                "commitment": commitment(salt, f"v1:{seed}")}  # fmt: skip
+
+    async def prepare_ahead(self) -> None:
+        """Today's and tomorrow's dailies (and scheduled challenges not closed): each deal
+        prepared by exactly one node, the others moving on."""
+        now = now_ms()
+        for c in self.known(now):
+            if c.phase(now) == CLOSED:
+                continue
+            for index in range(len(c.deals)):
+                await self.deal(c, index, wait=False)
+
+    # ---- the list -----------------------------------------------------------------------
+    async def send_list(self, conn: Conn, m: ChallengesRequest) -> None:
+        now = now_ms()
+        out = [await self.describe(c, now, conn) for c in self.known(now)]
+        conn.send(encode("challenges", server_time=now, challenges=out))
+
+    async def describe(self, c: Challenge, now: int, conn: Conn | None = None) -> dict[str, Any]:
+        """A challenge's public form: each deal's commitment once open, its players, and
+        for ``conn``'s player their attempt (room code, status, place)."""
+        out = c.public(now)
+        phase = c.phase(now)
+        who = conn.identity.key if conn is not None and conn.identity else ""
+        for d in out["deals"]:
+            index = d["index"]
+            deal = await self.store.challenges.deal(c.id, index) if phase != ch.UPCOMING else None
+            d["commitment"] = deal["commitment"] if deal else None
+            d["par"] = deal["par"] if deal and phase == CLOSED else None
+            d["reveal"] = None
+            if deal and phase == CLOSED:
+                d["reveal"] = {
+                    "seed": deal["seed"],
+                    "salt": deal["salt"],
+                    "deal": f"v1:{deal['seed']}",
+                }
+            _, players, _ = await self.store.challenges.top(c.id, index, 0)
+            d["players"] = players
+            if who:
+                d["you"] = await self._your(c, index, who)
+        return out
+
+    async def _your(self, c: Challenge, index: int, who: str) -> dict[str, Any] | None:
+        code = await self.store.challenges.attempt(c.id, index, who)
+        if code is None:
+            return None
+        _, rows = await self.store.challenges.around(c.id, index, who, 0)
+        row = rows[0][2] if rows else None
+        rank = await self._rank_of(c, index, rows[0][1]) if rows else None
+        return {"code": code, "status": row["status"] if row else None, "rank": rank,
+                "foundation": row["foundation"] if row else None}  # fmt: skip
+
+    async def _rank_of(self, c: Challenge, index: int, score: int) -> int:
+        return await self.store.challenges.rank_of(c.id, index, score)
+
+    # ---- HTTP ---------------------------------------------------------------------------
+    async def http(self, rest: str, query: str) -> tuple[int, dict[str, Any]]:
+        """``/api/challenges`` (``?day=YYYY-MM-DD``: that day's dailies, the archive) and
+        ``/api/challenges/ID`` (with each deal's leaderboard: the top 100, every row
+        once the challenge has closed, up to ``ARCHIVE_ROWS``)."""
+        now = now_ms()
+        if rest in ("", "/"):
+            params = parse_qs(query, keep_blank_values=True)
+            if set(params) - {"day"} or len(params.get("day", [""])) != 1:
+                return 400, _bad("the only parameter is day=YYYY-MM-DD")
+            if "day" in params:
+                try:
+                    day = date.fromisoformat(params["day"][0])
+                except ValueError:
+                    return 400, _bad("day is YYYY-MM-DD")
+                found = ch.dailies(day, self.draws, self.config.challenge_time_limit_s)
+            else:
+                found = self.known(now)
+            return 200, {
+                "server_time": now,
+                "challenges": [await self.describe(c, now) for c in found],
+            }
+        if not rest.startswith("/") or query:
+            return 400, _bad("/api/challenges or /api/challenges/ID")
+        try:
+            c = self.find(unquote(rest[1:], errors="strict"))
+        except (ServiceError, UnicodeDecodeError):
+            return 404, {"error": "no_challenge", "message": "no such challenge"}
+        out = await self.describe(c, now)
+        closed = c.phase(now) == CLOSED
+        for d in out["deals"]:
+            if closed:
+                rows = (await self.store.challenges.every(c.id, d["index"]))[:ARCHIVE_ROWS]
+            else:
+                rows = (await self.store.challenges.top(c.id, d["index"], TOP))[2]
+            d["rows"] = ranked_rows(rows)
+            for r in d["rows"]:
+                r["replay"] = f"/replay/{r['code']}" if closed else None
+        out["server_time"] = now
+        return 200, out
+
+    # ---- attempts -----------------------------------------------------------------------
+    async def attempt(self, conn: Conn, m: AttemptRequest) -> None:
+        """A player's one ranked attempt at a deal: made on first asking, while the
+        challenge is open; the same room afterwards, from any device of theirs. With
+        ``practice``: an unranked practice room on the deal, once the player's attempt
+        has ended or the challenge has closed."""
+        c = self.find(m.challenge)
+        c.deal(m.deal)
+        who, guest = seat_owner(conn)
+        if not who:
+            raise ServiceError("hello_first", "say hello (a device identity) before a challenge")
+        now = now_ms()
+        code = await self.store.challenges.attempt(c.id, m.deal, who)
+        if m.practice:
+            await self._practice(conn, c, m.deal, code, now, m.name)
+            return
+        if code is None:
+            if c.phase(now) != OPEN:
+                raise ServiceError(
+                    "challenge_not_open", f"{c.id} is {c.phase(now)}: no attempt starts now"
+                )
+            code = await self._new_attempt(conn, c, m.deal, who, guest, m.name)
+        await self.lobby.join(conn, Join(code, m.name))
+
+    async def _new_attempt(
+        self, conn: Conn, c: Challenge, index: int, who: str, guest: bool, typed: str
+    ) -> str:
+        deal = await self.deal(c, index)
+        assert deal is not None
+        options = RoomOptions(
+            settings=c.deal(index), capacity=1, private=True, time_limit=c.time_limit
+        )
+        name = seat_name(conn, typed)
+        room, pid, _ = await self.rooms.create_seated(
+            name, options, {"seed": deal["seed"]}, who=who, guest=guest,
+            salt=deal["salt"], challenge=f"{c.id}/{index}", reveal_at=c.closes,
+        )  # fmt: skip
+        row = ch.row(room.code, name, guest, initial_progress())
+        key = ranking.rank_key(initial_progress(), "progress", 0)
+        code = await self.store.challenges.claim_attempt(c.id, index, who, room.code, row, key)
+        if code != room.code:  # another device of theirs came first: theirs is the one
+            await self.rooms.finish(room.code, "abandoned")
+        else:
+            log.info("challenge attempt", challenge=c.id, deal=index, room=code, player=pid)
+        return code
+
+    async def _practice(
+        self, conn: Conn, c: Challenge, index: int, code: str | None, now: int, typed: str
+    ) -> None:
+        ended = False
+        if code is not None:
+            loaded = await self.store.rooms.load(code)
+            ended = loaded is None or Room.from_json(loaded[0]).phase(now) == FINISHED
+        if not ended and c.phase(now) != CLOSED:
+            raise ServiceError(
+                "attempt_first", "practice of a challenge deal comes after your attempt"
+            )
+        deal = await self.deal(c, index)
+        assert deal is not None
+        options = RoomOptions(settings=c.deal(index), practice=True)
+        room, pid, secret = await self.lobby.new_room(
+            seat_name(conn, typed), options, {"seed": deal["seed"]}, conn
+        )
+        await self.lobby.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
+
+    async def may_watch(self, conn: Conn, code: str) -> None:
+        """Spectating an attempt: only once the watcher's own attempt at that deal has
+        ended, or the challenge has closed (anyone else could play it knowing the cards)."""
+        loaded = await self.store.rooms.load(code)
+        attempt = loaded[0].get("challenge") if loaded else None
+        if not attempt:
+            return
+        challenge_id, _, index = attempt.rpartition("/")
+        c = self.find(challenge_id)
+        now = now_ms()
+        if c.phase(now) == CLOSED:
+            return
+        who = conn.identity.key if conn.identity else ""
+        mine = await self.store.challenges.attempt(c.id, int(index), who) if who else None
+        if mine is not None:
+            own = await self.store.rooms.load(mine)
+            if own is None or Room.from_json(own[0]).phase(now) == FINISHED:
+                return
+        raise ServiceError("attempt_first", "watch a challenge attempt after your own has ended")
+
+    # ---- live leaderboards --------------------------------------------------------------
+    async def watch_board(self, conn: Conn, m: WatchBoard) -> None:
+        c = self.find(m.challenge)
+        c.deal(m.deal)
+        self.unwatch(conn)
+        key = (c.id, m.deal)
+        self.watchers.setdefault(key, set()).add(conn)
+        conn.board = key
+        await self._push(key, [conn], force=True)
+
+    def unwatch(self, conn: Conn) -> None:
+        if conn.board is not None:
+            watching = self.watchers.get(conn.board)
+            if watching is not None:
+                watching.discard(conn)
+                if not watching:
+                    del self.watchers[conn.board]
+                    self._seen.pop(conn.board, None)
+            conn.board = None
+
+    async def run_boards(self) -> None:
+        """Push each watched leaderboard when it changed, at most every
+        ``KR_BOARD_INTERVAL_MS``: one read per board per node, one frame for all."""
+        while True:
+            await asyncio.sleep(self.config.board_interval_ms / 1000)
+            for key in list(self.watchers):
+                try:
+                    await self._push(key, list(self.watchers.get(key, ())))
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("leaderboard push failed", challenge=key[0], deal=key[1])
+
+    async def _push(self, key: tuple[str, int], conns: list[Conn], force: bool = False) -> None:
+        challenge_id, index = key
+        version = await self.store.challenges.version(challenge_id, index)
+        if not conns or (not force and self._seen.get(key) == version):
+            return
+        if not force:
+            self._seen[key] = version
+        c = self.find(challenge_id)
+        v, players, rows = await self.store.challenges.top(challenge_id, index, TOP)
+        now = now_ms()
+        frame = encode(
+            "leaderboard", challenge=challenge_id, deal=index, v=v, players=players,
+            final=now >= c.final_at(), rows=ranked_rows(rows),
+        )  # fmt: skip
+        self.fanout.push([x.ws for x in conns], frame)
+        for conn in conns:  # a watching player's own place, when it is not in the top
+            who = conn.identity.key if conn.identity else ""
+            if who and (force or now - conn.board_you >= YOU_EVERY_MS):
+                conn.board_you = now
+                await self._push_you(conn, c, index, who, {w for w, _, _ in rows})
+
+    async def _push_you(
+        self, conn: Conn, c: Challenge, index: int, who: str, shown: set[str]
+    ) -> None:
+        if who in shown:
+            return
+        at, rows = await self.store.challenges.around(c.id, index, who, REACH)
+        if at is None:
+            return
+        first = await self._rank_of(c, index, rows[0][1])
+        conn.send(encode("leaderboard_you", challenge=c.id, deal=index,
+                         rows=ranked_rows(rows, first, at - min(at, REACH) + 1)))  # fmt: skip
+
+
+def _bad(message: str) -> dict[str, Any]:
+    return {"error": "bad_request", "message": message}
+
+
+def ranked_rows(
+    rows: list[Any], first_rank: int = 1, first_position: int = 1
+) -> list[dict[str, Any]]:
+    """Rows best first with their ``rank`` (equal composites share one) and ``who``."""
+    out: list[dict[str, Any]] = []
+    rank, last = first_rank, None
+    for i, (who, score, row) in enumerate(rows):
+        if last is not None and score != last:
+            rank = first_position + i
+        last = score
+        out.append({"rank": rank, "who": who, **row})
+    return out
+
+
+def load_scheduled(path: str | None, time_limit: int) -> dict[str, Challenge]:
+    """The operator's challenges (``KR_CHALLENGES_FILE``: a JSON list), by id."""
+    if not path:
+        return {}
+    entries = json.loads(Path(path).read_text())
+    found = [ch.scheduled(e, time_limit) for e in entries]
+    return {c.id: c for c in found}

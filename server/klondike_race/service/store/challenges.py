@@ -1,0 +1,143 @@
+"""Challenges: the server's secret, each challenge deal once prepared (by one node), the
+one attempt of each player per deal, and each deal's leaderboard.
+
+``ch:{ID}:{N}:board`` (zset, player key -> the exact composite of domain/ranking.py,
+smaller is better) and ``ch:{ID}:{N}:rows`` (hash, player key -> the row JSON) are
+written by the move script itself (scripts.py, APPEND_MOVES) in the step that stores
+each move of an attempt, so the board never disagrees with the logs.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import orjson
+
+from .base import Part
+
+
+def board_key(challenge: str, index: int) -> str:
+    return f"ch:{challenge}:{index}"
+
+
+class Challenges(Part):
+    async def secret(self) -> bytes:
+        """The secret the challenge seeds derive from: ``KR_CHALLENGE_SECRET``, or one
+        made by the first node that needed it and shared through Redis."""
+        made = secrets.token_hex(32)
+        await self._timed(self.redis.set("ch:secret", made, nx=True))
+        got: Any = await self._timed(self.redis.get("ch:secret"))
+        return bytes(got)
+
+    # ---- deals --------------------------------------------------------------------------
+    async def deal(self, challenge: str, index: int) -> dict[str, Any] | None:
+        """A prepared deal: ``seed``, ``salt``, ``commitment``, ``candidate``."""
+        raw: Any = await self._timed(self.redis.get(f"{board_key(challenge, index)}:deal"))
+        return orjson.loads(raw) if raw else None
+
+    async def preparing(self, challenge: str, index: int, ms: int) -> bool:
+        """True when this node is now the one preparing the deal (for ``ms``; another
+        node takes over if it dies before storing it)."""
+        key = f"{board_key(challenge, index)}:prep"
+        return bool(await self._timed(self.redis.set(key, self.node, nx=True, px=ms)))
+
+    async def store_deal(self, challenge: str, index: int, deal: dict[str, Any]) -> None:
+        key = f"{board_key(challenge, index)}:deal"
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(key, orjson.dumps(deal), nx=True)
+            await self._replicated(pipe)
+
+    # ---- attempts -----------------------------------------------------------------------
+    async def attempt(self, challenge: str, index: int, who: str) -> str | None:
+        """The room code of ``who``'s attempt at a deal, if they made one."""
+        raw: Any = await self._timed(self.redis.hget(f"{board_key(challenge, index)}:att", who))
+        return raw.decode() if raw else None
+
+    async def claim_attempt(
+        self, challenge: str, index: int, who: str, code: str, row: dict[str, Any], key: int
+    ) -> str:
+        """``who``'s one attempt is room ``code``, unless another of their devices came
+        first: the attempt's room code either way. Its first row goes on the board."""
+        base = board_key(challenge, index)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hsetnx(f"{base}:att", who, code)
+            pipe.hget(f"{base}:att", who)
+            made, got = await self._replicated(pipe)
+        if made:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.zadd(f"{base}:board", {who: key}, nx=True)
+                pipe.hsetnx(f"{base}:rows", who, orjson.dumps(row))
+                pipe.incr(f"{base}:ver")
+                await self._replicated(pipe)
+        return str(got.decode())
+
+    async def set_row(self, challenge: str, index: int, who: str, row: dict[str, Any]) -> None:
+        """An attempt's row as it ended (its status; the rank does not change)."""
+        base = board_key(challenge, index)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(f"{base}:rows", who, orjson.dumps(row))
+            pipe.incr(f"{base}:ver")
+            await self._timed(pipe.execute())
+
+    # ---- leaderboards -------------------------------------------------------------------
+    async def version(self, challenge: str, index: int) -> int:
+        raw: Any = await self._timed(self.redis.get(f"{board_key(challenge, index)}:ver"))
+        return int(raw or 0)
+
+    async def top(self, challenge: str, index: int, count: int) -> tuple[int, int, list[Any]]:
+        """(version, players, the first ``count`` rows with their scores), best first."""
+        base = board_key(challenge, index)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.get(f"{base}:ver")
+            pipe.zcard(f"{base}:board")
+            pipe.zrange(f"{base}:board", 0, count - 1, withscores=True)
+            ver, players, ranked = await self._timed(pipe.execute())
+        return int(ver or 0), int(players), await self._rows(base, ranked)
+
+    async def rank_of(self, challenge: str, index: int, score: int) -> int:
+        """The place of a composite ``score``: one more than the rows strictly better."""
+        base = board_key(challenge, index)
+        ahead: Any = await self._timed(self.redis.zcount(f"{base}:board", "-inf", f"({score}"))
+        return int(ahead) + 1
+
+    async def around(
+        self, challenge: str, index: int, who: str, reach: int
+    ) -> tuple[int | None, list[Any]]:
+        """(``who``'s 0-based position, the rows ``reach`` above and below it)."""
+        base = board_key(challenge, index)
+        at: Any = await self._timed(self.redis.zrank(f"{base}:board", who))
+        if at is None:
+            return None, []
+        first = max(0, int(at) - reach)
+        ranked: Any = await self._timed(
+            self.redis.zrange(f"{base}:board", first, int(at) + reach, withscores=True)
+        )
+        return int(at), await self._rows(base, ranked)
+
+    async def every(self, challenge: str, index: int) -> list[Any]:
+        """Every row with its score, best first (a closed challenge's archive)."""
+        base = board_key(challenge, index)
+        ranked: Any = await self._timed(self.redis.zrange(f"{base}:board", 0, -1, withscores=True))
+        return await self._rows(base, ranked)
+
+    async def _rows(self, base: str, ranked: list[Any]) -> list[Any]:
+        if not ranked:
+            return []
+        raw: Any = await self._timed(self.redis.hmget(f"{base}:rows", [w for w, _ in ranked]))
+        return [
+            (w.decode(), int(score), orjson.loads(r))
+            for (w, score), r in zip(ranked, raw, strict=True)
+            if r is not None
+        ]
+
+    async def remove(self, challenge: str, index: int, who: str) -> bool:
+        """Take ``who`` off a leaderboard (an operator's decision): True if they were on
+        it. Their attempt stays theirs: they cannot play again."""
+        base = board_key(challenge, index)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zrem(f"{base}:board", who)
+            pipe.hdel(f"{base}:rows", who)
+            pipe.incr(f"{base}:ver")
+            removed, _, _ = await self._timed(pipe.execute())
+        return bool(removed)

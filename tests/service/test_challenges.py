@@ -1,0 +1,296 @@
+"""Daily challenges: deals derived from the secret and certified by the solver, prepared
+once; one ranked attempt per player per deal through reconnects and devices; the live
+leaderboard; spectating and practice only after your own attempt; the reveal at close;
+an attempt spanning midnight. Real Redis, real WebSockets, the clock shifted."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from datetime import date
+
+import orjson
+import pytest
+import redis
+
+from klondike_race.service import clock
+from klondike_race.service.domain import challenge as ch
+from klondike_race.service.logs import configure
+from klondike_race.service.node import Node
+
+from .conftest import Client, http, make_config
+
+
+async def get(port: int, path: str) -> tuple[int, dict]:
+    status, _, body = await http(port, "GET", path)
+    return status, orjson.loads(body)
+
+
+SECRET = "test-secret"
+
+
+def today_id(offset_days: int = 0) -> str:
+    today = ch.day_of(clock.now_ms())
+    return ch.daily_id(date.fromordinal(today.toordinal() + offset_days), 1)
+
+
+@pytest.fixture
+def shifted() -> Iterator[None]:
+    yield
+    clock.shift(0)
+
+
+@pytest.fixture
+async def daily(redis_url: str, shifted: None) -> AsyncIterator[Node]:
+    configure(json=False, level="warning")
+    config = make_config(
+        redis_url, daily_draws="1", challenge_secret=SECRET, solver_challenge_s=3.0,
+        solver_challenge_tries=5, board_interval_ms=50,
+    )  # fmt: skip
+    node = Node(config, redis_url)
+    node.port = await node.start()  # type: ignore[attr-defined]
+    yield node
+    await node.stop()
+
+
+async def guest(port: int, name: str = "Gus") -> Client:
+    client = await Client.open(port)
+    await client.request("hello", "identity", device=secrets.token_urlsafe(24))
+    return client
+
+
+def to_close(challenge_id: str, ms: int) -> None:
+    """Shift the clock so that the challenge closes ``ms`` from now."""
+    c = ch.parse_daily(challenge_id, (1,), 1800)
+    assert c is not None
+    clock.shift(c.closes - ms - (clock.now_ms() - clock._offset_ms))
+
+
+def test_seeds_are_secret_day_and_candidate_bound() -> None:
+    a = ch.seed(b"s", "daily-2026-12-02-draw3", 0, 0)
+    assert a == ch.seed(b"s", "daily-2026-12-02-draw3", 0, 0)  # reproducible
+    others = {
+        ch.seed(b"t", "daily-2026-12-02-draw3", 0, 0),
+        ch.seed(b"s", "daily-2026-12-03-draw3", 0, 0),
+        ch.seed(b"s", "daily-2026-12-02-draw1", 0, 0),
+        ch.seed(b"s", "daily-2026-12-02-draw3", 1, 0),
+        ch.seed(b"s", "daily-2026-12-02-draw3", 0, 1),
+    }
+    assert a not in others and len(others) == 5
+    (d3,) = ch.dailies(date(2026, 12, 2), (3,), 1800)
+    assert d3.id == "daily-2026-12-02-draw3" and d3.deals[0].draw == 3
+    assert d3.closes - d3.opens == ch.DAY_MS and d3.phase(d3.opens - 1) == ch.UPCOMING
+    assert d3.phase(d3.opens) == ch.OPEN and d3.phase(d3.closes) == ch.CLOSED
+    assert ch.parse_daily("daily-2026-12-02-draw3", (1, 3), 1800) == d3
+    for bad in ("daily-2026-13-02-draw3", "daily-2026-12-02-draw2", "weekly", "daily-x"):
+        assert ch.parse_daily(bad, (1, 3), 1800) is None
+
+
+def test_a_scheduled_challenge_is_read_strictly() -> None:
+    week = ch.scheduled(
+        {"id": "weekly-49", "opens": "2026-12-07T00:00:00Z", "closes": "2026-12-14T00:00:00Z",
+         "deals": [{"draw": 3}] * 5, "ranking": "foundation"}, 1800,
+    )  # fmt: skip
+    assert len(week.deals) == 5 and week.ranking == "foundation" and week.time_limit == 1800
+    base = {"id": "weekly-49", "opens": "2026-12-07T00:00:00Z",
+            "closes": "2026-12-14T00:00:00Z", "deals": [{"draw": 3}]}  # fmt: skip
+    for change, error in [
+        ({"id": "daily-x"}, "id"),
+        ({"id": "A"}, "id"),
+        ({"closes": "2026-12-06T00:00:00Z"}, "closes must come after"),
+        ({"opens": "2026-12-07T00:00:00"}, "time zone"),
+        ({"deals": []}, "1 to 20"),
+        ({"ranking": "places"}, "ranking"),
+        ({"time_limit": 5}, "time_limit"),
+        ({"colour": "red"}, "unknown field"),
+    ]:
+        with pytest.raises(ValueError, match=error):
+            ch.scheduled({**base, **change}, 1800)
+
+
+async def test_one_attempt_per_player_through_reconnects_and_devices(daily, redis_url) -> None:
+    cid = today_id()
+    dev = secrets.token_urlsafe(24)
+    a = await Client.open(daily.port)
+    await a.request("hello", "identity", device=dev)
+    listed = await a.request("challenges", "challenges")
+    mine = next(c for c in listed["challenges"] if c["id"] == cid)
+    assert mine["phase"] == "open" and mine["deals"][0]["you"] is None
+    welcome = await a.request("attempt", "welcome", challenge=cid, name="Gus")
+    assert welcome["type"] == "welcome", welcome
+    room = welcome["room"]
+    assert room["challenge"] == f"{cid}/0" and room["phase"] == "racing"
+    assert room["time_limit"] == 1800 and room["private"] and room["capacity"] == 1
+    assert (await a.move("draw", seq=1))["type"] == "ack"
+    # the same device again, on another connection: the same room and seat, the moves on
+    b = await Client.open(daily.port)
+    await b.request("hello", "identity", device=dev)
+    again = await b.request("attempt", "welcome", challenge=cid, name="Gus")
+    assert again["room"]["code"] == room["code"] and again["player"] == welcome["player"]
+    assert again["seq"] == 1
+    assert (await b.move("draw", seq=2))["type"] == "ack"
+    # an account's attempt is one across its devices: claim, then sign in elsewhere
+    made = await b.request("register", "identity", name="Gus Player", password="gus's password")
+    c = await Client.open(daily.port)
+    await c.request("hello", "identity", session=made["session"])
+    own = await c.request("attempt", "welcome", challenge=cid, name="x")
+    other = await b.request("attempt", "welcome", challenge=cid, name="x")
+    assert own["room"]["code"] == other["room"]["code"] != room["code"]
+    # nobody can start a second attempt or a fresh one for someone else
+    rds = redis.Redis.from_url(redis_url)
+    assert rds.hlen(f"ch:{cid}:0:att") == 2
+    listed = await a.request("challenges", "challenges")
+    you = next(c for c in listed["challenges"] if c["id"] == cid)["deals"][0]["you"]
+    assert you["code"] == room["code"] and you["status"] == "playing" and you["rank"] >= 1
+    for cl in (a, b, c):
+        await cl.close()
+
+
+async def test_refusals_change_nothing(daily, redis_url) -> None:
+    cid = today_id()
+    anon = await Client.open(daily.port)
+    got = await anon.request("attempt", "welcome", challenge=cid, name="Anon")
+    assert got["reason"] == "hello_first", got
+    g = await guest(daily.port)
+    for fields, reason in [
+        ({"challenge": "nope-nope", "name": "G"}, "no_challenge"),
+        ({"challenge": cid, "name": "G", "deal": 3}, "no_deal"),
+        ({"challenge": cid, "name": "G", "deal": "0"}, "bad_field"),
+        ({"challenge": cid, "name": "G", "deal": 20}, "bad_field"),
+        ({"challenge": cid}, "missing_field"),
+        ({"challenge": cid, "name": "G", "extra": 1}, "bad_field"),
+        ({"challenge": "x" * 49, "name": "G"}, "bad_field"),
+        ({"challenge": today_id(1), "name": "G"}, "challenge_not_open"),
+        ({"challenge": today_id(-2), "name": "G"}, "challenge_not_open"),
+        ({"challenge": cid, "name": "G", "practice": True}, "attempt_first"),
+    ]:
+        got = await g.request("attempt", "welcome", **fields)
+        assert got["type"] == "error" and got["reason"] == reason, (fields, got)
+    got = await g.request("watch_board", "leaderboard", challenge="nope-nope")
+    assert got["reason"] == "no_challenge", got
+    rds = redis.Redis.from_url(redis_url)
+    assert not rds.exists(f"ch:{cid}:0:att")
+    assert not list(rds.scan_iter("ch:daily-*:0:att"))
+    assert (await get(daily.port, "/api/challenges?day=2026-13-01"))[0] == 400
+    assert (await get(daily.port, "/api/challenges?when=x"))[0] == 400
+    assert (await get(daily.port, "/api/challenges/nope-nope"))[0] == 404
+    assert (await get(daily.port, "/api/challengesXYZ"))[0] == 400
+    await anon.close()
+    await g.close()
+
+
+async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
+    cid = today_id()
+    ann, bob, eve = await guest(daily.port), await guest(daily.port), await guest(daily.port)
+    a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
+    await bob.request("attempt", "welcome", challenge=cid, name="Bob")
+    await eve.request("watch_board", "leaderboard", challenge=cid)
+    assert (await ann.move("draw", seq=1))["type"] == "ack"
+    while True:  # pushed to the watcher once the board changed
+        board = await eve.expect("leaderboard")
+        if any(r["moves"] == 1 for r in board["rows"]):
+            break
+    assert board["players"] == 2 and board["final"] is False
+    names = [r["name"] for r in board["rows"]]
+    assert sorted(names) == ["Ann", "Bob"]
+    for row in board["rows"]:  # a row is a summary: never a card
+        assert set(row) == {
+            "rank",
+            "who",
+            "name",
+            "guest",
+            "code",
+            "foundation",
+            "moves",
+            "reached_moves",
+            "reached_ms",
+            "status",
+            "score",
+            "last_ms",
+        }
+        assert row["guest"] is True
+    # Bob is still playing: he may not watch Ann's board, nor may Eve (no attempt)
+    code = a["room"]["code"]
+    for c in (bob, eve):
+        got = await c.request("watch", "welcome", code=code)
+        assert got["type"] == "error" and got["reason"] == "attempt_first", got
+    # Bob resigns: now he may watch, and practise the deal (the same cards)
+    assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
+    practice = await bob.request("attempt", "welcome", challenge=cid, name="Bob", practice=True)
+    assert practice["room"]["practice"] and "challenge" not in practice["room"]
+    assert practice["board"]["columns"] == a["board"]["columns"]
+    watcher = await guest(daily.port)
+    got = await watcher.request("watch", "welcome", code=code)
+    assert got["reason"] == "attempt_first"
+    await watcher.close()
+    for c in (ann, bob, eve):
+        await c.close()
+
+
+async def test_the_reveal_at_close_and_an_attempt_over_midnight(daily) -> None:
+    cid = today_id()
+    to_close(cid, 20_000)  # 20 s before the day closes
+    ann, late = await guest(daily.port), await guest(daily.port)
+    a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
+    assert (await ann.move("draw", seq=1))["type"] == "ack"
+    assert "reveal" not in a["room"]
+    status, before = await get(daily.port, f"/api/challenges/{cid}")
+    assert status == 200 and before["deals"][0]["reveal"] is None
+    commitment = before["deals"][0]["commitment"]
+    assert len(commitment) == 64
+    assert before["deals"][0]["rows"][0]["replay"] is None
+    to_close(cid, -1_000)  # the day closed a second ago
+    got = await late.request("attempt", "welcome", challenge=cid, name="Late")
+    assert got["reason"] == "challenge_not_open", got
+    # Ann's attempt started before the close: it goes on and counts for its day
+    assert (await ann.move("draw", seq=2))["type"] == "ack"
+    assert (await ann.request("resign", "ack", seq=3))["type"] == "ack"
+    room = (await ann.expect("room"))["room"]
+    while room["phase"] != "finished":
+        room = (await ann.expect("room"))["room"]
+    assert "reveal" in room  # closed: the attempt's own room reveals its deal too
+    status, after = await get(daily.port, f"/api/challenges/{cid}")
+    deal = after["deals"][0]
+    reveal = deal["reveal"]
+    assert status == 200 and after["phase"] == "closed"
+    candidates = {ch.seed(SECRET.encode(), cid, 0, n) for n in range(6)}
+    assert reveal["seed"] in candidates and reveal["deal"] == f"v1:{reveal['seed']}"
+    check = hashlib.sha256(f"{reveal['salt']}:{reveal['deal']}".encode()).hexdigest()
+    assert check == commitment == deal["commitment"]
+    assert deal["par"] > 0  # certified winnable: the solver's line length
+    (row,) = deal["rows"]
+    assert row["name"] == "Ann" and row["moves"] == 2 and row["status"] == "resigned"
+    assert row["replay"] == f"/replay/{a['room']['code']}"
+    # after the close anyone may watch the attempts and practise the deal
+    got = await late.request("watch", "welcome", code=a["room"]["code"])
+    assert got["type"] == "welcome", got
+    for c in (ann, late):
+        await c.close()
+
+
+async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(
+    redis_url, shifted
+) -> None:
+    configure(json=False, level="warning")
+    config = make_config(redis_url, daily_draws="1", challenge_secret=SECRET,
+                         solver_challenge_s=3.0, solver_challenge_tries=5)  # fmt: skip
+    nodes = [Node(config, redis_url), Node(config, redis_url)]
+    for n in nodes:
+        await n.start()
+    rds = redis.Redis.from_url(redis_url)
+    try:
+        c = nodes[0].challenges.find(today_id(1))  # tomorrow's: not open, made ahead
+        made = await asyncio.gather(*(n.challenges.deal(c, 0) for n in nodes))
+        assert made[0] == made[1] and made[0]["commitment"]
+        assert orjson.loads(rds.get(f"ch:{c.id}:0:deal")) == made[0]
+        # a node died holding the preparation lock of the day after: another takes over
+        later = nodes[0].challenges.find(today_id(2))
+        rds.set(f"ch:{later.id}:0:prep", "dead-node", px=600)
+        got = await asyncio.wait_for(nodes[1].challenges.deal(later, 0), 30)
+        assert got["seed"] == ch.seed(SECRET.encode(), later.id, 0, got["candidate"])
+        assert rds.get(f"ch:{later.id}:0:prep") != b"dead-node"
+    finally:
+        for n in nodes:
+            await n.stop()
