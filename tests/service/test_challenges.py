@@ -132,19 +132,29 @@ async def test_one_attempt_per_player_through_reconnects_and_devices(daily, redi
     assert again["seq"] == 1
     assert (await b.move("draw", seq=2))["type"] == "ack"
     # an account's attempt is one across its devices: claim, then sign in elsewhere
-    made = await b.request("register", "identity", name="Gus Player", password="gus's password")
+    e = await guest(daily.port)
+    made = await e.request("register", "identity", name="Gus Player", password="gus's password")
     c = await Client.open(daily.port)
     await c.request("hello", "identity", session=made["session"])
     own = await c.request("attempt", "welcome", challenge=cid, name="x")
-    other = await b.request("attempt", "welcome", challenge=cid, name="x")
+    other = await e.request("attempt", "welcome", challenge=cid, name="x")
     assert own["room"]["code"] == other["room"]["code"] != room["code"]
     # nobody can start a second attempt or a fresh one for someone else
     rds = redis.Redis.from_url(redis_url)
     assert rds.hlen(f"ch:{cid}:0:att") == 2
+    # a guest who played, then claimed a name, cannot play the deal again as the account
+    d = await Client.open(daily.port)
+    await d.request("hello", "identity", device=dev)
+    named = await d.request("register", "identity", name="Gus Again", password="gus's password")
+    assert named["type"] == "identity", named
+    again = await d.request("attempt", "welcome", challenge=cid, name="x")
+    assert again["type"] == "error" and again["reason"] == "attempt_made", again
+    assert rds.hlen(f"ch:{cid}:0:att") == 2
+    await d.close()
     listed = await a.request("challenges", "challenges")
     you = next(c for c in listed["challenges"] if c["id"] == cid)["deals"][0]["you"]
     assert you["code"] == room["code"] and you["status"] == "playing" and you["rank"] >= 1
-    for cl in (a, b, c):
+    for cl in (a, b, c, e):
         await cl.close()
 
 

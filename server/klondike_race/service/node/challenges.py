@@ -25,6 +25,7 @@ from ..domain import ranking
 from ..domain.challenge import CLOSED, OPEN, Challenge
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
+from ..domain.players import ACCOUNT
 from ..domain.progress import initial_progress
 from ..domain.room import FINISHED, Room, commitment
 from ..fanout import Fanout
@@ -233,6 +234,12 @@ class Challenges:
         if m.practice:
             await self._practice(conn, c, m.deal, code, now, m.name)
             return
+        if code is None and not guest:  # played as the guest this account was claimed from
+            before = await self.store.accounts.guest_of(who.removeprefix(ACCOUNT))
+            if before and await self.store.challenges.attempt(c.id, m.deal, before):
+                raise ServiceError(
+                    "attempt_made", "you played this deal as a guest before claiming your name"
+                )
         if code is None:
             if c.phase(now) != OPEN:
                 raise ServiceError(

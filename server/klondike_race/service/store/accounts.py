@@ -54,6 +54,11 @@ class Accounts(Part):
         name: Any = await self._timed(self.redis.hget(f"acct:{account}", "name"))
         return name.decode() if name is not None else None
 
+    async def guest_of(self, account: str) -> str:
+        """The guest key an account was claimed from ("" if none)."""
+        got: Any = await self._timed(self.redis.hget(f"acct:{account}", "guest"))
+        return got.decode() if got else ""
+
     async def set_password(self, account: str, password_hash: str) -> None:
         await self._timed(self.redis.hset(f"acct:{account}", "hash", password_hash))
 
