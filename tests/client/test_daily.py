@@ -26,17 +26,24 @@ def today(player: Player) -> str:
     return got
 
 
-def attempt_and_resign(player: Player, name: str, moves: int = 2) -> None:
-    """From the home screen: Play, read the notice, start; a few draws, then resign."""
+def attempt_and_resign(player: Player, name: str) -> None:
+    """From the home screen: Play, read the notice, start, draw once; from the home
+    screen again (the page's own session forgotten, as on another device), Continue to the
+    same attempt; resign."""
     player.set_name(name)
     player.page.click("#daily-list [data-attempt]")
     confirm = player.page.locator(".attempt-confirm")
     confirm.wait_for()
-    assert "One ranked attempt" in confirm.inner_text()
-    assert "30-minute clock starts as soon as the deal is shown" in confirm.inner_text()
+    assert "clock starts as soon as the deal is shown" in confirm.inner_text()
     player.page.click("[data-attempt-go]")
     player.wait_racing()
-    player.play_line(["draw"] * moves)
+    player.play_line(["draw"])
+    player.page.evaluate("() => localStorage.removeItem('kr.session')")
+    player.open()
+    player.page.wait_for_selector('#daily-list [data-state="playing"]')
+    player.page.click("#daily-list [data-continue]")
+    player.wait_racing()
+    assert player.state("s.seq") == 1  # the same attempt, its move kept
     player.page.click("#btn-resign")
     player.page.click("#btn-resign")
     player.screen("results")
@@ -115,6 +122,18 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ann.page.click("#daily-back")
     ann.screen("results")
 
+    # practice of the deal, now that her attempt is over: a practice room with hints
+    ann.page.click("#btn-attempt-practice")
+    ann.page.wait_for_function(
+        "() => window.kr.store.state.room && window.kr.store.state.room.practice"
+    )
+    ann.wait_racing()
+    ann.page.wait_for_selector("#btn-hint:not([hidden])")
+    assert ann.state("s.room.challenge") is None
+    ann.page.click("#btn-resign")
+    ann.page.click("#btn-resign")
+    ann.screen("results")
+
     # back home, a reload: "done" with the rank
     ann.page.click("#btn-lobby")
     ann.screen("lobby")
@@ -141,7 +160,7 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     bob.screen("lobby")
 
     # after his own attempt, Watch is offered and shows her board
-    attempt_and_resign(bob, "Bob", moves=1)
+    attempt_and_resign(bob, "Bob")
     bob.page.click("#btn-lobby")
     bob.screen("lobby")
     bob.page.goto(f"{daily_server.url}#/challenges/{challenge}")
@@ -155,6 +174,7 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     # the close: the archive of that day, the final standings, the reveal checked
     wait = daily_server.closes_at + 1.5 - time.time()
     assert wait > 0, f"the steps before the close took {-wait:.1f} s too long"
+    print(f"{wait:.1f} s to spare before the close")
     time.sleep(wait)
     ann.open()
     ann.page.click("#daily-archive")
