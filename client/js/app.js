@@ -6,11 +6,14 @@ import { Account } from './account.js';
 import { Input } from './input.js';
 import { Net, defaultUrl } from './net.js';
 import { reasonText } from './cards.js';
+import {
+  addDays, challengeHref, dailyRoute, dayOf, loadChallenge, loadDay,
+} from './daily.js';
 import { loadProfile, profileRoute } from './profile.js';
 import { Renderer } from './render.js';
 import {
-  Store, finishOffered, gameOver, hintOffered, initialState, leaveRoom, playName, receive, roomPhase,
-  signedIn, viewOf,
+  Store, attemptOf, finishOffered, gameOver, hintOffered, initialState, leaveRoom, playName, receive,
+  roomPhase, serverNow, signedIn, viewOf,
 } from './state.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -34,6 +37,10 @@ state.name = storage.get('kr.name') || '';
 let pendingIntent = null; // what to do once connected: {type, ...}
 if (params.get('watch')) pendingIntent = { type: 'watch', code: params.get('watch').toUpperCase() };
 else if (params.get('join')) pendingIntent = { type: 'join', code: params.get('join').toUpperCase() };
+// A shared challenge link (?challenge=ID) opens the challenge's page.
+if (params.get('challenge')) {
+  history.replaceState(null, '', `${location.pathname}${challengeHref(params.get('challenge'))}`);
+}
 
 // The page's address without its query (the hash route, e.g. a profile, is kept).
 function address(query = '') {
@@ -57,6 +64,8 @@ const account = new Account({
 // ---- connection ------------------------------------------------------------------------
 function onOpen() {
   net.send(account.hello()); // who this is, before anything else (a resume included)
+  net.send({ type: 'challenges' });
+  if (boardWanted) net.send({ type: 'watch_board', challenge: boardWanted.id, deal: boardWanted.deal });
   const session = storage.get('kr.session');
   const wanted = pendingIntent;
   if (session && session.token && (!wanted || wanted.code === session.code)) {
@@ -121,6 +130,7 @@ function onMessage(msg) {
     case 'room':
       checkCommitment();
       if (roomPhase(state) === 'finished') forgetRoom(state.room.code);
+      if (attemptOf(state.room) && roomPhase(state) === 'finished') net.send({ type: 'challenges' });
       break;
     case 'left':
       storage.set('kr.session', null);
@@ -144,6 +154,13 @@ function afterEntry() {
   pendingIntent = null;
   const room = state.room;
   if (!room) return;
+  if (leaveRouteOnEntry) { // watching an attempt from the challenge page: show it
+    leaveRouteOnEntry = false;
+    history.replaceState(null, '', location.pathname);
+    store.update((s) => { s.daily = null; s.profile = null; });
+  }
+  const attempt = attemptOf(room);
+  if (attempt && state.role === 'player') wantBoard(attempt.id, attempt.deal);
   if (state.role === 'spectator') {
     history.replaceState(null, '', address(`?watch=${room.code}`));
   } else {
@@ -152,9 +169,19 @@ function afterEntry() {
   checkCommitment();
 }
 
+const CHALLENGE_ERRORS = {
+  attempt_first: 'Play your own attempt at this deal first: you can watch others\u2019 attempts, or practise the deal, once yours has ended (or after the close).',
+  challenge_not_open: 'This challenge is not open: no attempt can start now.',
+  attempt_made: 'You already played this deal as a guest before claiming your name.',
+  hello_first: 'Not connected yet: try again in a moment.',
+};
+
 function onError(msg) {
   if (account.onError(msg)) return; // shown in the account area
-  toast(msg.message || msg.reason, 'error');
+  leaveRouteOnEntry = false;
+  const words = CHALLENGE_ERRORS[msg.reason];
+  toast(words || msg.message || msg.reason, 'error');
+  if (words && state.daily) store.update((s) => { s.daily = { ...s.daily, notice: words }; });
   if (msg.about === 'join' && (msg.reason === 'room_finished' || msg.reason === 'no_room')) {
     forgetRoom(msg.message && (msg.message.match(/[A-Z0-9]{6}/) || [])[0]);
   }
@@ -413,6 +440,112 @@ setInterval(() => {
   if (viewOf(state) === 'lobby' && net.open) net.send({ type: 'rooms' });
 }, 5000);
 
+// ---- challenges -------------------------------------------------------------------------
+let boardWanted = null; // the challenge leaderboard this connection watches: {id, deal}
+let leaveRouteOnEntry = false; // a watch asked from the challenge page
+function wantBoard(id, deal) {
+  if (boardWanted && boardWanted.id === id && boardWanted.deal === deal) return;
+  boardWanted = { id, deal };
+  net.send({ type: 'watch_board', challenge: id, deal });
+}
+function attempt(ref, practice = false) {
+  const m = /^(.+)\/(\d+)$/.exec(ref || '');
+  if (!m || !needName()) return;
+  store.update((s) => { s.confirm = null; });
+  const msg = { type: 'attempt', challenge: m[1], deal: Number(m[2]), name: playName(state) };
+  if (practice) msg.practice = true;
+  net.send(msg);
+}
+$('#daily-list').addEventListener('click', (e) => {
+  const play = e.target.closest('[data-attempt]');
+  const go = e.target.closest('[data-attempt-go]');
+  const more = e.target.closest('[data-continue]');
+  const practice = e.target.closest('[data-practice]');
+  if (play) {
+    // the first Play only explains: one ranked attempt, the clock from the deal's showing
+    store.update((s) => { s.confirm = play.dataset.attempt; });
+    requestAnimationFrame(() => { const b = $('[data-attempt-go]'); if (b) b.focus(); });
+  }
+  if (e.target.closest('[data-attempt-cancel]')) store.update((s) => { s.confirm = null; });
+  if (go) attempt(go.dataset.attemptGo);
+  if (more) attempt(more.dataset.continue);
+  if (practice) attempt(practice.dataset.practice, true);
+});
+setInterval(() => {
+  if (viewOf(state) === 'lobby' && net.open) net.send({ type: 'challenges' });
+}, 15000);
+$('#btn-share').addEventListener('click', async () => {
+  const line = $('#share-line').value;
+  if (!line) return;
+  try {
+    await navigator.clipboard.writeText(line);
+    toast('Copied');
+  } catch {
+    $('#share-line').select();
+    toast('Selected: copy it with Ctrl+C');
+  }
+});
+$('#btn-attempt-board').addEventListener('click', () => {
+  const a = attemptOf(state.room);
+  if (a) location.hash = challengeHref(a.id);
+});
+$('#btn-attempt-practice').addEventListener('click', () => {
+  const a = attemptOf(state.room);
+  if (a) attempt(`${a.id}/${a.deal}`, true);
+});
+$('#daily-body').addEventListener('click', (e) => {
+  const watch = e.target.closest('[data-watch-attempt]');
+  if (watch) {
+    store.update((s) => { if (s.daily) s.daily = { ...s.daily, notice: null }; });
+    leaveRouteOnEntry = true;
+    net.send({ type: 'watch', code: watch.dataset.watchAttempt });
+  }
+  if (e.target.closest('#daily-retry')) route();
+});
+
+// The browser's own SHA-256 of each revealed deal, compared with its commitment.
+async function checkDeals(data) {
+  if (!(window.crypto && crypto.subtle)) return;
+  for (const d of (data && data.deals) || []) {
+    if (!d.reveal || !d.commitment) continue;
+    const hex = await sha256Hex(`${d.reveal.salt}:${d.reveal.deal}`);
+    store.update((s) => {
+      if (s.daily && s.daily.data === data) {
+        s.daily = { ...s.daily, checks: { ...(s.daily.checks || {}), [d.commitment]: { ok: hex === d.commitment, computed: hex } } };
+      }
+    });
+  }
+}
+
+async function dailyPage(r) {
+  const today = dayOf(serverNow(state));
+  const day = r.kind === 'archive' ? r.day || addDays(today, -1) : null;
+  const same = (s) => s.daily && s.daily.kind === r.kind && s.daily.id === (r.id || null) && s.daily.day === day;
+  store.update((s) => { s.daily = { kind: r.kind, id: r.id || null, day, status: 'loading' }; });
+  const got = r.kind === 'archive' ? await loadDay(day) : await loadChallenge(r.id);
+  if (!same(state)) return; // navigated on meanwhile
+  store.update((s) => {
+    s.daily = got.status === 200 ? { ...s.daily, status: 'ok', data: got.data, checks: {} }
+      : got.status === 404 ? { ...s.daily, status: 'missing' } : { ...s.daily, status: 'failed', error: got.error };
+  });
+  if (got.status !== 200) return;
+  if (typeof got.data.server_time === 'number') {
+    store.update((s) => { s.offset = got.data.server_time - Date.now(); });
+  }
+  if (r.kind === 'challenge') {
+    if (got.data.phase === 'closed') checkDeals(got.data);
+    else wantBoard(got.data.id, 0);
+  }
+}
+// The challenge page reloads itself when its challenge closes meanwhile.
+setInterval(() => {
+  const d = state.daily;
+  if (d && d.kind === 'challenge' && d.status === 'ok' && d.data.phase !== 'closed'
+    && serverNow(state) >= d.data.closes + 1000) {
+    dailyPage({ kind: 'challenge', id: d.id });
+  }
+}, 1000);
+
 $('#btn-copy').addEventListener('click', async () => {
   const link = $('#room-link').value;
   try {
@@ -492,6 +625,7 @@ $('#btn-lobby').addEventListener('click', () => {
   store.update(leaveRoom);
   history.replaceState(null, '', address());
   net.send({ type: 'rooms' });
+  net.send({ type: 'challenges' });
 });
 $('#btn-stop-watch').addEventListener('click', () => {
   net.send({ type: 'leave' });
@@ -520,6 +654,17 @@ function toast(message, kind = 'info') {
 let routedHere = false; // a profile opened from this page: Back goes back
 async function route() {
   const who = profileRoute(location.hash);
+  const daily = who ? null : dailyRoute(location.hash);
+  if (!daily && state.daily) {
+    store.update((s) => { s.daily = null; });
+    const a = attemptOf(state.room); // back in an attempt: its own leaderboard again
+    if (a && state.role === 'player') wantBoard(a.id, a.deal);
+  }
+  if (daily) {
+    if (state.profile) store.update((s) => { s.profile = null; });
+    await dailyPage(daily);
+    return;
+  }
   if (!who) {
     if (state.profile) store.update((s) => { s.profile = null; });
     return;
@@ -546,6 +691,13 @@ $('#profile-back').addEventListener('click', () => {
 document.addEventListener('click', (e) => {
   const retry = e.target.closest('#profile-retry');
   if (retry) route();
+});
+$('#daily-back').addEventListener('click', () => {
+  if (routedHere) history.back();
+  else {
+    history.replaceState(null, '', `${location.pathname}${location.search}`);
+    route();
+  }
 });
 route();
 nameField();

@@ -2,9 +2,14 @@
 // the state and writes the DOM; it sends nothing and decides nothing.
 
 import { BoardView } from './board.js';
+import {
+  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, shareGame, shareLine,
+  statusWord, thousands, titleOf,
+} from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
-  finishOffered, hintOffered, names, roomPhase, seats, serverNow, standings, viewOf, yourRooms,
+  attemptOf, challengeById, finishOffered, hintOffered, mayWatchAttempts, myKey, myLiveRow, names,
+  roomPhase, seats, serverNow, standings, viewOf, yourRooms,
 } from './state.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -133,13 +138,15 @@ export class Renderer {
     const view = viewOf(state);
     document.body.dataset.view = view;
     document.body.dataset.conn = state.conn;
-    document.body.dataset.route = state.profile ? 'profile' : '';
+    const routed = Boolean(state.profile || state.daily);
+    document.body.dataset.route = state.profile ? 'profile' : state.daily ? 'daily' : '';
     for (const screen of document.querySelectorAll('.screen')) {
-      screen.hidden = Boolean(state.profile) || screen.id !== `screen-${view}`;
+      screen.hidden = routed || screen.id !== `screen-${view}`;
     }
     this.connection(state);
     this.profile(state);
-    if (state.profile) return;
+    this.daily(state);
+    if (routed) return;
     if (view === 'lobby') this.lobby(state);
     if (view === 'room') this.waiting(state);
     if (view === 'race') this.race(state);
@@ -208,8 +215,86 @@ export class Renderer {
     }
   }
 
+  // Today's challenges on the home screen: each with this player's state (Play, with the
+  // one-attempt notice first; Continue; done with rank and result) and the time left.
+  dailyBox(state) {
+    const now = serverNow(state);
+    const open = (state.challenges || []).filter((c) => c.phase === 'open');
+    $('#daily-box').hidden = open.length === 0;
+    const dailies = open.filter((c) => c.daily);
+    const closes = dailies.length ? Math.min(...dailies.map((c) => c.closes)) : null;
+    text($('#daily-left'), closes ? `today's dailies close in ${clockText(closes - now)}` : '');
+    const list = $('#daily-list');
+    for (const left of list.querySelectorAll('[data-closes]')) {
+      text(left, `closes in ${clockText(Number(left.dataset.closes) - now)}`);
+    }
+    const key = JSON.stringify([open, state.confirm]);
+    if (list.dataset.key === key) return;
+    list.dataset.key = key;
+    list.innerHTML = open.map((c) => (c.deals || []).map((d) => {
+      const ref = `${c.id}/${d.index}`;
+      const label = escapeHtml(c.deals.length > 1 ? `${c.title}, deal ${d.index + 1}` : c.title);
+      const you = d.you;
+      const limit = escapeHtml(minutes(c.time_limit));
+      let what;
+      if (!you) {
+        what = state.confirm === ref
+          ? `<div class="attempt-confirm" role="group" aria-label="Start your attempt at ${label}">`
+            + `<p><strong>One ranked attempt.</strong> The ${limit} clock starts as soon as the deal is shown and does not stop, even if you leave. It cannot be restarted.</p>`
+            + `<div class="buttons"><button type="button" class="btn primary" data-attempt-go="${escapeHtml(ref)}">Start my attempt</button>`
+            + '<button type="button" class="btn" data-attempt-cancel>Cancel</button></div></div>'
+          : `<span class="daily-state" data-state="new">Not played · one ranked attempt, ${limit} clock from the deal's first showing</span>`
+            + `<button type="button" class="btn primary" data-attempt="${escapeHtml(ref)}" aria-label="Play ${label}">Play</button>`;
+      } else if (you.status === 'playing') {
+        what = '<span class="daily-state" data-state="playing">In progress</span>'
+          + `<button type="button" class="btn primary" data-continue="${escapeHtml(ref)}" aria-label="Continue ${label}">Continue</button>`;
+      } else {
+        what = `<span class="daily-state" data-state="done">Done: rank ${escapeHtml(you.rank ?? '?')} of ${escapeHtml(thousands(d.players || 0))}`
+          + ` · ${escapeHtml(you.foundation ?? 0)}/52 · ${escapeHtml(statusWord(you.status))}</span>`
+          + `<button type="button" class="btn small" data-practice="${escapeHtml(ref)}" aria-label="Practice ${label}">Practice this deal</button>`;
+      }
+      return `<li data-challenge="${escapeHtml(c.id)}" data-deal="${escapeHtml(d.index)}">`
+        + `<div class="daily-title"><strong>${label}</strong> <span class="muted small">${escapeHtml(d.players || 0)} playing`
+        + `${c.daily ? '' : ` · <span data-closes="${escapeHtml(c.closes)}"></span>`}</span></div>`
+        + `<div class="daily-actions">${what}<a class="btn small" href="${escapeHtml(challengeHref(c.id))}">Leaderboard</a></div></li>`;
+    }).join('')).join('');
+  }
+
+  // The #/challenges/ID and #/archive/DAY views, over every screen.
+  daily(state) {
+    const box = $('#daily-view');
+    const d = state.daily;
+    box.hidden = !d || Boolean(state.profile);
+    if (!d || state.profile) return;
+    box.dataset.state = d.status;
+    const notice = $('#daily-notice');
+    notice.hidden = !d.notice;
+    text(notice, d.notice || '');
+    const now = serverNow(state);
+    let html;
+    if (d.status === 'loading') html = '<h2 id="daily-title">Loading…</h2>';
+    else if (d.status === 'missing') html = '<h2 id="daily-title">No such challenge</h2>';
+    else if (d.status === 'failed') {
+      html = '<h2 id="daily-title">Unavailable</h2>'
+        + `<p>It could not be loaded (${escapeHtml(d.error)}).</p><button type="button" class="btn" id="daily-retry">Try again</button>`;
+    } else if (d.kind === 'archive') {
+      html = archiveHtml(d.day, d.data, dayOf(now));
+    } else {
+      html = challengeHtml(d.data, {
+        now, me: myKey(state), live: state.live, checks: d.checks || {},
+        mayWatch: (deal) => mayWatchAttempts(state, d.data.id, deal),
+      });
+    }
+    const body = $('#daily-body');
+    if (body.krHtml !== html) {
+      body.krHtml = html;
+      body.innerHTML = html;
+    }
+  }
+
   lobby(state) {
     this.yourRooms(state);
+    this.dailyBox(state);
     const list = $('#live-rooms');
     const rooms = state.rooms || [];
     const key = JSON.stringify(rooms);
@@ -320,7 +405,49 @@ export class Renderer {
     status.hidden = !st;
     if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${STATUS_WORDS[st]}`);
     text($('#race-settings'), `${room.code}${room.practice ? ' \u00b7 practice' : ''} \u00b7 ${describeSettings(room.settings, room)}`);
-    this.standings($('#race-standings'), state);
+    const attempt = attemptOf(room);
+    const line = $('#race-challenge');
+    line.hidden = !attempt;
+    $('#race-standings').hidden = Boolean(attempt);
+    $('#race-live').hidden = !attempt;
+    if (attempt) {
+      const title = titleOf(attempt.id, challengeById(state, attempt.id));
+      text(line, `${title} \u00b7 your one ranked attempt \u00b7 ${minutes(room.time_limit)} limit`);
+      this.liveBoard($('#race-live'), state, attempt);
+    } else {
+      this.standings($('#race-standings'), state);
+    }
+  }
+
+  // An attempt's standings: the challenge's live leaderboard (top rows, this player's
+  // place from `leaderboard_you` when outside them, and the players count).
+  liveBoard(root, state, attempt) {
+    const live = state.live && state.live.challenge === attempt.id && state.live.deal === attempt.deal
+      ? state.live : null;
+    const me = myKey(state);
+    const key = JSON.stringify([live, me]);
+    if (root.dataset.key === key) return;
+    root.dataset.key = key;
+    const list = root.querySelector('.live-rows');
+    list.replaceChildren();
+    const top = live ? live.rows.slice(0, 10) : [];
+    const mine = live && !top.some((r) => r.who === me) ? myLiveRow(state) : null;
+    const rows = mine ? [...top, null, mine] : top;
+    for (const row of rows) {
+      const li = document.createElement('li');
+      if (!row) {
+        li.className = 'gap';
+        li.textContent = '\u2026';
+        li.setAttribute('aria-hidden', 'true');
+      } else {
+        li.dataset.who = row.who;
+        if (row.who === me) li.className = 'me';
+        li.append(`${row.rank}. `, playerName(row, row.who === me ? ' (you)' : ''),
+          ` \u00b7 ${row.foundation}/52 \u00b7 ${row.reached_moves} moves${row.status !== 'playing' ? ` \u00b7 ${statusWord(row.status)}` : ''}`);
+      }
+      list.append(li);
+    }
+    text(root.querySelector('.live-count'), live ? `${thousands(live.players)} player${live.players === 1 ? '' : 's'}${live.final ? ' \u00b7 final' : ''}` : 'loading the leaderboard\u2026');
   }
 
   // Opponents' progress bars and the live leaderboard. Rows are kept per player, so a
@@ -421,11 +548,43 @@ export class Renderer {
     this.analysis(state, done);
     $('#btn-finish-results').hidden = !finishOffered(state);
     const rematch = done && room.rematch ? room.rematch : null;
-    $('#btn-rematch').hidden = state.role !== 'player' || !done || Boolean(rematch) || Boolean(room.parent);
+    const attempt = attemptOf(room);
+    this.attemptBox(state, attempt, done);
+    if (attempt) {
+      const whose = state.role === 'player' ? 'Your attempt'
+        : `${(room.players[0] && room.players[0].name) || 'The'}\u2019s attempt`;
+      text($('#results-sub'), done ? `${whose} at ${titleOf(attempt.id, challengeById(state, attempt.id))} is over.`
+        : `${whose} is over.`);
+    }
+    $('#btn-rematch').hidden = state.role !== 'player' || !done || Boolean(rematch) || Boolean(room.parent)
+      || Boolean(attempt);
     $('#btn-rematch-join').hidden = !rematch;
     $('#btn-back-race').hidden = !room.parent; // a practice continuation of a race
     text($('#rematch-note'), rematch ? `Rematch room ${rematch} is open.` : '');
     this.grid($('#results-boards'), state, state.player);
+  }
+
+  // After an attempt: "rank N of M", the share line, the leaderboard, practice.
+  attemptBox(state, attempt, done) {
+    const box = $('#attempt-box');
+    box.hidden = !attempt || state.role !== 'player';
+    if (box.hidden) return;
+    const live = state.live && state.live.challenge === attempt.id && state.live.deal === attempt.deal
+      ? state.live : null;
+    const row = live ? myLiveRow(state) : null;
+    text($('#attempt-rank'), row ? `Rank ${row.rank} of ${thousands(live.players)}${live.final ? ' (final)' : ''}`
+      : 'Rank: waiting for the leaderboard\u2026');
+    $('#attempt-rank').dataset.rank = row ? String(row.rank) : '';
+    const title = titleOf(attempt.id, challengeById(state, attempt.id));
+    const board = state.board && state.board.over ? state.board : null;
+    const line = row && board
+      ? shareLine(title, shareGame(board, row), row.rank, live.players, challengeLink(attempt.id)) : '';
+    const input = $('#share-line');
+    if (input.value !== line) input.value = line;
+    $('#btn-share').disabled = !line;
+    const c = challengeById(state, attempt.id);
+    text($('#attempt-reveal-note'), done && state.room.reveal ? ''
+      : `The deal's seed and salt are revealed when the challenge closes${c ? ` (in ${clockText(c.closes - serverNow(state))})` : ''}.`);
   }
 
   analysis(state, done) {

@@ -37,6 +37,10 @@ export function initialState() {
     finishing: null, // {seq, moves}: the server is playing the solver's line
     canHint: false, // the server's can_hint for this player (spectators: false)
     canFinish: false, // the server's can_finish for this player (spectators: false)
+    challenges: null, // the server's last `challenges` list (each deal with `you`)
+    live: null, // the watched challenge leaderboard: {challenge, deal, v, players, final, rows, you}
+    daily: null, // the #/challenges/ID or #/archive/DAY view: {kind, id|day, status, data, error}
+    confirm: null, // the challenge whose "one ranked attempt" notice is open: "ID/N"
     version: 0,
   };
 }
@@ -231,6 +235,25 @@ export function receive(state, msg) {
       clock(state, msg);
       return null;
     }
+    case 'challenges': {
+      clock(state, msg);
+      state.challenges = msg.challenges || [];
+      return 'challenges';
+    }
+    case 'leaderboard': {
+      const same = state.live && state.live.challenge === msg.challenge && state.live.deal === msg.deal;
+      state.live = {
+        challenge: msg.challenge, deal: msg.deal, v: msg.v, players: msg.players,
+        final: msg.final === true, rows: msg.rows || [], you: same ? state.live.you : null,
+      };
+      return 'leaderboard';
+    }
+    case 'leaderboard_you': {
+      if (state.live && state.live.challenge === msg.challenge && state.live.deal === msg.deal) {
+        state.live = { ...state.live, you: msg.rows || [] };
+      }
+      return null;
+    }
     case 'error': {
       if (msg.about === 'finish') state.finishing = null;
       state.notice = { text: msg.message || msg.reason, kind: 'error', reason: msg.reason, at: Date.now() };
@@ -309,4 +332,40 @@ export function standings(state) {
     player: p.id, name: p.name, foundation: 0, moves: 0, reached_moves: 0, reached_ms: 0,
     status: 'playing', score: null, rank,
   })));
+}
+
+// ---- challenges ----------------------------------------------------------------------
+// A room's challenge deal ("ID/N" in room.challenge): {id, deal}, or null.
+export function attemptOf(room) {
+  const m = room && typeof room.challenge === 'string' ? /^(.+)\/(\d+)$/.exec(room.challenge) : null;
+  return m ? { id: m[1], deal: Number(m[2]) } : null;
+}
+
+// A challenge of the server's last `challenges` list, by id.
+export function challengeById(state, id) {
+  return ((state.challenges || []).find((c) => c.id === id)) || null;
+}
+
+// This player's key (the server's `identity`), or null.
+export function myKey(state) {
+  const p = state.identity && state.identity.player;
+  return p ? p.id : null;
+}
+
+// This player's row on the watched leaderboard (the top rows, else `leaderboard_you`).
+export function myLiveRow(state) {
+  const live = state.live;
+  const me = myKey(state);
+  if (!live || !me) return null;
+  return live.rows.find((r) => r.who === me) || (live.you || []).find((r) => r.who === me) || null;
+}
+
+// Whether this player may watch others' attempts at a deal: the server says so once
+// their own attempt has ended or the challenge has closed (else `attempt_first`).
+export function mayWatchAttempts(state, id, deal) {
+  const c = challengeById(state, id);
+  if (!c) return false;
+  if (c.phase === 'closed') return true;
+  const d = (c.deals || []).find((x) => x.index === deal);
+  return Boolean(d && d.you && d.you.status && d.you.status !== 'playing');
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,44 @@ def server(redis_url: str) -> Iterator[ServerProcess]:
     ).start()
     yield srv
     srv.stop()
+
+
+DAY_MS = 86_400_000
+DAILY_CLOSE_S = 30  # today's daily closes this long after the daily server starts
+
+
+def offset_to_close(seconds: float, now_ms: int | None = None) -> int:
+    """A server clock offset (``KR_CLOCK_OFFSET_MS``) that puts the next UTC midnight,
+    the close of today's dailies, ``seconds`` from now."""
+    now = now_ms if now_ms is not None else time.time_ns() // 1_000_000
+    offset = (now // DAY_MS + 1) * DAY_MS - int(seconds * 1000) - now
+    return offset if offset >= 0 else offset + DAY_MS  # the clock only runs ahead
+
+
+class DailyServer(ServerProcess):
+    closes_at: float  # the real time (time.time()) at which its today's dailies close
+
+
+@pytest.fixture(scope="module")
+def daily_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DailyServer]:
+    """A server of its own (its own Redis: no other server prepares its deals) whose clock
+    is shifted so that today's daily (Draw 1 only) closes ``DAILY_CLOSE_S`` after it starts."""
+    redis = EmbeddedRedis(tmp_path_factory.mktemp("redis-daily"), appendfsync="always").start()
+    offset = offset_to_close(DAILY_CLOSE_S)
+    closes_at = time.time() + DAILY_CLOSE_S
+    srv = DailyServer(
+        redis.url,
+        KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
+        KR_CLIENT_DIR=str(ROOT / "client"),
+        KR_CLOCK_OFFSET_MS=str(offset),
+        KR_DAILY_DRAWS="1",
+        KR_SOLVER_CHALLENGE_S="3",
+    )
+    srv.closes_at = closes_at
+    srv.start()
+    yield srv
+    srv.stop()
+    redis.stop()
 
 
 @pytest.fixture(scope="package")
@@ -285,12 +324,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
 FAILED = pytest.StashKey[bool]()
 
 
-@pytest.fixture
-def players(
+def player_factory(
     browser: Browser, server: ServerProcess, request: pytest.FixtureRequest
 ) -> Iterator[Any]:
-    """``players(viewport=..., **context_options)`` opens a fresh context for each player.
-    When the test fails, every page is screenshotted to test-artifacts/client/failed/."""
+    """``make(viewport=..., **context_options)`` opens a fresh context for each player of
+    ``server``. When the test fails, every page is screenshotted to
+    test-artifacts/client/failed/."""
     made: list[Player] = []
 
     def make(viewport: dict | None = None, **options: Any) -> Player:
@@ -316,6 +355,22 @@ def players(
         player.context.close()
     for player in made:
         player.check_errors()
+
+
+@pytest.fixture
+def players(
+    browser: Browser, server: ServerProcess, request: pytest.FixtureRequest
+) -> Iterator[Any]:
+    """``players(viewport=..., **context_options)``: players of the package's server."""
+    yield from player_factory(browser, server, request)
+
+
+@pytest.fixture
+def daily_players(
+    browser: Browser, daily_server: DailyServer, request: pytest.FixtureRequest
+) -> Iterator[Any]:
+    """Players of the daily server (its clock shifted to just before a UTC midnight)."""
+    yield from player_factory(browser, daily_server, request)
 
 
 def start_race(

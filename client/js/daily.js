@@ -1,0 +1,228 @@
+// Daily challenges (docs/protocol.md, "Challenges"): the hash routes of the challenge
+// page (`#/challenges/ID`) and the archive (`#/archive/YYYY-MM-DD`), their fetches of
+// `GET /api/challenges...`, and pure functions from the server's JSON to text and
+// escaped HTML (the share line, the lobby's entries, the standings tables).
+
+import { escapeHtml, profileHref } from './profile.js';
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const DAY_MS = 86_400_000;
+
+// {kind: 'challenge', id} | {kind: 'archive', day (or null: the day before today)} | null
+export function dailyRoute(hash) {
+  let m = /^#\/challenges\/([^/?#]+)$/.exec(hash || '');
+  if (m) {
+    try {
+      return { kind: 'challenge', id: decodeURIComponent(m[1]) };
+    } catch {
+      return { kind: 'challenge', id: m[1] };
+    }
+  }
+  m = /^#\/archive(?:\/(\d{4}-\d{2}-\d{2}))?$/.exec(hash || '');
+  if (m) return { kind: 'archive', day: m[1] || null };
+  return null;
+}
+
+export const challengeHref = (id) => `#/challenges/${encodeURIComponent(id)}`;
+export const archiveHref = (day) => `#/archive/${day}`;
+
+// The address to share: the page with `?challenge=ID` (opens the challenge's page).
+export function challengeLink(id, origin = location.origin, path = location.pathname) {
+  return `${origin}${path}?challenge=${encodeURIComponent(id)}`;
+}
+
+// YYYY-MM-DD of an epoch-ms instant (UTC, as the dailies' days are), and a day moved by n.
+export function dayOf(ms) {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+export function addDays(day, n) {
+  return dayOf(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS);
+}
+
+async function getJson(url, fetcher) {
+  let response;
+  try {
+    response = await fetcher(url, { headers: { Accept: 'application/json' } });
+  } catch (err) {
+    return { status: 0, error: String(err && err.message ? err.message : err) };
+  }
+  if (response.status !== 200) return { status: response.status, error: `HTTP ${response.status}` };
+  try {
+    return { status: 200, data: await response.json() };
+  } catch {
+    return { status: 502, error: 'the answer was not JSON' };
+  }
+}
+
+export function loadChallenge(id, fetcher = fetch) {
+  return getJson(`/api/challenges/${encodeURIComponent(id)}`, fetcher);
+}
+
+export function loadDay(day, fetcher = fetch) {
+  if (!DAY.test(day)) return Promise.resolve({ status: 400, error: 'not a day' });
+  return getJson(`/api/challenges?day=${day}`, fetcher);
+}
+
+// 1,234 (the share line's players count)
+export function thousands(n) {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+// m:ss (h:mm:ss past an hour)
+export function clockText(ms) {
+  const total = Math.max(0, Math.floor((ms || 0) / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = String(total % 60).padStart(2, '0');
+  return h ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}
+
+// "Daily 2026-12-02 Draw 3" from a challenge of the list, else from its id.
+export function titleOf(id, challenge) {
+  if (challenge && challenge.title) return challenge.title;
+  const m = /^daily-(\d{4}-\d{2}-\d{2})-draw(\d)$/.exec(id || '');
+  return m ? `Daily ${m[1]} Draw ${m[2]}` : id || '';
+}
+
+export function minutes(seconds) {
+  const m = Math.round((seconds || 0) / 60);
+  return m >= 1 ? `${m}-minute` : `${seconds}-second`;
+}
+
+const STATUS = {
+  playing: 'playing', won: 'won', stuck: 'stuck', resigned: 'resigned', out_of_time: 'out of time',
+};
+export const statusWord = (s) => STATUS[s] || s || '';
+
+// The line a player copies after their attempt:
+// "Klondike Race daily 2026-12-02 Draw 3: 52/52 in 118 moves, 3:12, rank 17 of 2,344 https://…?challenge=ID"
+// game: {foundation, moves, ms, status} (a won game: the moves and time of the 52nd card).
+export function shareLine(title, game, rank, players, link) {
+  const m = /^Daily (.*)$/.exec(title || '');
+  const what = m ? `daily ${m[1]}` : title;
+  const place = rank != null ? `, rank ${rank} of ${thousands(players || 1)}` : '';
+  const status = game.status !== 'won' && game.status !== 'playing' ? ` (${statusWord(game.status)})` : '';
+  return `Klondike Race ${what}: ${game.foundation}/52 in ${game.moves} moves, ${clockText(game.ms)}${place}${status} ${link}`;
+}
+
+// The share line's figures: the player's own final board (the server's word on their
+// game), the time from their leaderboard row.
+export function shareGame(board, row) {
+  const won = board.status === 'won';
+  return {
+    foundation: board.foundation,
+    moves: won ? board.reached_moves : board.moves,
+    ms: won ? board.reached_ms : (row && row.last_ms) ?? board.reached_ms,
+    status: board.status,
+  };
+}
+
+function nameCell(row) {
+  const name = escapeHtml(row.name || '?');
+  const link = row.who ? `<a class="profile-link" href="${escapeHtml(profileHref(row.who))}">${name}</a>` : name;
+  return `<span class="pname">${link}${row.guest ? ' <span class="tag guest">guest</span>' : ''}</span>`;
+}
+
+// A standings table (rows as the server sends them). opts: {me, watch (bool: offer
+// Watch), replay (bool: the rows' replay links)}.
+export function standingsHtml(rows, opts = {}) {
+  if (!rows.length) return '<p class="muted">No attempts yet.</p>';
+  const head = '<thead><tr><th>#</th><th>Player</th><th>Home</th><th>Moves</th><th>Time</th><th>Status</th>'
+    + `${opts.watch || opts.replay ? '<th><span class="visually-hidden">Links</span></th>' : ''}</tr></thead>`;
+  const body = rows.map((r) => {
+    const me = opts.me && r.who === opts.me;
+    let extra = '';
+    if (opts.replay) {
+      const ok = typeof r.replay === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(r.replay);
+      extra = `<td>${ok ? `<a class="replay-link" href="${escapeHtml(r.replay)}">replay</a>` : ''}</td>`;
+    } else if (opts.watch) {
+      extra = `<td>${me || !r.code ? '' : `<button type="button" class="btn small" data-watch-attempt="${escapeHtml(r.code)}"`
+        + ` aria-label="Watch ${escapeHtml(r.name)}'s attempt">Watch</button>`}</td>`;
+    }
+    return `<tr data-who="${escapeHtml(r.who)}"${me ? ' class="me" aria-current="true"' : ''}>`
+      + `<td>${escapeHtml(r.rank)}</td><td>${nameCell(r)}${me ? ' <span class="muted">(you)</span>' : ''}</td>`
+      + `<td>${escapeHtml(r.foundation)}/52</td><td>${escapeHtml(r.reached_moves ?? r.moves)}</td>`
+      + `<td>${escapeHtml(clockText(r.reached_ms))}</td><td>${escapeHtml(statusWord(r.status))}</td>${extra}</tr>`;
+  }).join('');
+  return `<div class="table-scroll"><table class="leaderboard challenge-table">${head}<tbody>${body}</tbody></table></div>`;
+}
+
+function describe(settings) {
+  if (!settings) return '';
+  const bits = [`Draw ${settings.draw}`];
+  if (settings.passes && settings.passes !== 'unlimited') bits.push(`${settings.passes} passes`);
+  if (settings.undo) bits.push('undo');
+  return bits.join(', ');
+}
+
+// A challenge's page, from `GET /api/challenges/ID` (+ the live board and checks).
+// ctx: {now (server ms), me, live (the watched leaderboard or null), checks ({commitment:
+// {ok, computed}}), mayWatch (deal index -> bool)}
+export function challengeHtml(c, ctx) {
+  const closed = c.phase === 'closed';
+  const final = ctx.live && ctx.live.challenge === c.id ? ctx.live.final : ctx.now >= c.final_at;
+  let when;
+  if (c.phase === 'upcoming') when = `Opens in ${clockText(c.opens - ctx.now)}`;
+  else if (!closed) when = `Open: closes in ${clockText(c.closes - ctx.now)}`;
+  else when = `Closed ${dayOf(c.closes - 1)} 24:00 UTC`;
+  const day = dayOf(c.opens);
+  let out = `<h2 id="daily-title">${escapeHtml(c.title)}</h2>`
+    + `<p class="muted" id="challenge-when">${escapeHtml(when)} \u00b7 ${escapeHtml(minutes(c.time_limit))} limit per attempt`
+    + `${c.daily ? ` \u00b7 <a href="${escapeHtml(archiveHref(day))}">all dailies of ${escapeHtml(day)}</a>` : ''}</p>`;
+  for (const d of c.deals || []) {
+    const live = ctx.live && ctx.live.challenge === c.id && ctx.live.deal === d.index ? ctx.live : null;
+    const players = live ? live.players : d.players;
+    out += `<section class="challenge-deal" data-deal="${escapeHtml(d.index)}">`;
+    if ((c.deals || []).length > 1) out += `<h3>Deal ${escapeHtml(d.index + 1)}</h3>`;
+    out += `<p class="muted">${escapeHtml(describe(d.settings))} \u00b7 <span class="players-count">${escapeHtml(thousands(players || 0))} player${players === 1 ? '' : 's'}</span>`
+      + ` \u00b7 <span class="board-state" data-final="${final ? 'true' : 'false'}">${final ? 'final' : closed ? 'attempts begun before the close may still change it' : 'live'}</span></p>`;
+    if (closed && d.reveal) {
+      const check = ctx.checks[d.commitment];
+      const checkText = !check ? 'checking\u2026' : check.ok
+        ? '\u2714 the commitment matches: the deal was fixed before the challenge opened'
+        : '\u2718 the commitment does NOT match the revealed seed';
+      out += '<div class="reveal"><h4>The deal</h4><dl>'
+        + `<dt>Seed</dt><dd class="reveal-seed">${escapeHtml(d.reveal.seed)}</dd>`
+        + `<dt>Deal</dt><dd>${escapeHtml(d.reveal.deal)}</dd>`
+        + `<dt>Salt</dt><dd class="mono">${escapeHtml(d.reveal.salt)}</dd>`
+        + `<dt>Commitment</dt><dd class="mono">${escapeHtml(d.commitment)}</dd>`
+        + `<dt>Par</dt><dd class="par">${d.par != null ? `${escapeHtml(d.par)} moves (the solver's winning line)` : 'none found'}</dd>`
+        + `</dl><p class="check challenge-check" data-ok="${check ? String(check.ok) : ''}">${escapeHtml(checkText)}</p></div>`;
+    } else if (d.commitment) {
+      out += `<p class="muted small">Commitment <span class="mono">${escapeHtml(d.commitment)}</span>: the seed and salt are shown when the challenge closes.</p>`;
+    }
+    if (closed) {
+      out += `<h4>${final ? 'Final standings' : 'Standings'}</h4>`
+        + standingsHtml(d.rows || [], { me: ctx.me, replay: true });
+    } else {
+      const rows = live ? live.rows : d.rows || [];
+      const watch = ctx.mayWatch(d.index);
+      out += `<h4>Live leaderboard${live ? '' : ' (connecting\u2026)'}</h4>`;
+      if (!watch) out += '<p class="muted small watch-note">You can watch others\u2019 attempts once your own has ended (or after the close).</p>';
+      out += standingsHtml(rows.slice(0, 100), { me: ctx.me, watch });
+      const mine = live && ctx.me && !rows.some((r) => r.who === ctx.me) ? (live.you || []) : [];
+      if (mine.length) {
+        out += '<h4>Your place</h4>' + standingsHtml(mine, { me: ctx.me, watch });
+      }
+    }
+    out += '</section>';
+  }
+  return out;
+}
+
+// The archive of one day's dailies, from `GET /api/challenges?day=DAY`.
+export function archiveHtml(day, data, today) {
+  const list = (data && data.challenges) || [];
+  const items = list.map((c) => {
+    const players = (c.deals || []).reduce((n, d) => n + (d.players || 0), 0);
+    return `<li><a href="${escapeHtml(challengeHref(c.id))}">${escapeHtml(c.title)}</a>`
+      + ` <span class="muted">\u00b7 ${escapeHtml(c.phase)} \u00b7 ${escapeHtml(thousands(players))} player${players === 1 ? '' : 's'}</span></li>`;
+  }).join('');
+  const next = addDays(day, 1);
+  return `<h2 id="daily-title">Dailies of ${escapeHtml(day)}</h2>`
+    + '<nav class="buttons archive-nav" aria-label="Days">'
+    + `<a class="btn small" id="archive-prev" href="${escapeHtml(archiveHref(addDays(day, -1)))}">&larr; ${escapeHtml(addDays(day, -1))}</a>`
+    + (next <= today ? `<a class="btn small" id="archive-next" href="${escapeHtml(archiveHref(next))}">${escapeHtml(next)} &rarr;</a>` : '')
+    + '</nav>'
+    + (items ? `<ul class="archive-list">${items}</ul>` : '<p class="muted">No dailies that day.</p>');
+}

@@ -1,0 +1,199 @@
+"""The daily challenge in the browser, against a real server whose clock is shifted so
+that today's daily closes about half a minute after it starts (conftest's
+``daily_server``): an attempt played to its end, its place on the live leaderboard, the
+share line, "done" on the home screen after a reload, watching only after one's own
+attempt (the server's ``attempt_first`` otherwise), and after the close the archive with
+the final standings, the reveal checked against the commitment and the replay links."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from tests.client.conftest import PHONE, DailyServer, Player
+
+DAILY = re.compile(r"^daily-(\d{4}-\d{2}-\d{2})-draw1$")
+
+
+def today(player: Player) -> str:
+    """The id of today's (open) daily, from the server's `challenges` list."""
+    player.page.wait_for_selector("#daily-list li[data-challenge]")
+    got = player.page.get_attribute("#daily-list li[data-challenge]", "data-challenge")
+    assert got and DAILY.match(got), got
+    return got
+
+
+def attempt_and_resign(player: Player, name: str) -> None:
+    """From the home screen: Play, read the notice, start, draw once; from the home
+    screen again (the page's own session forgotten, as on another device), Continue to the
+    same attempt; resign."""
+    player.set_name(name)
+    player.page.click("#daily-list [data-attempt]")
+    confirm = player.page.locator(".attempt-confirm")
+    confirm.wait_for()
+    assert "clock starts as soon as the deal is shown" in confirm.inner_text()
+    player.page.click("[data-attempt-go]")
+    player.wait_racing()
+    player.play_line(["draw"])
+    player.page.evaluate("() => localStorage.removeItem('kr.session')")
+    player.open()
+    player.page.wait_for_selector('#daily-list [data-state="playing"]')
+    player.page.click("#daily-list [data-continue]")
+    player.wait_racing()
+    assert player.state("s.seq") == 1  # the same attempt, its move kept
+    player.page.click("#btn-resign")
+    player.page.click("#btn-resign")
+    player.screen("results")
+
+
+def no_sideways_scroll(player: Player) -> None:
+    assert player.page.evaluate(
+        "() => document.documentElement.scrollWidth <= window.innerWidth + 1"
+    ), "the page scrolls sideways"
+
+
+def test_daily_attempt_leaderboard_share_watch_and_archive(
+    daily_players: Any, daily_server: DailyServer, artifacts: Path
+) -> None:
+    ann: Player = daily_players()
+    ann.open()
+    challenge = today(ann)
+    matched = DAILY.match(challenge)
+    assert matched
+    day = matched.group(1)
+    entry = ann.page.locator(f'#daily-list li[data-challenge="{challenge}"]')
+    assert entry.locator('[data-state="new"]').is_visible()
+    assert "one ranked attempt" in entry.inner_text()
+    # the day's end, counted on the server's clock (shifted: the browser's is real)
+    left = ann.page.text_content("#daily-left") or ""
+    m = re.search(r"close in (\d+):(\d\d)$", left)
+    assert m and 0 < int(m.group(1)) * 60 + int(m.group(2)) <= 40, left
+    ann.shot(artifacts / "daily-home.png")
+
+    # the attempt: the race screen with the challenge's title, limit and leaderboard
+    ann.set_name("Ann")
+    ann.page.click("#daily-list [data-attempt]")
+    ann.page.locator(".attempt-confirm").wait_for()
+    ann.page.click("[data-attempt-go]")
+    ann.wait_racing()
+    line = ann.page.text_content("#race-challenge") or ""
+    assert f"Daily {day} Draw 1" in line and "30-minute limit" in line, line
+    assert ann.page.is_hidden("#race-standings")
+    ann.page.wait_for_selector("#race-live li.me")
+    assert "1 player" in (ann.page.text_content("#race-live .live-count") or "")
+    ann.play_line(["draw", "draw", "draw"])
+    ann.shot(artifacts / "daily-attempt.png")
+    ann.page.click("#btn-resign")
+    ann.page.click("#btn-resign")
+    ann.screen("results")
+
+    # rank and the share line
+    ann.page.wait_for_selector('#attempt-rank[data-rank="1"]')
+    assert ann.page.text_content("#attempt-rank") == "Rank 1 of 1"
+    share = ann.page.input_value("#share-line")
+    link = f"{daily_server.url}?challenge={challenge}"
+    assert re.fullmatch(
+        rf"Klondike Race daily {day} Draw 1: \d+/52 in \d+ moves, \d+:\d\d, rank 1 of 1 "
+        rf"\(resigned\) {re.escape(link)}",
+        share,
+    ), share
+    assert ann.page.is_hidden("#btn-rematch")
+    assert "revealed when the challenge closes" in (
+        ann.page.text_content("#attempt-reveal-note") or ""
+    )
+    code = ann.state("s.room.code")
+    ann.shot(artifacts / "daily-results.png")
+
+    # the live leaderboard: her row highlighted, the players count, not final yet
+    ann.page.click("#btn-attempt-board")
+    ann.page.wait_for_selector("#daily-view:not([hidden]) tr.me")
+    me = ann.page.locator("#daily-view tr.me")
+    assert "Ann" in me.inner_text() and "(you)" in me.inner_text()
+    assert me.locator("td").first.inner_text() == "1"
+    assert ann.page.locator("#daily-view tr.me .tag.guest").count() == 1
+    assert ann.page.get_attribute(
+        "#daily-view tr.me a.profile-link", "href"
+    ) == "#/players/" + ann.state("s.identity.player.id")
+    assert "1 player" in (ann.page.text_content("#daily-view .players-count") or "")
+    assert ann.page.get_attribute("#daily-view .board-state", "data-final") == "false"
+    ann.page.click("#daily-back")
+    ann.screen("results")
+
+    # practice of the deal, now that her attempt is over: a practice room with hints
+    ann.page.click("#btn-attempt-practice")
+    ann.page.wait_for_function(
+        "() => window.kr.store.state.room && window.kr.store.state.room.practice"
+    )
+    ann.wait_racing()
+    ann.page.wait_for_selector("#btn-hint:not([hidden])")
+    assert ann.state("s.room.challenge") is None
+    ann.page.click("#btn-resign")
+    ann.page.click("#btn-resign")
+    ann.screen("results")
+
+    # back home, a reload: "done" with the rank
+    ann.page.click("#btn-lobby")
+    ann.screen("lobby")
+    ann.open()
+    done = ann.page.locator(f'#daily-list li[data-challenge="{challenge}"] [data-state="done"]')
+    done.wait_for()
+    assert "rank 1 of 1" in done.inner_text() and "resigned" in done.inner_text()
+
+    # a second player, on a phone: no Watch before their own attempt; asked anyway, the
+    # server says attempt_first and the page says so
+    bob: Player = daily_players(viewport=PHONE, has_touch=True, is_mobile=True)
+    bob.expected.append(re.compile(r"attempt_first|Play your own attempt"))
+    bob.open()
+    today(bob)
+    bob.page.goto(f"{daily_server.url}?challenge={challenge}")
+    bob.page.wait_for_selector("#daily-view:not([hidden]) tr[data-who]")
+    assert bob.page.locator("[data-watch-attempt]").count() == 0
+    assert bob.page.is_visible("#daily-view .watch-note")
+    no_sideways_scroll(bob)
+    bob.shot(artifacts / "daily-leaderboard-phone.png")
+    bob.open(f"?watch={code}")
+    bob.page.wait_for_selector("#toast:not([hidden])")
+    assert "Play your own attempt" in (bob.page.text_content("#toast") or "")
+    bob.screen("lobby")
+
+    # after his own attempt, Watch is offered and shows her board
+    attempt_and_resign(bob, "Bob")
+    bob.page.click("#btn-lobby")
+    bob.screen("lobby")
+    bob.page.goto(f"{daily_server.url}#/challenges/{challenge}")
+    bob.page.wait_for_selector(f'#daily-view [data-watch-attempt="{code}"]')
+    bob.page.click(f'#daily-view [data-watch-attempt="{code}"]')
+    bob.screen("results")  # her attempt is over: its results, with her board
+    assert bob.page.is_hidden("#daily-view")
+    bob.page.wait_for_selector("#results-boards .grid-cell")
+    assert "Ann\u2019s attempt at Daily" in (bob.page.text_content("#results-sub") or "")
+
+    # the close: the archive of that day, the final standings, the reveal checked
+    wait = daily_server.closes_at + 1.5 - time.time()
+    assert wait > 0, f"the steps before the close took {-wait:.1f} s too long"
+    print(f"{wait:.1f} s to spare before the close")
+    time.sleep(wait)
+    ann.open()
+    ann.page.click("#daily-archive")
+    ann.page.wait_for_selector(f'#daily-view:not([hidden]) a[href="#/challenges/{challenge}"]')
+    assert ann.page.text_content("#daily-title") == f"Dailies of {day}"
+    before = (date.fromisoformat(day) - timedelta(days=1)).isoformat()
+    assert ann.page.get_attribute("#archive-prev", "href") == f"#/archive/{before}"
+    ann.page.click(f'a[href="#/challenges/{challenge}"]')
+    ann.page.wait_for_selector('#daily-view .challenge-check[data-ok="true"]')
+    body = ann.page.text_content("#daily-view") or ""
+    assert "Standings" in body and "the commitment matches" in body
+    assert re.search(r"\d+ moves \(the solver's winning line\)", body), body
+    rows = ann.page.locator("#daily-view tbody tr")
+    assert rows.count() == 2
+    assert (
+        ann.page.get_attribute(f'#daily-view a.replay-link[href="/replay/{code}"]', "href")
+        == f"/replay/{code}"
+    )
+    assert ann.page.locator("#daily-view tr.me").count() == 1
+    seed = ann.page.text_content("#daily-view .reveal-seed") or ""
+    assert re.fullmatch(r"[0-9a-f]{16}", seed), seed
+    ann.shot(artifacts / "daily-archive.png", full_page=True)
