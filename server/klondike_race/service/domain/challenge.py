@@ -61,6 +61,7 @@ class Challenge:
             "opens": self.opens,
             "closes": self.closes,
             "final_at": self.final_at(),
+            "final": now >= self.final_at(),
             "phase": self.phase(now),
             "ranking": self.ranking,
             "time_limit": self.time_limit,
