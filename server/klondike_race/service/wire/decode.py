@@ -179,39 +179,26 @@ def _ping(f: _Fields) -> M.Ping:
     return M.Ping(value)
 
 
-def _secret(f: _Fields, name: str, low: int, high: int, required: bool = True) -> Any:
-    """A password, device identity or session token: a string of ``low``-``high``
-    characters (its own rules are checked where it is used)."""
+def _text(f: _Fields, name: str, low: int, high: int, required: bool = True) -> Any:
+    """A string field of ``low``-``high`` characters (a password, a device identity, a
+    session token, an account name, a challenge id: each one's own rules are checked
+    where it is used)."""
     value = f.get(name, (str,), required)
     if value is not None and not low <= len(value) <= high:
         raise f.fail("bad_field", f"{f.kind}: {name!r} has {low} to {high} characters")
     return value
 
 
-def _account_name(f: _Fields) -> str:
-    value: str = f.get("name", (str,), True)
-    if not 1 <= len(value) <= 64:
-        raise f.fail("bad_field", f"{f.kind}: 'name' has 1 to 64 characters")
-    return value
-
-
 def _hello(f: _Fields) -> M.Hello:
-    hello = M.Hello(_secret(f, "device", 1, 64, False), _secret(f, "session", 1, 100, False))
+    hello = M.Hello(_text(f, "device", 1, 64, False), _text(f, "session", 1, 100, False))
     if hello.device is None and hello.session is None:
         raise f.fail("missing_field", "hello: 'device' or 'session' is required")
     return hello
 
 
-def _challenge(f: _Fields) -> str:
-    value: str = f.get("challenge", (str,), True)
-    if not 3 <= len(value) <= 48:
-        raise f.fail("bad_field", f"{f.kind}: 'challenge' is a challenge id (3-48 characters)")
-    return value
-
-
 def _attempt(f: _Fields) -> M.AttemptRequest:
     return M.AttemptRequest(
-        _challenge(f), f.name(), f.int_in("deal", 0, 19, default=0),
+        _text(f, "challenge", 3, 48), f.name(), f.int_in("deal", 0, 19, default=0),
         f.get("practice", (bool,), default=False),
     )  # fmt: skip
 
@@ -233,14 +220,16 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "rematch": lambda f: M.Rematch(),
     "ping": _ping,
     "hello": _hello,
-    "register": lambda f: M.Register(_account_name(f), _secret(f, "password", 1, 256)),
-    "sign_in": lambda f: M.SignIn(_account_name(f), _secret(f, "password", 1, 256)),
+    "register": lambda f: M.Register(_text(f, "name", 1, 64), _text(f, "password", 1, 256)),
+    "sign_in": lambda f: M.SignIn(_text(f, "name", 1, 64), _text(f, "password", 1, 256)),
     "sign_out": lambda f: M.SignOut(f.get("everywhere", (bool,), default=False)),
     "challenges": lambda f: M.ChallengesRequest(),
     "attempt": _attempt,
-    "watch_board": lambda f: M.WatchBoard(_challenge(f), f.int_in("deal", 0, 19, default=0)),
+    "watch_board": lambda f: M.WatchBoard(
+        _text(f, "challenge", 3, 48), f.int_in("deal", 0, 19, default=0)
+    ),
     "change_password": lambda f: M.ChangePassword(
-        _secret(f, "password", 1, 256), _secret(f, "new_password", 1, 256)
+        _text(f, "password", 1, 256), _text(f, "new_password", 1, 256)
     ),
 }
 CLIENT_TYPES = tuple(_PARSERS)
