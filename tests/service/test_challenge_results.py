@@ -300,6 +300,15 @@ async def test_daily_results_and_streaks_on_the_profile(daily, redis_url) -> Non
     status, profile = await get(daily.port, f"/api/players/{who}")
     assert [d["challenge"] for d in profile["daily"]["days"]] == [third]
     assert profile["daily"]["best_streak"] == 2
+    # the guest claims a name: the account has the dailies
+    c = await Client.open(daily.port)
+    await c.request("hello", "identity", device=device)
+    made = await c.request("register", "identity", name="Dee Daily", password="dee's password")
+    assert made["type"] == "identity", made
+    status, named = await get(daily.port, "/api/players/Dee%20Daily")
+    assert status == 200 and named["daily"] == profile["daily"]
+    assert not rds.exists(f"player:{who}:daily")
+    await c.close()
 
 
 # ---- the clock's exact boundaries ----------------------------------------------------------
