@@ -13,6 +13,10 @@ Scenarios:
   sat-1v1     closed loop, head-to-head rooms
   open-1000   1,000 racers in head-to-head rooms, 2 moves/s each at random (exponential)
               intervals, open loop: p50/p99 acknowledgement latency
+  daily-5000  5,000 players on today's daily (Draw 1), each making a move every 2 s at
+              random (exponential) intervals, open loop, all watching the live
+              leaderboard: p99 acknowledgement, leaderboard frames per watcher per
+              second, CPU, Redis memory per attempt (``--players`` changes the count)
   memory      server RSS per idle connection
 
 Bots see only their own board; they play cards home when they can and otherwise draw or
@@ -77,6 +81,11 @@ async def serve_role(args: argparse.Namespace) -> None:
         burst=1e6,
         log_level="error",
         replica_acks=args.replica_acks,
+        # the dailies (daily-5000): Draw 1 only, a fixed secret, a small solver budget
+        daily_draws="1",
+        challenge_secret="bench-secret",
+        solver_challenge_s=2.0,
+        solver_challenge_tries=10,
     )
     if os.environ.get("KR_SPECTATOR_BATCH_MS"):  # otherwise the server's default
         config.spectator_batch_ms = int(os.environ["KR_SPECTATOR_BATCH_MS"])
@@ -143,6 +152,8 @@ class Stats:
         self.acks = 0
         self.refused = 0
         self.updates = 0
+        self.boards = 0  # leaderboard frames (daily-5000)
+        self.board_bytes = 0
 
 
 async def open_ws(port: int):
@@ -230,6 +241,9 @@ async def racer_loop(
             if not raw.startswith((b'{"type":"ack"', b'{"type":"refused"')):
                 if measuring[0]:
                     stats.updates += 1
+                    if raw.startswith(b'{"type":"leaderboard"'):
+                        stats.boards += 1
+                        stats.board_bytes += len(raw)
                 continue
             message = orjson.loads(raw)
             kind = message["type"]
@@ -316,6 +330,85 @@ async def run_rooms(
         "racer_updates_per_s": stats.updates / elapsed,
         "refused": stats.refused,
         "connections": rooms * (racers + spectators),
+        **cpu_use,
+    }
+
+
+async def daily_player(port: int, challenge: str, i: int) -> list:
+    """A daily player: hello, their attempt (a one-seat room), watching the leaderboard."""
+    ws = await open_ws(port)
+    device = f"bench-device-{i:06d}-{os.getpid()}-padding-xx"
+    await ws.send(orjson.dumps({"type": "hello", "device": device}))
+    await recv_type(ws, "identity")
+    await ws.send(orjson.dumps({"type": "attempt", "challenge": challenge, "name": f"p{i}"}))
+    welcome = await recv_type(ws, "welcome")
+    await ws.send(orjson.dumps({"type": "watch_board", "challenge": challenge}))
+    await recv_type(ws, "leaderboard")
+    return [ws, welcome["board"], welcome.get("seq", 0), welcome["room"]["code"]]
+
+
+async def run_daily(
+    port: int, redis_url: str, players: int, seconds: float, rate: float, warmup: float = 3.0
+) -> dict:
+    import redis as redis_sync
+
+    from klondike_race.service.domain.challenge import daily_id, day_of
+
+    challenge = daily_id(day_of(int(time.time() * 1000)), 1)
+    t0 = time.perf_counter()
+    racers: list = []
+    for i in range(0, players, 50):
+        racers += await asyncio.gather(
+            *(daily_player(port, challenge, j) for j in range(i, min(players, i + 50)))
+        )
+    setup_s = time.perf_counter() - t0
+    stats, stop, measuring = Stats(), asyncio.Event(), [False]
+    rng = random.Random(1)
+    tasks = [
+        asyncio.create_task(
+            racer_loop(r, stats, stop, rate, random.Random(rng.random()), measuring)
+        )
+        for r in racers
+    ]
+    await asyncio.sleep(warmup)
+    measuring[0] = True
+    buckets = await ack_buckets(port)
+    t1 = time.perf_counter()
+    cpu = CPU()
+    await asyncio.sleep(seconds)
+    measuring[0] = False
+    elapsed = time.perf_counter() - t1
+    cpu_use = cpu.done()
+    after = await ack_buckets(port)
+    stop.set()
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    # Redis memory of an attempt: its room's keys, plus its share of the deal's keys
+    rds = redis_sync.Redis.from_url(redis_url)
+    per_room = []
+    for r in racers[:: max(1, len(racers) // 50)]:
+        keys = list(rds.scan_iter(match=f"room:{{{r[3]}}}*", count=1000))
+        per_room.append(sum(rds.memory_usage(k, samples=0) or 0 for k in keys))
+    base = f"ch:{challenge}:0"
+    shared = sum(rds.memory_usage(f"{base}:{k}", samples=0) or 0 for k in ("board", "rows", "att"))
+    n = max(1, rds.zcard(f"{base}:board"))
+    rds.close()
+    for r in racers:
+        await r[0].close()
+    return {
+        "players": players,
+        "setup_s": setup_s,
+        "moves_per_s": stats.acks / elapsed,
+        "p50_ms": pct(stats.latencies, 0.50),
+        "p99_ms": pct(stats.latencies, 0.99),
+        "server_p99": bucket_quantile(buckets, after, 0.99),
+        "board_frames_per_s": stats.boards / elapsed,
+        "boards_per_watcher_min": stats.boards / elapsed / players * 60,
+        "board_frame_kb": stats.board_bytes / max(1, stats.boards) / 1024,
+        "refused": stats.refused,
+        "redis_room_b": statistics.median(per_room),
+        "redis_board_b_per_player": shared / n,
         **cpu_use,
     }
 
@@ -474,6 +567,7 @@ def main() -> int:
     )
     parser.add_argument("--racers", type=int, default=None, help="open loop: racers (1000)")
     parser.add_argument("--rate", type=float, default=2.0, help="open loop: moves/s per racer")
+    parser.add_argument("--players", type=int, default=None, help="daily-5000: players (5000)")
     args = parser.parse_args()
     if args.pin:
         # the server on the first core, this load client and its redis-server on the rest
@@ -579,6 +673,10 @@ async def load_main(args: argparse.Namespace) -> int:
                 port, racers // 2, 2, 0, seconds, args.rate, warmup=2.0
             )
             print("open-1000", _fmt(results["open-1000"]), flush=True)
+        if want("daily-5000"):
+            players = args.players or (500 if args.quick else 5000)
+            results["daily-5000"] = await run_daily(port, url, players, seconds, 0.5)
+            print("daily-5000", _fmt(results["daily-5000"]), flush=True)
         if "echo" in results:
             echo = results["echo"]
             echo_cpu = echo["msgs_per_s"] / max(echo["cpu_server"], 1e-9)

@@ -219,6 +219,7 @@ async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
             "status",
             "score",
             "last_ms",
+            "flagged",
         }
         assert row["guest"] is True
     # Bob is still playing: he may not watch Ann's board, nor may Eve (no attempt)

@@ -21,7 +21,7 @@ from klondike_race.service.store import room_key
 from .conftest import Client, winnable
 
 PASSWORD = "correct horse battery"
-PROFILE_KEYS = {"id", "name", "guest", "variants", "history"}
+PROFILE_KEYS = {"id", "name", "guest", "variants", "history", "daily"}
 VARIANT_KEYS = {
     "rating", "provisional", "races", "wins", "win_rate", "solved", "best_time_ms",
     "fewest_moves", "average_foundation", "streak", "best_streak", "rating_history",
@@ -320,6 +320,7 @@ async def test_the_players_route_refuses_unknown_and_malformed(node) -> None:
     status, body = await profile(node.port, key)
     assert status == 200 and body == {
         "id": key, "name": "Zed", "guest": False, "variants": {}, "history": [],
+        "daily": {"streak": 0, "best_streak": 0, "days": []},
     }  # fmt: skip
     for unknown in ("Nobody", "g-" + "0" * 32, "a-" + "1" * 32):
         status, body = await profile(node.port, unknown)

@@ -10,8 +10,11 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from .config import Config
 
@@ -31,6 +34,24 @@ def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     p.add_argument("--log-json", action="store_true", default=None, help="JSON log lines")
     p.set_defaults(run=_serve)
+    p = subparsers.add_parser(
+        "challenge-remove",
+        help="take a player's row off a challenge deal's leaderboard (fair play)",
+    )
+    p.add_argument("challenge", help="the challenge id, e.g. daily-2026-12-02-draw1")
+    p.add_argument("deal", type=int, help="the deal index (0 for a daily)")
+    p.add_argument("player", help="the player key of the row (its who: g-… or a-…)")
+    p.add_argument("--reason", required=True, help="why (kept with the removal)")
+    p.add_argument("--by", help="who removes it (default: $USER)")
+    p.add_argument("--redis-url", help="the deployment's Redis (REDIS_URL)")
+    p.set_defaults(run=_challenge_remove)
+    p = subparsers.add_parser(
+        "challenge-removed", help="list the rows removed from a challenge deal's leaderboard"
+    )
+    p.add_argument("challenge")
+    p.add_argument("deal", type=int)
+    p.add_argument("--redis-url", help="the deployment's Redis (REDIS_URL)")
+    p.set_defaults(run=_challenge_removed)
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -105,3 +126,60 @@ def _serve(args: argparse.Namespace) -> int:
             return 0
     asyncio.run(run(config))
     return 0
+
+
+def _with_store(args: argparse.Namespace, work: Callable[[Any], Awaitable[int]]) -> int:
+    """Run ``work(store)`` against the Redis of ``--redis-url`` or ``REDIS_URL``."""
+    url = args.redis_url or os.environ.get("REDIS_URL")
+    if not url:
+        print("give --redis-url or REDIS_URL", file=sys.stderr)
+        return 2
+
+    async def main() -> int:
+        import redis.asyncio as aioredis
+
+        from .store import Store
+
+        client = aioredis.Redis.from_url(url)
+        try:
+            return await work(Store(client, "cli"))
+        finally:
+            await client.aclose()
+
+    return asyncio.run(main())
+
+
+def _challenge_remove(args: argparse.Namespace) -> int:
+    import orjson
+    import structlog
+
+    from .clock import now_ms
+    from .logs import configure
+
+    configure(json=True)
+    log = structlog.get_logger("klondike_race.challenges")
+    by = args.by or os.environ.get("USER") or "operator"
+
+    async def work(store: Any) -> int:
+        record = {"who": args.player, "when": now_ms(), "reason": args.reason, "by": by}
+        got = await store.challenges.remove(args.challenge, args.deal, args.player, record)
+        if got is None:
+            print(f"{args.player} is not on {args.challenge} deal {args.deal}", file=sys.stderr)
+            return 1
+        log.warning("challenge row removed", challenge=args.challenge, deal=args.deal,
+                    player=args.player, reason=args.reason, by=by)  # fmt: skip
+        print(orjson.dumps(got).decode())
+        return 0
+
+    return _with_store(args, work)
+
+
+def _challenge_removed(args: argparse.Namespace) -> int:
+    import orjson
+
+    async def work(store: Any) -> int:
+        for record in await store.challenges.removed(args.challenge, args.deal):
+            print(orjson.dumps(record).decode())
+        return 0
+
+    return _with_store(args, work)

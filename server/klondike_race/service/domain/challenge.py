@@ -159,6 +159,95 @@ def days_around(now: int) -> tuple[date, date]:
     return today, today + timedelta(days=1)
 
 
+# Fair play: a won attempt faster than a person plays is flagged (it stays on the board
+# until an operator removes it, docs/operations.md).
+FLAG_MS_PER_MOVE = 250  # average time per move below this
+FLAG_GAME_MS = 40_000  # or the whole game below this
+
+
+def flagged(progress: dict[str, Any]) -> bool:
+    """A won game averaging under 250 ms a move, or won in under 40 s."""
+    if progress.get("status") != "won":
+        return False
+    last_ms = int(progress.get("last_ms") or 0)
+    moves = int(progress.get("moves") or 0)
+    return last_ms < FLAG_GAME_MS or last_ms < FLAG_MS_PER_MOVE * moves
+
+
 def row(code: str, name: str, guest: bool, progress: dict[str, Any]) -> dict[str, Any]:
     """An attempt's leaderboard row (its rank comes from the board's order)."""
-    return {"name": name, "guest": guest, "code": code, **progress}
+    return {"name": name, "guest": guest, "code": code, **progress,
+            "flagged": flagged(progress)}  # fmt: skip
+
+
+def overall(
+    ranking: str, boards: list[list[tuple[str, int, dict[str, Any]]]]
+) -> list[dict[str, Any]]:
+    """The overall ranking of a multi-deal challenge from its deals' boards (each a list
+    of (player, composite, row), best first), best first, with ``rank`` (equal totals
+    share one; listed by player key among them, so the order is deterministic).
+
+    ``places``: the sum of a player's places over the deals (equal composites share a
+    place), a deal not played counting as that deal's players + 1; smaller is better.
+    ``foundation``: the sum of foundation cards (more is better), then of moves to reach
+    them (``reached_moves``), then of the time they were reached (``reached_ms``)."""
+    players: dict[str, dict[str, Any]] = {}
+    for index, board in enumerate(boards):
+        place, last = 1, None
+        for i, (who, score, r) in enumerate(board):
+            if last is not None and score != last:
+                place = i + 1
+            last = score
+            p = players.setdefault(who, {"who": who, "places": [None] * len(boards),
+                                         "foundation": 0, "moves": 0, "ms": 0})  # fmt: skip
+            p["name"], p["guest"] = r["name"], r["guest"]
+            p["places"][index] = place
+            p["foundation"] += r["foundation"]
+            p["moves"] += r["reached_moves"]
+            p["ms"] += r["reached_ms"]
+    if ranking == "places":
+        for p in players.values():
+            p["total"] = sum(
+                place if place is not None else len(boards[i]) + 1
+                for i, place in enumerate(p["places"])
+            )
+
+        def key(p: dict[str, Any]) -> tuple[int, ...]:
+            return (p["total"],)
+    else:
+        for p in players.values():
+            p["total"] = p["foundation"]
+
+        def key(p: dict[str, Any]) -> tuple[int, ...]:
+            return (-p["foundation"], p["moves"], p["ms"])
+
+    ordered = sorted(players.values(), key=lambda p: (key(p), p["who"]))
+    out: list[dict[str, Any]] = []
+    rank, last_key = 1, None
+    for i, p in enumerate(ordered):
+        k = key(p)
+        if last_key is not None and k != last_key:
+            rank = i + 1
+        last_key = k
+        out.append({"rank": rank, "who": p["who"], "name": p["name"], "guest": p["guest"],
+                    "total": p["total"], "deals": sum(x is not None for x in p["places"]),
+                    "places": p["places"], "foundation": p["foundation"],
+                    "moves": p["moves"], "ms": p["ms"]})  # fmt: skip
+    return out
+
+
+def streaks(days: set[date], today: date) -> tuple[int, int]:
+    """(current, best) runs of consecutive UTC days in ``days``; the current one ends
+    today or yesterday (a day not played yet today does not break it)."""
+    best = run = 0
+    previous: date | None = None
+    for day in sorted(days):
+        run = run + 1 if previous is not None and day - previous == timedelta(days=1) else 1
+        best = max(best, run)
+        previous = day
+    current = 0
+    day = today if today in days else today - timedelta(days=1)
+    while day in days:
+        current += 1
+        day -= timedelta(days=1)
+    return current, best

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ TOP = 100  # rows of a pushed leaderboard
 ARCHIVE_ROWS = 10_000  # rows of a closed challenge's leaderboard over HTTP
 REACH = 3  # rows above and below a watching player's own
 YOU_EVERY_MS = 2000  # a watching player's own rank, at most this often
+OVERALL_CACHE_S = 1.0  # a multi-deal challenge's overall ranking, reused this long
 
 
 class Challenges:
@@ -60,6 +62,8 @@ class Challenges:
         self.watchers: dict[tuple[str, int], set[Conn]] = {}
         self._seen: dict[tuple[str, int], int] = {}  # board version last pushed
         self._secret: bytes | None = None
+        # challenge -> (monotonic time, board versions, overall rows) of the last reading
+        self._overall: dict[str, tuple[float, tuple[int, ...], list[dict[str, Any]]]] = {}
 
     # ---- which challenges there are -----------------------------------------------------
     def known(self, now: int) -> list[Challenge]:
@@ -162,7 +166,29 @@ class Challenges:
             d["players"] = players
             if who:
                 d["you"] = await self._your(c, index, who)
+        if c.ranking != "single" and conn is not None:
+            out["you"] = None
+            if who and phase != ch.UPCOMING:
+                rows = await self.overall(c)
+                mine = next((r for r in rows if r["who"] == who), None)
+                if mine is not None:
+                    out["you"] = {"rank": mine["rank"], "total": mine["total"],
+                                  "deals": mine["deals"], "players": len(rows)}  # fmt: skip
         return out
+
+    async def overall(self, c: Challenge) -> list[dict[str, Any]]:
+        """The overall ranking of a multi-deal challenge, computed from every row of its
+        deals' boards (O(players) per reading), reused while no board changed or for
+        ``OVERALL_CACHE_S``."""
+        versions = await self.store.challenges.versions(c.id, len(c.deals))
+        cached = self._overall.get(c.id)
+        at = time.monotonic()
+        if cached is not None and (cached[1] == versions or at - cached[0] < OVERALL_CACHE_S):
+            return cached[2]
+        boards = [await self.store.challenges.every(c.id, i) for i in range(len(c.deals))]
+        rows = ch.overall(c.ranking, boards)
+        self._overall[c.id] = (at, versions, rows)
+        return rows
 
     async def _your(self, c: Challenge, index: int, who: str) -> dict[str, Any] | None:
         code = await self.store.challenges.attempt(c.id, index, who)
@@ -215,6 +241,11 @@ class Challenges:
             d["rows"] = ranked_rows(rows)
             for r in d["rows"]:
                 r["replay"] = f"/replay/{r['code']}" if closed else None
+        out["overall"] = None
+        if c.ranking != "single":
+            rows = await self.overall(c)
+            out["overall_players"] = len(rows)
+            out["overall"] = rows[: ARCHIVE_ROWS if closed else TOP]
         out["server_time"] = now
         return 200, out
 

@@ -3,18 +3,21 @@ store/ratings.py), and reading a player's profile for ``/api/players/``."""
 
 from __future__ import annotations
 
+import re
+from datetime import date, timedelta
 from typing import Any
 from urllib.parse import unquote
 
 import structlog
 
 from ..clock import now_ms
-from ..domain import players, rating
+from ..domain import challenge, players, rating
 from ..domain.errors import ServiceError
 from ..domain.room import Room
 from ..store import Store
 
 log = structlog.get_logger("klondike_race.ratings")
+DAILY = re.compile(r"daily-(\d{4}-\d{2}-\d{2})-draw\d")
 
 
 def _variant_of(state: dict[str, Any]) -> str:
@@ -63,7 +66,8 @@ class RatingOps:
             return 400, {"error": "bad_player", "message": "a player key (g-… or a-…) or a name"}
         guest = who.startswith(players.GUEST)
         got = await self.store.ratings.profile(who)
-        if got is None and (guest or name is None):
+        dailies = await self.store.challenges.dailies_of(who)
+        if got is None and not dailies and (guest or name is None):
             return _no_player(text)
         stats, races = got or ({}, [])
         return 200, {
@@ -72,7 +76,30 @@ class RatingOps:
             "guest": guest,
             "variants": {v: rating.public_variant(stats[v], guest) for v in sorted(stats)},
             "history": races,
+            "daily": daily_summary(dailies, now_ms()),
         }
+
+
+DAILY_DAYS = 30  # the profile's daily results: the last 30 UTC days
+
+
+def daily_summary(dailies: dict[str, dict[str, Any]], now: int) -> dict[str, Any]:
+    """Streaks of UTC days with an ended daily attempt, and the last 30 days' results
+    (newest first), from ``challenge id -> result``."""
+    today = challenge.day_of(now)
+    played: list[tuple[date, str, dict[str, Any]]] = []
+    for cid, result in dailies.items():
+        m = DAILY.fullmatch(cid)
+        if m is not None:
+            played.append((date.fromisoformat(m.group(1)), cid, result))
+    streak, best = challenge.streaks({d for d, _, _ in played}, today)
+    first = today - timedelta(days=DAILY_DAYS - 1)
+    days = [
+        {"day": d.isoformat(), "challenge": cid, **result}
+        for d, cid, result in sorted(played, key=lambda x: (x[0], x[1]), reverse=True)
+        if first <= d <= today
+    ]
+    return {"streak": streak, "best_streak": best, "days": days}
 
 
 def _no_player(shown: str) -> tuple[int, dict[str, Any]]:

@@ -18,6 +18,7 @@ from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, add_player, finish, start
 from ..store import Store
+from ..store.ratings import GUEST_KEEP_S
 from ..wire import dumps
 from .registry import Hubs
 
@@ -105,7 +106,12 @@ class RoomOps:
             await self.store.sweeping.track(code, now)
         if room.status == FINISHED or room.options.private:
             await self.store.rooms.set_public(code, room.created, False)
-        if room.challenge and results and room.status == FINISHED:
+        if (
+            room.challenge
+            and results
+            and room.status == FINISHED
+            and room.end_reason != "abandoned"  # a second device's room, never played
+        ):
             await self._attempt_ended(room, body["results"]["progress"])
         if room.status == FINISHED:
             players = [s.id for s in room.seats]
@@ -123,8 +129,15 @@ class RoomOps:
         challenge, _, index = room.challenge.rpartition("/")
         for seat in room.seats:
             if seat.who and seat.id in progress:
-                row = challenge_row(room.code, seat.name, seat.guest, progress[seat.id])
+                prog = progress[seat.id]
+                row = challenge_row(room.code, seat.name, seat.guest, prog)
                 await self.store.challenges.set_row(challenge, int(index), seat.who, row)
+                if challenge.startswith("daily-"):  # the player's daily results, streaks
+                    result = {"code": room.code, "status": prog["status"],
+                              "foundation": prog["foundation"], "moves": prog["moves"],
+                              "time_ms": prog["last_ms"]}  # fmt: skip
+                    keep = GUEST_KEEP_S if seat.guest else None
+                    await self.store.challenges.record_daily(seat.who, challenge, result, keep)
 
     async def results(
         self, room: Room

@@ -49,6 +49,8 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 ``player:{WHO}:races``      list    the last 50 counted races, newest first (JSON); a
                                     guest's two keys expire 180 days after their last
                                     race, an account's never
+``player:{WHO}:daily``      hash    daily challenge id -> the ended attempt's result
+                                    JSON (store/challenges.py; streaks on the profile)
 ``rl:{KIND}:{SUBJECT}``     string  attempts counted in a rate-limit window (its TTL)
 ==========================  ======  ===================================================
 

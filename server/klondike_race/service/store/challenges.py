@@ -15,13 +15,23 @@ from typing import Any
 import orjson
 
 from .base import Part
+from .scripts import REMOVE_ROW, SET_ROW
 
 
 def board_key(challenge: str, index: int) -> str:
     return f"ch:{challenge}:{index}"
 
 
+def daily_key(who: str) -> str:
+    return f"player:{who}:daily"
+
+
 class Challenges(Part):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._remove = self._script(REMOVE_ROW)
+        self._set_row = self._script(SET_ROW)
+
     async def secret(self) -> bytes:
         """The secret the challenge seeds derive from: ``KR_CHALLENGE_SECRET``, or one
         made by the first node that needed it and shared through Redis."""
@@ -75,15 +85,18 @@ class Challenges(Part):
     async def set_row(self, challenge: str, index: int, who: str, row: dict[str, Any]) -> None:
         """An attempt's row as it ended (its status; the rank does not change)."""
         base = board_key(challenge, index)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hset(f"{base}:rows", who, orjson.dumps(row))
-            pipe.incr(f"{base}:ver")
-            await self._timed(pipe.execute())
+        await self._timed(self._set_row(args=[base, who, orjson.dumps(row)]))
 
     # ---- leaderboards -------------------------------------------------------------------
     async def version(self, challenge: str, index: int) -> int:
         raw: Any = await self._timed(self.redis.get(f"{board_key(challenge, index)}:ver"))
         return int(raw or 0)
+
+    async def versions(self, challenge: str, deals: int) -> tuple[int, ...]:
+        """The versions of a challenge's ``deals`` boards, in one round trip."""
+        keys = [f"{board_key(challenge, i)}:ver" for i in range(deals)]
+        raw: Any = await self._timed(self.redis.mget(keys))
+        return tuple(int(v or 0) for v in raw)
 
     async def top(self, challenge: str, index: int, count: int) -> tuple[int, int, list[Any]]:
         """(version, players, the first ``count`` rows with their scores), best first."""
@@ -131,13 +144,38 @@ class Challenges(Part):
             if r is not None
         ]
 
-    async def remove(self, challenge: str, index: int, who: str) -> bool:
-        """Take ``who`` off a leaderboard (an operator's decision): True if they were on
-        it. Their attempt stays theirs: they cannot play again."""
-        base = board_key(challenge, index)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.zrem(f"{base}:board", who)
-            pipe.hdel(f"{base}:rows", who)
-            pipe.incr(f"{base}:ver")
-            removed, _, _ = await self._timed(pipe.execute())
-        return bool(removed)
+    async def remove(
+        self, challenge: str, index: int, who: str, record: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Take ``who`` off a leaderboard for good (an operator's decision): the removal
+        ``record`` (who, when, reason, by) with the removed ``row``, kept in
+        ``ch:{ID}:{N}:removed``; None if they were not on it. Their attempt stays
+        theirs: they cannot play again, and its later moves do not put it back."""
+        got: Any = await self._timed(
+            self._remove(args=[board_key(challenge, index), who, orjson.dumps(record)])
+        )
+        return orjson.loads(got) if got else None
+
+    async def removed(self, challenge: str, index: int) -> list[dict[str, Any]]:
+        """Every removal from a leaderboard, oldest first."""
+        raw: Any = await self._timed(
+            self.redis.lrange(f"{board_key(challenge, index)}:removed", 0, -1)
+        )
+        return [orjson.loads(r) for r in raw]
+
+    # ---- daily results ------------------------------------------------------------------
+    async def record_daily(self, who: str, challenge: str, result: dict[str, Any],
+                           expire_s: int | None) -> bool:  # fmt: skip
+        """A player's ended daily attempt (once: a second record of it changes nothing)."""
+        key = daily_key(who)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hsetnx(key, challenge, orjson.dumps(result))
+            if expire_s:
+                pipe.expire(key, expire_s)
+            made = (await self._replicated(pipe))[0]
+        return bool(made)
+
+    async def dailies_of(self, who: str) -> dict[str, dict[str, Any]]:
+        """challenge id -> result of each daily attempt a player ended."""
+        raw: Any = await self._timed(self.redis.hgetall(daily_key(who)))
+        return {k.decode(): orjson.loads(v) for k, v in raw.items()}

@@ -36,7 +36,8 @@ end
 
 # ARGV: origin, then one per move: room, player, seq, entry, progress, rank score and event
 # body joined by \x1f; a challenge attempt's move adds its leaderboard (``ch:ID:N``), the
-# player's key and their row JSON, which go on the board in the same step.
+# player's key and their row JSON, which go on the board in the same step (unless an
+# operator took the player off that board: ``ch:ID:N:out``).
 # Returns per move, joined by commas (one bulk string parses faster than an array): the
 # event version (> 0) if appended, 0 if the race is finished, or -(length + 1) if seq
 # was not length + 1 (a duplicate or a gap; nothing was written).
@@ -64,7 +65,7 @@ for i = 2, #ARGV do
     redis.call('RPUSH', key, f[4])
     redis.call('HSET', base .. ':prog', pid, f[5])
     redis.call('ZADD', base .. ':rank', f[6], pid)
-    if f[8] then
+    if f[8] and redis.call('SISMEMBER', f[8] .. ':out', f[9]) == 0 then
       redis.call('ZADD', f[8] .. ':board', f[6], f[9])
       redis.call('HSET', f[8] .. ':rows', f[9], f[10])
       redis.call('INCR', f[8] .. ':ver')
@@ -199,7 +200,7 @@ return out
 # account's (a key the account already has is left alone); they no longer expire.
 CLAIM = """
 local moved = 0
-for _, part in ipairs({':stats', ':races'}) do
+for _, part in ipairs({':stats', ':races', ':daily'}) do
   local from, to = 'player:' .. ARGV[1] .. part, 'player:' .. ARGV[2] .. part
   if redis.call('EXISTS', from) == 1 and redis.call('EXISTS', to) == 0 then
     redis.call('RENAME', from, to)
@@ -243,4 +244,30 @@ if ARGV[4] == '1' and redis.call('INCR', ARGV[1]) == 1 then
   redis.call('PEXPIRE', ARGV[1], ARGV[3])
 end
 return 0
+"""
+
+# ARGV: leaderboard base (``ch:ID:N``), player key, the removal record JSON (an object).
+# Takes the player off the board for good (``:out``, which the move script honours) and
+# appends the record, with the removed row, to ``:removed``: that JSON, or nil when the
+# player was not on the board (nothing is written).
+REMOVE_ROW = """
+local base, who = ARGV[1], ARGV[2]
+if not redis.call('ZSCORE', base .. ':board', who) then return false end
+local row = redis.call('HGET', base .. ':rows', who) or 'null'
+redis.call('ZREM', base .. ':board', who)
+redis.call('HDEL', base .. ':rows', who)
+redis.call('INCR', base .. ':ver')
+redis.call('SADD', base .. ':out', who)
+local record = string.sub(ARGV[3], 1, -2) .. ',"row":' .. row .. '}'
+redis.call('RPUSH', base .. ':removed', record)
+return record
+"""
+
+# ARGV: leaderboard base, player key, row JSON. An ended attempt's row, if the player is
+# still on the board (not taken off by an operator).
+SET_ROW = """
+if not redis.call('ZSCORE', ARGV[1] .. ':board', ARGV[2]) then return 0 end
+redis.call('HSET', ARGV[1] .. ':rows', ARGV[2], ARGV[3])
+redis.call('INCR', ARGV[1] .. ':ver')
+return 1
 """

@@ -1,0 +1,341 @@
+"""Challenge results: the overall ranking of a multi-deal challenge, the fair-play flag
+and an operator's removal of a row (the commands against real Redis), daily results and
+streaks on the profile across days, and the clock's exact boundaries (the day opening at
+00:00 UTC, a leaderboard final at ``final_at``). Real Redis, real WebSockets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import sys
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import redis
+
+from klondike_race.engine import Move
+from klondike_race.service import clock
+from klondike_race.service.domain import challenge as ch
+from klondike_race.service.logs import configure
+from klondike_race.service.node import Node
+
+from .conftest import Client, http, make_config
+
+SECRET = "test-secret"
+
+
+async def get(port: int, path: str) -> tuple[int, Any]:
+    status, _, body = await http(port, "GET", path)
+    return status, orjson.loads(body)
+
+
+def day_id(offset_days: int = 0) -> str:
+    today = ch.day_of(clock.now_ms())
+    return ch.daily_id(today + timedelta(days=offset_days), 1)
+
+
+@pytest.fixture
+def clocked() -> Iterator[None]:
+    yield
+    clock.freeze(None)
+    clock.shift(0)
+
+
+def node_config(redis_url: str, **more: Any) -> Any:
+    return make_config(
+        redis_url, daily_draws="1", challenge_secret=SECRET, solver_challenge_s=3.0,
+        solver_challenge_tries=5, board_interval_ms=50, **more,
+    )  # fmt: skip
+
+
+@pytest.fixture
+async def daily(redis_url: str, clocked: None) -> AsyncIterator[Node]:
+    configure(json=False, level="warning")
+    node = Node(node_config(redis_url), redis_url)
+    node.port = await node.start()  # type: ignore[attr-defined]
+    yield node
+    await node.stop()
+
+
+async def guest(port: int) -> Client:
+    client = await Client.open(port)
+    await client.request("hello", "identity", device=secrets.token_urlsafe(24))
+    return client
+
+
+async def ended(client: Client) -> dict:
+    room = (await client.expect("room", timeout=10))["room"]
+    while room["phase"] != "finished":
+        room = (await client.expect("room", timeout=10))["room"]
+    return room
+
+
+# ---- pure rules ---------------------------------------------------------------------------
+def _row(name: str, foundation: int, moves: int, ms: int) -> dict:
+    return {"name": name, "guest": True, "foundation": foundation, "reached_moves": moves,
+            "reached_ms": ms}  # fmt: skip
+
+
+def test_the_overall_ranking_by_places_and_by_foundation() -> None:
+    deal0 = [("a", 1, _row("A", 52, 100, 90_000)), ("b", 1, _row("B", 52, 100, 90_000)),
+             ("c", 5, _row("C", 30, 80, 60_000))]  # fmt: skip
+    deal1 = [("c", 2, _row("C", 52, 90, 80_000)), ("a", 3, _row("A", 40, 70, 50_000))]
+    rows = ch.overall("places", [deal0, deal1])
+    # a: 1 + 2 = 3; b: 1 + (2 players + 1) = 4; c: 3 + 1 = 4 (a tie, listed by key)
+    assert [(r["who"], r["rank"], r["total"], r["places"]) for r in rows] == [
+        ("a", 1, 3, [1, 2]),
+        ("b", 2, 4, [1, None]),
+        ("c", 2, 4, [3, 1]),
+    ]
+    assert rows[1]["deals"] == 1 and rows[0]["deals"] == 2
+    rows = ch.overall("foundation", [deal0, deal1])
+    # a: 92 cards; c: 82; b: 52
+    assert [(r["who"], r["rank"], r["total"]) for r in rows] == [
+        ("a", 1, 92), ("c", 2, 82), ("b", 3, 52)]  # fmt: skip
+    assert rows[0]["moves"] == 170 and rows[0]["ms"] == 140_000
+    # equal cards: fewer moves first, then less time; all equal: a shared rank
+    tie = [[("x", 1, _row("X", 52, 100, 5)), ("y", 1, _row("Y", 52, 100, 5)),
+            ("z", 1, _row("Z", 52, 99, 9))]]  # fmt: skip
+    assert [(r["who"], r["rank"]) for r in ch.overall("foundation", tie)] == [
+        ("z", 1), ("x", 2), ("y", 2)]  # fmt: skip
+    assert ch.overall("places", [[], []]) == []
+
+
+def test_the_fair_play_rule() -> None:
+    won = {"status": "won", "moves": 120}
+    assert ch.flagged({**won, "last_ms": 29_999})  # 250 ms a move: 30 s for 120 moves
+    assert not ch.flagged({**won, "last_ms": 60_000})
+    assert ch.flagged({**won, "moves": 100, "last_ms": 39_999})  # the whole game < 40 s
+    assert not ch.flagged({**won, "moves": 100, "last_ms": 40_000})
+    assert ch.flagged({**won, "moves": 400, "last_ms": 99_999})
+    assert not ch.flagged({"status": "resigned", "moves": 120, "last_ms": 1_000})
+    assert not ch.flagged({"status": "playing", "moves": 120, "last_ms": 1_000})
+    row = ch.row("K7QW2M", "Ann", True, {**won, "last_ms": 1_000, "foundation": 52})
+    assert row["flagged"] is True
+
+
+def test_daily_streaks() -> None:
+    d = date(2026, 12, 10)
+    days = {d - timedelta(days=n) for n in (1, 2, 3, 6, 7)}
+    assert ch.streaks(days, d) == (3, 3)  # up to yesterday: today not played yet
+    assert ch.streaks(days | {d}, d) == (4, 4)
+    assert ch.streaks(days, d + timedelta(days=1)) == (0, 3)  # yesterday missed
+    assert ch.streaks(set(), d) == (0, 0)
+
+
+# ---- the overall ranking served ------------------------------------------------------------
+async def test_the_overall_ranking_is_served(redis_url, clocked, tmp_path: Path) -> None:
+    configure(json=False, level="warning")
+    now = clock.now_ms()
+    iso = lambda ms: datetime.fromtimestamp(ms / 1000, UTC).isoformat()  # noqa: E731
+    schedule = [{"id": "weekly-test", "opens": iso(now - 3_600_000),
+                 "closes": iso(now + 3_600_000), "deals": [{"draw": 1}, {"draw": 1}],
+                 "ranking": "places"}]  # fmt: skip
+    path = tmp_path / "challenges.json"
+    path.write_text(json.dumps(schedule))
+    node = Node(node_config(redis_url, challenges_file=str(path)), redis_url)
+    port = await node.start()
+    try:
+        ann, bob, cat = await guest(port), await guest(port), await guest(port)
+        assert (await ann.request("attempt", "welcome", challenge="weekly-test",
+                                  name="Ann"))["type"] == "welcome"  # fmt: skip
+        await bob.request("attempt", "welcome", challenge="weekly-test", name="Bob")
+        # Bob plays deal 1 as well
+        got = await bob.request("attempt", "welcome", challenge="weekly-test", deal=1, name="Bob")
+        assert got["type"] == "welcome", got
+        # deal 0: Ann and Bob tie (nothing on the foundations yet): 1 each; deal 1: Bob 1,
+        # Ann did not play it: 1 player + 1 = 2. Bob 2, Ann 3.
+        status, body = await get(port, "/api/challenges/weekly-test")
+        assert status == 200 and body["overall_players"] == 2
+        assert [(r["name"], r["rank"], r["total"], r["places"]) for r in body["overall"]] == [
+            ("Bob", 1, 2, [1, 1]),
+            ("Ann", 2, 3, [1, None]),
+        ]
+        listed = await ann.request("challenges", "challenges")
+        weekly = next(c for c in listed["challenges"] if c["id"] == "weekly-test")
+        assert weekly["you"] == {"rank": 2, "total": 3, "deals": 1, "players": 2}
+        listed = await cat.request("challenges", "challenges")
+        weekly = next(c for c in listed["challenges"] if c["id"] == "weekly-test")
+        assert weekly["you"] is None  # no attempt: no overall place
+        daily = next(c for c in listed["challenges"] if c["daily"])
+        assert "you" not in daily  # a one-deal challenge has no overall ranking
+        status, one = await get(port, f"/api/challenges/{daily['id']}")
+        assert one["overall"] is None
+        for c in (ann, bob, cat):
+            await c.close()
+    finally:
+        await node.stop()
+
+
+# ---- fair play: the flag and the operator's removal ----------------------------------------
+async def cli(*args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "klondike_race.cli", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_a_bot_fast_win_is_flagged_and_an_operator_removes_it(daily, redis_url) -> None:
+    cid = day_id()
+    bot, bob = await guest(daily.port), await guest(daily.port)
+    welcome = await bot.request("attempt", "welcome", challenge=cid, name="Bot")
+    code = welcome["room"]["code"]
+    await bob.request("attempt", "welcome", challenge=cid, name="Bob")
+    rds = redis.Redis.from_url(redis_url)
+    seed = orjson.loads(rds.get(f"ch:{cid}:0:deal"))["seed"]
+    out = await daily.solving.solve_deal({"seed": seed}, {"draw": 1}, 10.0)
+    assert out is not None and out["result"] == "win"
+    for seq, text in enumerate(out["line"], 1):  # a whole game in well under 40 s
+        await bot.send("move", seq=seq, **Move.parse(text).to_wire())
+        assert (await bot.expect("ack", "refused", "error"))["type"] == "ack"
+    await ended(bot)
+    assert (await bob.move("draw", seq=1))["type"] == "ack"
+    _, body = await get(daily.port, f"/api/challenges/{cid}")
+    rows = {r["name"]: r for r in body["deals"][0]["rows"]}
+    assert rows["Bot"]["status"] == "won" and rows["Bot"]["flagged"] is True
+    assert rows["Bot"]["rank"] == 1  # flagged, still on the board
+    assert rows["Bob"]["flagged"] is False
+    bot_who, bob_who = rows["Bot"]["who"], rows["Bob"]["who"]
+    # the operator's command takes the row off, logged (a JSON line) and kept in Redis
+    reason = "bot: 60 moves in 2 s"
+    rc, printed, err = await cli("challenge-remove", cid, "0", bot_who, "--reason", reason,
+                                 "--by", "ops", "--redis-url", redis_url)  # fmt: skip
+    assert rc == 0, err
+    record = orjson.loads(printed)
+    assert record["who"] == bot_who and record["reason"] == "bot: 60 moves in 2 s"
+    assert record["by"] == "ops" and record["row"]["code"] == code
+    assert abs(record["when"] - clock.now_ms()) < 60_000
+    logged = orjson.loads(err.strip().splitlines()[-1])
+    assert logged["event"] == "challenge row removed" and logged["player"] == bot_who
+    assert logged["reason"] == "bot: 60 moves in 2 s" and logged["challenge"] == cid
+    # removing a row not on the board: refused, nothing recorded
+    rc, _, err = await cli("challenge-remove", cid, "0", bot_who, "--reason", "again",
+                           "--redis-url", redis_url)  # fmt: skip
+    assert rc == 1 and "not on" in err
+    # a playing attempt taken off stays off when it moves again
+    rc, _, err = await cli("challenge-remove", cid, "0", bob_who, "--reason", "test",
+                           "--redis-url", redis_url)  # fmt: skip
+    assert rc == 0, err
+    assert (await bob.move("draw", seq=2))["type"] == "ack"
+    _, body = await get(daily.port, f"/api/challenges/{cid}")
+    assert body["deals"][0]["rows"] == [] and body["deals"][0]["players"] == 0
+    rc, printed, _ = await cli("challenge-removed", cid, "0", "--redis-url", redis_url)
+    listed = [orjson.loads(line) for line in printed.splitlines()]
+    assert rc == 0 and [r["who"] for r in listed] == [bot_who, bob_who]
+    assert [r["reason"] for r in listed] == ["bot: 60 moves in 2 s", "test"]
+    assert rds.llen(f"ch:{cid}:0:removed") == 2
+    # the attempt stays the player's: asking again gives the same (finished) room
+    again = await bot.request("attempt", "welcome", challenge=cid, name="Bot")
+    assert again["room"]["code"] == code and again["room"]["phase"] == "finished"
+    assert rds.hget(f"ch:{cid}:0:att", bot_who).decode() == code
+    rc, _, err = await cli("challenge-removed", cid, "0")
+    assert rc == 2 and "REDIS_URL" in err
+    for c in (bot, bob):
+        await c.close()
+
+
+# ---- daily results and streaks on the profile ----------------------------------------------
+def to_day(day: date, hour: int = 12) -> None:
+    """Shift the clock to ``hour``:00 UTC of ``day``."""
+    at = ch.day_start(day) + hour * 3_600_000
+    clock.shift(0)
+    clock.shift(at - clock.now_ms())
+
+
+async def play_daily(port: int, device: str, day: date) -> str:
+    client = await Client.open(port)
+    await client.request("hello", "identity", device=device)
+    cid = ch.daily_id(day, 1)
+    got = await client.request("attempt", "welcome", challenge=cid, name="Dee")
+    assert got["type"] == "welcome", got
+    assert (await client.move("draw", seq=1))["type"] == "ack"
+    assert (await client.request("resign", "ack", seq=2))["type"] == "ack"
+    await ended(client)
+    await client.close()
+    return cid
+
+
+async def test_daily_results_and_streaks_on_the_profile(daily, redis_url) -> None:
+    device = secrets.token_urlsafe(24)
+    start = ch.day_of(clock.now_ms()) + timedelta(days=3)
+    rds = redis.Redis.from_url(redis_url)
+    to_day(start)
+    first = await play_daily(daily.port, device, start)
+    (who,) = [k.decode() for k in rds.hkeys(f"ch:{first}:0:att")]
+    status, profile = await get(daily.port, f"/api/players/{who}")
+    assert status == 200 and profile["variants"] == {} and profile["history"] == []
+    assert profile["daily"]["streak"] == 1 and profile["daily"]["best_streak"] == 1
+    (entry,) = profile["daily"]["days"]
+    assert entry == {"day": start.isoformat(), "challenge": first, "code": entry["code"],
+                     "status": "resigned", "foundation": 0, "moves": 1,
+                     "time_ms": entry["time_ms"]}  # fmt: skip
+    # the next day, late in the evening: two days in a row; the day after, still 2
+    to_day(start + timedelta(days=1), 23)
+    second = await play_daily(daily.port, device, start + timedelta(days=1))
+    status, profile = await get(daily.port, f"/api/players/{who}")
+    assert profile["daily"]["streak"] == 2 and profile["daily"]["best_streak"] == 2
+    assert [d["challenge"] for d in profile["daily"]["days"]] == [second, first]
+    to_day(start + timedelta(days=2), 1)  # today not played yet: the streak holds
+    assert (await get(daily.port, f"/api/players/{who}"))[1]["daily"]["streak"] == 2
+    # a day missed: the streak is over, the best stays
+    to_day(start + timedelta(days=4))
+    status, profile = await get(daily.port, f"/api/players/{who}")
+    assert profile["daily"]["streak"] == 0 and profile["daily"]["best_streak"] == 2
+    third = await play_daily(daily.port, device, start + timedelta(days=4))
+    status, profile = await get(daily.port, f"/api/players/{who}")
+    assert profile["daily"]["streak"] == 1 and profile["daily"]["best_streak"] == 2
+    assert [d["challenge"] for d in profile["daily"]["days"]] == [third, second, first]
+    # once per attempt: one field per daily; 40 days on, only the last 30 days are shown
+    assert rds.hlen(f"player:{who}:daily") == 3
+    assert rds.ttl(f"player:{who}:daily") > 0  # a guest's: expires as their statistics
+    to_day(start + timedelta(days=33))
+    status, profile = await get(daily.port, f"/api/players/{who}")
+    assert [d["challenge"] for d in profile["daily"]["days"]] == [third]
+    assert profile["daily"]["best_streak"] == 2
+    # the guest claims a name: the account has the dailies
+    c = await Client.open(daily.port)
+    await c.request("hello", "identity", device=device)
+    made = await c.request("register", "identity", name="Dee Daily", password="dee's password")
+    assert made["type"] == "identity", made
+    status, named = await get(daily.port, "/api/players/Dee%20Daily")
+    assert status == 200 and named["daily"] == profile["daily"]
+    assert not rds.exists(f"player:{who}:daily")
+    await c.close()
+
+
+# ---- the clock's exact boundaries ----------------------------------------------------------
+async def test_the_day_opens_exactly_at_midnight_utc(daily) -> None:
+    tomorrow = daily.challenges.find(day_id(1))
+    await daily.challenges.deal(tomorrow, 0)  # prepared ahead, as every node does
+    g = await guest(daily.port)
+    clock.freeze(tomorrow.opens - 1)  # 23:59:59.999 UTC
+    got = await g.request("attempt", "welcome", challenge=tomorrow.id, name="Early")
+    assert got["type"] == "error" and got["reason"] == "challenge_not_open", got
+    listed = await g.request("challenges", "challenges")
+    phases = {c["id"]: c["phase"] for c in listed["challenges"]}
+    assert phases[tomorrow.id] == "upcoming"
+    clock.freeze(tomorrow.opens)  # 00:00:00.000 UTC
+    got = await g.request("attempt", "welcome", challenge=tomorrow.id, name="Early")
+    assert got["type"] == "welcome", got
+    assert got["room"]["challenge"] == f"{tomorrow.id}/0"
+    await g.close()
+
+
+async def test_a_leaderboard_is_final_exactly_at_final_at(daily) -> None:
+    c = daily.challenges.find(day_id())
+    g = await guest(daily.port)
+    clock.freeze(c.final_at() - 1)
+    board = await g.request("watch_board", "leaderboard", challenge=c.id)
+    assert board["type"] == "leaderboard" and board["final"] is False
+    clock.freeze(c.final_at())
+    board = await g.request("watch_board", "leaderboard", challenge=c.id)
+    assert board["type"] == "leaderboard" and board["final"] is True
+    await g.close()
