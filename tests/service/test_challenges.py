@@ -305,3 +305,36 @@ async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(
     finally:
         for n in nodes:
             await n.stop()
+
+
+async def test_a_watching_player_outside_the_top_gets_their_own_place(daily, redis_url) -> None:
+    cid = today_id()
+    rds = redis.Redis.from_url(redis_url)
+    dev = secrets.token_urlsafe(24)
+    ann = await Client.open(daily.port)
+    await ann.request("hello", "identity", device=dev)
+    assert (await ann.request("attempt", "welcome", challenge=cid, name="Ann"))["type"] == "welcome"
+    await ann.close()
+    # 150 others ahead of her, in tied pairs (rows as the move script writes them)
+    row = {"name": "x", "guest": True, "code": "AAAAAA", "foundation": 9, "moves": 9,
+           "reached_moves": 9, "reached_ms": 9, "status": "playing", "score": None,
+           "last_ms": 9, "flagged": False}  # fmt: skip
+    for i in range(150):
+        rds.zadd(f"ch:{cid}:0:board", {f"g-{i:032x}": i // 2})
+        rds.hset(f"ch:{cid}:0:rows", f"g-{i:032x}", orjson.dumps({**row, "name": f"p{i}"}))
+    rds.incr(f"ch:{cid}:0:ver")
+    watchers = []
+    for _ in range(3):  # the same player on three connections
+        w = await Client.open(daily.port)
+        await w.request("hello", "identity", device=dev)
+        await w.send("watch_board", challenge=cid)
+        watchers.append(w)
+    for w in watchers:
+        top = await w.expect("leaderboard")
+        assert len(top["rows"]) == 100 and top["players"] == 151
+        assert [r["rank"] for r in top["rows"][:4]] == [1, 1, 3, 3]
+        you = await w.expect("leaderboard_you")
+        near = [(r["rank"], r["name"]) for r in you["rows"]]
+        assert near == [(147, "p147"), (149, "p148"), (149, "p149"), (151, "Ann")], near
+    for w in watchers:
+        await w.close()

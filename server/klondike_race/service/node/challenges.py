@@ -194,14 +194,12 @@ class Challenges:
         code = await self.store.challenges.attempt(c.id, index, who)
         if code is None:
             return None
-        _, rows = await self.store.challenges.around(c.id, index, who, 0)
+        _, rank, rows = (await self.store.challenges.around(c.id, index, [who], 0)).get(
+            who, (None, None, [])
+        )
         row = rows[0][2] if rows else None
-        rank = await self._rank_of(c, index, rows[0][1]) if rows else None
         return {"code": code, "status": row["status"] if row else None, "rank": rank,
                 "foundation": row["foundation"] if row else None}  # fmt: skip
-
-    async def _rank_of(self, c: Challenge, index: int, score: int) -> int:
-        return await self.store.challenges.rank_of(c.id, index, score)
 
     # ---- HTTP ---------------------------------------------------------------------------
     async def http(self, rest: str, query: str) -> tuple[int, dict[str, Any]]:
@@ -388,23 +386,19 @@ class Challenges:
             final=now >= c.final_at(), rows=ranked_rows(rows),
         )  # fmt: skip
         self.fanout.push([x.ws for x in conns], frame)
-        for conn in conns:  # a watching player's own place, when it is not in the top
+        shown = {w for w, _, _ in rows}
+        due: dict[str, list[Conn]] = {}  # watching players outside the top, due an update
+        for conn in conns:
             who = conn.identity.key if conn.identity else ""
-            if who and (force or now - conn.board_you >= YOU_EVERY_MS):
+            if who and who not in shown and (force or now - conn.board_you >= YOU_EVERY_MS):
                 conn.board_you = now
-                await self._push_you(conn, c, index, who, {w for w, _, _ in rows})
-
-    async def _push_you(
-        self, conn: Conn, c: Challenge, index: int, who: str, shown: set[str]
-    ) -> None:
-        if who in shown:
-            return
-        at, rows = await self.store.challenges.around(c.id, index, who, REACH)
-        if at is None:
-            return
-        first = await self._rank_of(c, index, rows[0][1])
-        conn.send(encode("leaderboard_you", challenge=c.id, deal=index,
-                         rows=ranked_rows(rows, first, at - min(at, REACH) + 1)))  # fmt: skip
+                due.setdefault(who, []).append(conn)
+        if due:
+            places = await self.store.challenges.around(c.id, index, list(due), REACH)
+            for who, (at, first, near) in places.items():
+                near_rows = ranked_rows(near, first, at - min(at, REACH) + 1)
+                message = encode("leaderboard_you", challenge=c.id, deal=index, rows=near_rows)
+                self.fanout.push([x.ws for x in due[who]], message)
 
 
 def _bad(message: str) -> dict[str, Any]:

@@ -108,25 +108,39 @@ class Challenges(Part):
             ver, players, ranked = await self._timed(pipe.execute())
         return int(ver or 0), int(players), await self._rows(base, ranked)
 
-    async def rank_of(self, challenge: str, index: int, score: int) -> int:
-        """The place of a composite ``score``: one more than the rows strictly better."""
-        base = board_key(challenge, index)
-        ahead: Any = await self._timed(self.redis.zcount(f"{base}:board", "-inf", f"({score}"))
-        return int(ahead) + 1
-
     async def around(
-        self, challenge: str, index: int, who: str, reach: int
-    ) -> tuple[int | None, list[Any]]:
-        """(``who``'s 0-based position, the rows ``reach`` above and below it)."""
+        self, challenge: str, index: int, whos: list[str], reach: int
+    ) -> dict[str, tuple[int, int, list[Any]]]:
+        """For each of ``whos`` on the board: (their 0-based position, the place of the
+        first row shown, the rows ``reach`` above and below them). Three round trips
+        whatever the number of players asked about."""
         base = board_key(challenge, index)
-        at: Any = await self._timed(self.redis.zrank(f"{base}:board", who))
-        if at is None:
-            return None, []
-        first = max(0, int(at) - reach)
-        ranked: Any = await self._timed(
-            self.redis.zrange(f"{base}:board", first, int(at) + reach, withscores=True)
-        )
-        return int(at), await self._rows(base, ranked)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for who in whos:
+                pipe.zrank(f"{base}:board", who)
+            positions: list[Any] = await self._timed(pipe.execute())
+        found = [(w, int(at)) for w, at in zip(whos, positions, strict=True) if at is not None]
+        if not found:
+            return {}
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for _, at in found:
+                pipe.zrange(f"{base}:board", max(0, at - reach), at + reach, withscores=True)
+            spans: list[Any] = await self._timed(pipe.execute())
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for span in spans:
+                pipe.zcount(f"{base}:board", "-inf", f"({int(span[0][1])}")
+                pipe.hmget(f"{base}:rows", [w for w, _ in span])
+            got: list[Any] = await self._timed(pipe.execute())
+        out = {}
+        for i, ((who, at), span) in enumerate(zip(found, spans, strict=True)):
+            ahead, raw = got[2 * i], got[2 * i + 1]
+            rows = [
+                (w.decode(), int(score), orjson.loads(r))
+                for (w, score), r in zip(span, raw, strict=True)
+                if r is not None
+            ]
+            out[who] = (at, int(ahead) + 1, rows)
+        return out
 
     async def every(self, challenge: str, index: int) -> list[Any]:
         """Every row with its score, best first (a closed challenge's archive)."""
