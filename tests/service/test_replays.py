@@ -206,6 +206,12 @@ async def test_hostile_requests_get_their_errors(node) -> None:
     assert status == 200
     status, _, body = await http(node.port, "HEAD", f"/api/replays/{code}")
     assert status == 200 and body == b""
+    # the replay page (profiles' and archives' links): to the client's viewer
+    status, headers, _ = await http(node.port, "GET", f"/replay/{code}")
+    assert (status, headers["Location"]) == (302, f"/#/replay/{code}")
+    status, headers, _ = await http(node.port, "GET", f"/replay/{code}/12")
+    assert (status, headers["Location"]) == (302, f"/#/replay/{code}/12")
+    assert (await http(node.port, "GET", "/replay/nope"))[0] == 404
     for c in clients:
         await c.close()
 
