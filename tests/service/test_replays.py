@@ -253,6 +253,7 @@ async def test_a_challenge_attempt_waits_for_the_close(node) -> None:
     # attempts' keys are kept for KR_KEEP_DAILY_S, races' for KR_KEEP_FINISHED_S
     ttl = node.redis.ttl
     assert await ttl(f"room:{{{codes['open']}}}") > node.config.keep_finished_s
+    assert 0 < await ttl(f"room:{{{codes['open']}}}:events") <= node.config.keep_finished_s
     assert await ttl(f"room:{{{child.code}}}") <= node.config.keep_finished_s
 
 
