@@ -11,6 +11,7 @@ import {
 } from './daily.js';
 import { loadProfile, profileRoute } from './profile.js';
 import { Renderer } from './render.js';
+import { ReplayViewer, replayRoute } from './replay.js';
 import {
   Store, attemptOf, finishOffered, gameOver, hintOffered, initialState, leaveRoom, playName, receive,
   roomPhase, serverNow, signedIn, viewOf,
@@ -652,7 +653,18 @@ function toast(message, kind = 'info') {
 
 // ---- profiles (#/players/WHO) ----------------------------------------------------------
 let routedHere = false; // a profile opened from this page: Back goes back
+const replays = new ReplayViewer($('#replay-view'));
 async function route() {
+  const replay = replayRoute(location.hash);
+  if (replay) {
+    store.update((s) => { s.profile = null; s.daily = null; s.replay = replay.code; });
+    await replays.show(replay.code, replay.step);
+    return;
+  }
+  if (state.replay) {
+    replays.close();
+    store.update((s) => { s.replay = null; });
+  }
   const who = profileRoute(location.hash);
   const daily = who ? null : dailyRoute(location.hash);
   if (!daily && state.daily) {
@@ -692,6 +704,13 @@ document.addEventListener('click', (e) => {
   const retry = e.target.closest('#profile-retry');
   if (retry) route();
 });
+$('#replay-back').addEventListener('click', () => {
+  if (routedHere) history.back();
+  else {
+    history.replaceState(null, '', `${location.pathname}${location.search}`);
+    route();
+  }
+});
 $('#daily-back').addEventListener('click', () => {
   if (routedHere) history.back();
   else {
@@ -702,5 +721,5 @@ $('#daily-back').addEventListener('click', () => {
 route();
 nameField();
 
-window.kr = { store, net, intent }; // for the browser console and the tests
+window.kr = { store, net, intent, replays }; // for the browser console and the tests
 net.connect();

@@ -138,8 +138,8 @@ export class Renderer {
     const view = viewOf(state);
     document.body.dataset.view = view;
     document.body.dataset.conn = state.conn;
-    const routed = Boolean(state.profile || state.daily);
-    document.body.dataset.route = state.profile ? 'profile' : state.daily ? 'daily' : '';
+    const routed = Boolean(state.profile || state.daily || state.replay);
+    document.body.dataset.route = state.replay ? 'replay' : state.profile ? 'profile' : state.daily ? 'daily' : '';
     for (const screen of document.querySelectorAll('.screen')) {
       screen.hidden = routed || screen.id !== `screen-${view}`;
     }

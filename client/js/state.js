@@ -39,6 +39,7 @@ export function initialState() {
     canFinish: false, // the server's can_finish for this player (spectators: false)
     challenges: null, // the server's last `challenges` list (each deal with `you`)
     live: null, // the watched challenge leaderboard: {challenge, deal, v, players, final, rows, you}
+    replay: null, // the #/replay/CODE view: the code (the viewer, replay.js, holds the rest)
     daily: null, // the #/challenges/ID or #/archive/DAY view: {kind, id|day, status, data, error}
     confirm: null, // the challenge whose "one ranked attempt" notice is open: "ID/N"
     version: 0,

@@ -24,7 +24,11 @@ from .engine import (
     progress,
 )
 
-_PLUGINS = ("klondike_race.solver.cli", "klondike_race.service.cli")
+_PLUGINS = (
+    "klondike_race.solver.cli",
+    "klondike_race.service.cli",
+    "klondike_race.service.replaycli",
+)
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:

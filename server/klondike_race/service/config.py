@@ -37,6 +37,7 @@ class Config:
     uvloop: bool = False  # KR_UVLOOP: run on uvloop when it is installed
     spectator_batch_ms: int = 50  # KR_SPECTATOR_BATCH_MS: others' updates of a move leave together
     keep_finished_s: int = 7 * 86400  # KR_KEEP_FINISHED_S: a finished room's keys expire
+    keep_daily_s: int = 90 * 86400  # KR_KEEP_DAILY_S: ... a challenge attempt's (its replay)
     sweep_interval_s: float = 30.0  # KR_SWEEP_INTERVAL_S: how often rooms are swept
     abandoned_s: int = 900  # KR_ABANDONED_S: a started room with no player connected ends
     waiting_abandoned_s: int = 1800  # KR_WAITING_ABANDONED_S: same for a waiting room

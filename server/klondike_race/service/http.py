@@ -1,10 +1,11 @@
-"""HTTP routes on the WebSocket port: ``/healthz``, ``/readyz``, ``/metrics``, players'
-profiles (``/api/players/{KEY or NAME}``) and the browser client's static files
-(docs/protocol.md)."""
+"""HTTP routes on the WebSocket port: ``/healthz``, ``/readyz``, ``/metrics``, the JSON
+``apis`` (players' profiles, challenges, replays), ``/replay/CODE`` (to the client's
+replay viewer) and the browser client's static files (docs/protocol.md)."""
 
 from __future__ import annotations
 
 import mimetypes
+import re
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from pathlib import Path
@@ -33,6 +34,9 @@ def response(status: int, body: bytes, content_type: str) -> Response:
     )
     return Response(status, HTTPStatus(status).phrase, headers, body)
 
+
+# ``/replay/CODE[/STEP]``, the replay links of profiles and archives: the client's viewer
+REPLAY_PAGE = re.compile(r"/replay/([A-HJ-NP-Z2-9]{6})(?:/(\d{1,6}))?/?")
 
 Api = Callable[[str, str], Awaitable[tuple[int, dict[str, Any]]]]
 
@@ -85,6 +89,12 @@ class Routes:
             return response(200, b"ok\n", "text/plain")
         if path == "/metrics":
             return response(200, self.metrics(), CONTENT_TYPE)
+        page = REPLAY_PAGE.fullmatch(path)
+        if page is not None:  # the client's page at its own address, on the viewer
+            code, step = page.groups()
+            answer = response(302, b"", "text/plain")
+            answer.headers["Location"] = f"/#/replay/{code}" + (f"/{step}" if step else "")
+            return answer
         return self.static(path)
 
     def static(self, path: str) -> Response:

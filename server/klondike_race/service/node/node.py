@@ -40,6 +40,7 @@ from .players import Players
 from .race import Race
 from .ratings import RatingOps
 from .registry import Hubs
+from .replays import Replays
 from .rooms import RoomOps
 from .solving import Solving
 from .sweeper import Sweeper
@@ -79,10 +80,12 @@ class Node:
             config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist,
             self.players, self.challenges,
         )  # fmt: skip
+        self.replays = Replays(self.store)
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
         apis: dict[str, Api] = {
             "/api/players/": lambda rest, _query: self.ratings.profile(rest),
             "/api/challenges": self.challenges.http,
+            "/api/replays/": self.replays.http,
         }
         self.routes = Routes(client_dir, self.metrics.render, self.ready, apis)
         self.server: Server | None = None

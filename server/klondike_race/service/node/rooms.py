@@ -115,7 +115,9 @@ class RoomOps:
             await self._attempt_ended(room, body["results"]["progress"])
         if room.status == FINISHED:
             players = [s.id for s in room.seats]
-            await self.store.rooms.expire(code, players, self.config.keep_finished_s)
+            # an attempt is kept longer, for its replay; its events (resumes) are not
+            keep = self.config.keep_daily_s if room.challenge else self.config.keep_finished_s
+            await self.store.rooms.expire(code, players, keep, self.config.keep_finished_s)
             await self.store.sweeping.untrack(code)
         self.hubs.feed(code, v, body)
         if owed:

@@ -109,16 +109,19 @@ class Rooms(Part):
         else:
             await self._timed(self.redis.zrem("rooms:public", code))
 
-    async def expire(self, code: str, players: list[str], seconds: int) -> None:
-        """A finished room's keys go away after ``seconds`` (results stay readable until)."""
+    async def expire(
+        self, code: str, players: list[str], seconds: int, events_s: int | None = None
+    ) -> None:
+        """A finished room's keys go away after ``seconds`` (results and the replay stay
+        readable until); its kept events (for resumes: the bulk of a finished room's
+        memory) after ``events_s`` when that is sooner."""
         base = room_key(code)
-        keys = [base] + [
-            base + s for s in (":prog", ":rank", ":ver", ":events", ":nodes", ":spect")
-        ]
+        keys = [base] + [base + s for s in (":prog", ":rank", ":ver", ":nodes", ":spect")]
         keys += [moves_key(code, p) for p in players]
         async with self.redis.pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.expire(key, seconds)
+            pipe.expire(base + ":events", min(seconds, events_s or seconds))
             await self._timed(pipe.execute())
 
     async def save_analysis(self, code: str, analysis: dict[str, Any]) -> int:

@@ -1,0 +1,146 @@
+"""Replays of finished rooms (docs/protocol.md, "Replays"), pure: from a room and its
+players' stored move logs to each player's game record and the frames a browser shows.
+
+A player's frames are the board (engine ``board_view``) after each log entry, sent as
+the difference from the board before it (``delta``): only the top-level fields that
+changed, ``columns`` as ``{index: column}`` of the changed columns and ``foundations``
+as ``{suit: top}`` of the changed suits. ``apply_delta`` goes forward; a client keeps
+the boards it computed, so stepping back is a look-up. The timeline merges every
+player's entries by race time (``at_ms``; equal times in seat order), as spectators saw
+them. Who may see a replay, and when, is ``refusal``'s question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...engine import Game, GameRecord, Move, board_view, progress
+from . import movelog
+from .room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room
+
+END = "end"  # the frame of a race's end when it changed a board (out of time, a timed score)
+
+
+def valid_code(code: str) -> bool:
+    return len(code) == CODE_LENGTH and all(c in CODE_ALPHABET for c in code)
+
+
+def refusal(room: Room, parent: Room | None, now: int) -> tuple[int, str, str] | None:
+    """Why ``room`` cannot be replayed now, as (HTTP status, error, message), or None.
+    A room is replayed once finished; a challenge attempt (or a practice continuation of
+    one: ``parent``) only once its challenge has closed, when its deal is revealed."""
+    if room.phase(now) != FINISHED:
+        return 409, "not_finished", f"room {room.code} has not finished"
+    gate = parent if room.parent else room
+    if gate is None:  # a continuation whose race has expired: nothing to check it by
+        return 404, "no_replay", f"no replay of {room.code}"
+    if gate.challenge and now < (gate.reveal_at or 0):
+        return 403, "not_yet", "a challenge attempt is replayed once its challenge has closed"
+    return None
+
+
+def delta(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of board ``after`` that differ from ``before`` (see the module's doc)."""
+    out: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key)
+        if old == value:
+            continue
+        if key == "columns":
+            pairs = enumerate(zip(before[key], value, strict=True))
+            out[key] = {str(i): c for i, (o, c) in pairs if o != c}
+        elif key == "foundations":
+            out[key] = {s: c for s, c in value.items() if before[key].get(s) != c}
+        else:
+            out[key] = value
+    return out
+
+
+def apply_delta(before: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, Any]:
+    """The board after ``change`` (``delta``'s inverse: apply_delta(a, delta(a, b)) == b)."""
+    out = dict(before)
+    for key, value in change.items():
+        if key == "columns":
+            columns = list(before["columns"])
+            for i, column in value.items():
+                columns[int(i)] = column
+            out[key] = columns
+        elif key == "foundations":
+            out[key] = {**before["foundations"], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def elapsed_at_end(room: Room, now: int) -> int:
+    """The race time at which the room ended (its time limit, when that ended it)."""
+    ended = room.ended or room.ends_at() or now
+    return max(0, ended - (room.start_at or ended))
+
+
+def player_replay(room: Room, pid: str, log: list[str], now: int) -> dict[str, Any]:
+    """One player's replay: their game record, the initial board, one frame per log entry
+    (``at_ms``, ``move`` the entry's text or ``resign``, ``board`` the delta), an ``end``
+    frame when the race's end changed the board, and the final progress."""
+    game = Game(room.game_deal, room.settings)
+    first = board_view(game, 0)
+    last = first
+    frames: list[dict[str, Any]] = []
+    for line in log:
+        text, ms = movelog.parse(line)
+        if text == movelog.RESIGN:
+            if not game.over:
+                game.resign()
+        else:
+            game.apply(Move.parse(text), ms)
+        board = board_view(game, ms)
+        frames.append({"at_ms": ms, "move": text, "board": delta(last, board)})
+        last = board
+    elapsed = elapsed_at_end(room, now)
+    if room.end_reason == "time_limit" and not game.over:
+        game.time_out()
+    final = board_view(game, elapsed)
+    if final != last:
+        frames.append({"at_ms": max(elapsed, frames[-1]["at_ms"] if frames else 0),
+                       "move": END, "board": delta(last, final)})  # fmt: skip
+    record = GameRecord(
+        room.game_deal, room.settings, game.log[:], game.times[:], game.ended
+    ).to_json()
+    last_ms = game.times[-1] if game.times else 0
+    return {
+        "record": record,
+        "initial": first,
+        "frames": frames,
+        "final": {**progress(game, elapsed), "last_ms": last_ms},
+    }
+
+
+def timeline(players: list[tuple[str, list[dict[str, Any]]]]) -> list[str]:
+    """Every frame of every player in race-time order, as the player id of each (the
+    n-th time a player appears is their n-th frame); equal times in seat order."""
+    steps = [
+        (frame["at_ms"], seat, i, pid)
+        for seat, (pid, frames) in enumerate(players)
+        for i, frame in enumerate(frames)
+    ]
+    return [pid for *_, pid in sorted(steps)]
+
+
+def replay(room: Room, logs: dict[str, list[str]], now: int) -> dict[str, Any]:
+    """A finished room's replay (``refusal`` was asked first): the room's public form
+    (with its reveal), each player's replay and the merged timeline."""
+    players = []
+    for seat in room.seats:
+        one = player_replay(room, seat.id, logs.get(seat.id, []), now)
+        players.append({"id": seat.id, "name": seat.name, "who": seat.who or None, **one})
+    public = room.public(now)
+    if room.parent and "reveal" not in public:  # the race's deal, revealed by its own room
+        deal = room.game_deal
+        public["reveal"] = {"seed": deal.seed, "deal": deal.id}
+    return {
+        "code": room.code,
+        "room": public,
+        "players": players,
+        "timeline": timeline([(p["id"], p["frames"]) for p in players]),
+    }

@@ -1,0 +1,116 @@
+"""The replay viewer in the browser: a won race stepped through, scrubbed and played
+with the keyboard, buttons and the range input, opened at a shared step."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import reference_deals
+
+from .conftest import start_race
+
+VIEW = "#replay-view"
+
+
+def won_draw1() -> dict:
+    return next(d for d in reference_deals() if d["result"] == "win" and d["draw"] == 1)
+
+
+def step(page) -> int:
+    return int(page.get_attribute(VIEW, "data-step") or "-1")
+
+
+def home(page, player: str) -> str:
+    return page.text_content(f'.replay-player[data-player="{player}"] .replay-home') or ""
+
+
+SCRUB = (
+    "(el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', {bubbles: true})); }"
+)
+
+
+def scrub(page, to: int) -> None:
+    """Move the range input as a user does (its value, then its input event)."""
+    page.eval_on_selector("#replay-scrub", SCRUB, to)
+
+
+def test_a_won_race_replays_to_all_52_cards_home(players, artifacts) -> None:
+    ref = won_draw1()
+    alice, bob, viewer = players(), players(), players()
+    code = start_race(alice, [bob], seed=None, cards=ref["cards"])
+    # while the race is on, the viewer says so (the server answers 409)
+    viewer.expected.append(re.compile(r"409"))
+    viewer.page.goto(f"{viewer.base}replay/{code}")
+    viewer.page.wait_for_selector('#replay-error[data-error="not_finished"]')
+    assert viewer.page.locator("#screen-lobby").is_hidden()
+
+    alice.play_line(ref["line"])
+    bob.page.click("#btn-resign")
+    bob.page.click("#btn-resign")
+    alice.screen("results", timeout=30_000)
+    bob.screen("results")
+
+    # /replay/CODE (the profiles' and archives' links) opens the viewer
+    page = viewer.page
+    page.goto(f"{viewer.base}replay/{code}")
+    page.wait_for_selector(f'{VIEW}[data-state="ready"]')
+    assert page.url.endswith(f"#/replay/{code}")
+    total = int(page.get_attribute("#replay-scrub", "max") or 0)
+    assert total == len(ref["line"]) + 1  # Alice's moves and Bob's resignation
+    assert step(page) == 0 and home(page, "p1") == "0/52"
+    page.locator("body").click(position={"x": 5, "y": 400})  # focus the page, not a control
+
+    # the keyboard: right steps, left steps back to the very same boards
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert step(page) == 2
+    before = page.inner_html("#replay-boards")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowLeft")
+    assert step(page) == 2 and page.inner_html("#replay-boards") == before
+    page.keyboard.press("End")
+    assert step(page) == total
+    assert home(page, "p1") == "52/52"
+    tops = page.eval_on_selector_all(
+        '.replay-player[data-player="p1"] .pile.found .card', "els => els.map(e => e.dataset.card)"
+    )
+    assert sorted(tops) == ["Kc", "Kd", "Kh", "Ks"]
+    assert "resigned" in (
+        page.text_content('.replay-player[data-player="p2"] .replay-status') or ""
+    )
+    viewer.shot(artifacts / "replay-end.png", full_page=True)
+    page.keyboard.press("Home")
+    assert step(page) == 0 and home(page, "p1") == "0/52"
+
+    # scrub: the range input sets the step
+    scrub(page, total // 2)
+    assert step(page) == total // 2
+    assert page.url.endswith(f"#/replay/{code}/{total // 2}")
+    # a player's next move, then the end by the scrubber
+    page.click('.replay-player[data-player="p2"] [data-jump="next"]')
+    assert step(page) == total
+    scrub(page, total)
+    assert home(page, "p1") == "52/52"
+
+    # play at 8x from the start to the end with Space
+    page.select_option("#replay-speed", "8")
+    page.keyboard.press("Home")
+    page.locator("body").click(position={"x": 5, "y": 400})
+    page.keyboard.press(" ")
+    assert page.get_attribute("#replay-play", "aria-pressed") == "true"
+    page.wait_for_function(f"() => document.querySelector('{VIEW}').dataset.step === '{total}'",
+                           timeout=30_000)  # fmt: skip
+    page.wait_for_selector('#replay-play[aria-pressed="false"]')
+    page.keyboard.press(" ")  # at the end, play starts over
+    page.wait_for_function(f"() => Number(document.querySelector('{VIEW}').dataset.step) > 0")
+    page.keyboard.press(" ")
+    assert page.get_attribute("#replay-play", "aria-pressed") == "false"
+
+    # a shared step opens there
+    shared = viewer.page.context.new_page()
+    shared.goto(f"{viewer.base}#/replay/{code}/10")
+    shared.wait_for_selector(f'{VIEW}[data-state="ready"]')
+    assert step(shared) == 10
+    link = shared.input_value("#replay-link")
+    assert link.endswith(f"#/replay/{code}/10")
+    shared.close()
