@@ -232,6 +232,14 @@ async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
     practice = await bob.request("attempt", "welcome", challenge=cid, name="Bob", practice=True)
     assert practice["room"]["practice"] and "challenge" not in practice["room"]
     assert practice["board"]["columns"] == a["board"]["columns"]
+    # the practice game ends: its deal stays secret until the challenge closes
+    assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
+    room = (await bob.expect("room"))["room"]
+    while room["phase"] != "finished":
+        room = (await bob.expect("room"))["room"]
+    assert "reveal" not in room
+    status, body = await get(daily.port, f"/api/replays/{practice['room']['code']}")
+    assert status == 403 and body["error"] == "not_yet", body
     watcher = await guest(daily.port)
     got = await watcher.request("watch", "welcome", code=code)
     assert got["reason"] == "attempt_first"

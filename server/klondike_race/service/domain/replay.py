@@ -28,15 +28,16 @@ def valid_code(code: str) -> bool:
 
 def refusal(room: Room, parent: Room | None, now: int) -> tuple[int, str, str] | None:
     """Why ``room`` cannot be replayed now, as (HTTP status, error, message), or None.
-    A room is replayed once finished; a challenge attempt (or a practice continuation of
-    one: ``parent``) only once its challenge has closed, when its deal is revealed."""
+    A room is replayed once finished; a challenge attempt or a practice game on a
+    challenge's deal (or a practice continuation of either: ``parent``) only once its
+    challenge has closed, when its deal is revealed."""
     if room.phase(now) != FINISHED:
         return 409, "not_finished", f"room {room.code} has not finished"
     gate = parent if room.parent else room
     if gate is None:  # a continuation whose race has expired: nothing to check it by
         return 404, "no_replay", f"no replay of {room.code}"
-    if gate.challenge and now < (gate.reveal_at or 0):
-        return 403, "not_yet", "a challenge attempt is replayed once its challenge has closed"
+    if now < (gate.reveal_at or 0):  # an attempt, or a practice game on its deal
+        return 403, "not_yet", "a challenge deal is replayed once its challenge has closed"
     return None
 
 

@@ -314,7 +314,7 @@ class Challenges:
         assert deal is not None
         options = RoomOptions(settings=c.deal(index), practice=True)
         room, pid, secret = await self.lobby.new_room(
-            seat_name(conn, typed), options, {"seed": deal["seed"]}, conn
+            seat_name(conn, typed), options, {"seed": deal["seed"]}, conn, reveal_at=c.closes
         )
         await self.lobby.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
 

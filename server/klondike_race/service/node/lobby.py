@@ -96,18 +96,21 @@ class Lobby:
 
     async def new_room(
         self, name: str, options: RoomOptions, deal: dict[str, Any] | None = None,
-        conn: Conn | None = None, parent: str | None = None,
+        conn: Conn | None = None, parent: str | None = None, reveal_at: int | None = None,
     ) -> tuple[Room, str, str]:  # fmt: skip
         """A new room with its first player seated: (room, player id, secret). A
         winnable-only room deals the first seed from a random (or the given) one that the
-        solver proves winnable."""
+        solver proves winnable. ``reveal_at``: the deal stays secret until then (a
+        practice game on a challenge's deal)."""
         if deal is None:
             deal = {"seed": secrets.token_hex(8)}
         if options.winnable_only:
             settings = options.settings.to_dict()
             deal = {"seed": await self.solving.winnable_seed(deal["seed"], settings)}
         who, guest = seat_owner(conn) if conn is not None else ("", True)
-        return await self.rooms.create_seated(name, options, deal, parent, who, guest)
+        return await self.rooms.create_seated(
+            name, options, deal, parent, who, guest, reveal_at=reveal_at
+        )
 
     # ---- entering rooms ---------------------------------------------------------------
     async def enter(
