@@ -704,6 +704,12 @@ document.addEventListener('click', (e) => {
   const retry = e.target.closest('#profile-retry');
   if (retry) route();
 });
+$('#replay-view').addEventListener('ghost', (e) => {
+  const { code, player } = e.detail;
+  history.replaceState(null, '', `${location.pathname}${location.search}`);
+  route();
+  net.send({ type: 'ghost', code, player, name: playName(state) || 'Player' });
+});
 $('#replay-back').addEventListener('click', () => {
   if (routedHere) history.back();
   else {

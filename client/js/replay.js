@@ -107,6 +107,12 @@ export class ReplayViewer {
     this.$('#replay-boards').addEventListener('click', (e) => {
       const jump = e.target.closest('[data-jump]');
       if (jump) this.jump(jump.closest('[data-player]').dataset.player, jump.dataset.jump);
+      const ghost = e.target.closest('[data-ghost]');
+      if (ghost) {
+        // a practice race against this recorded game (the app sends `ghost`)
+        const player = ghost.closest('[data-player]').dataset.player;
+        root.dispatchEvent(new CustomEvent('ghost', { detail: { code: this.code, player } }));
+      }
     });
     // capture: while the replay is open its keys are its own (not the game's input)
     window.addEventListener('keydown', (e) => this.key(e), true);
@@ -174,7 +180,8 @@ export class ReplayViewer {
         + `<span class="replay-name">${escapeHtml(p.name)}</span> `
         + '<span class="replay-home"></span> <span class="replay-status muted"></span>'
         + `<span class="replay-jumps"><button type="button" class="btn small" data-jump="prev" aria-label="${escapeHtml(p.name)}: previous move">&#9664;</button>`
-        + `<button type="button" class="btn small" data-jump="next" aria-label="${escapeHtml(p.name)}: next move">&#9654;</button></span>`
+        + `<button type="button" class="btn small" data-jump="next" aria-label="${escapeHtml(p.name)}: next move">&#9654;</button>`
+        + `<button type="button" class="btn small" data-ghost aria-label="Race the ghost of ${escapeHtml(p.name)}">Race this ghost</button></span>`
         + '</div><div class="replay-last muted small"></div><div class="replay-board"></div>';
       container.append(cell);
       const board = new BoardView(cell.querySelector('.replay-board'), { maxCard: 80 });

@@ -114,3 +114,13 @@ def test_a_won_race_replays_to_all_52_cards_home(players, artifacts) -> None:
     link = shared.input_value("#replay-link")
     assert link.endswith(f"#/replay/{code}/10")
     shared.close()
+
+    # race the ghost of the winner: a practice race where her recorded game plays along
+    viewer.page.click('.replay-player[data-player="p1"] [data-ghost]')
+    viewer.screen("race")
+    assert viewer.state("s.room.practice") and viewer.state("s.room.ghost_of.code") == code
+    ghost_row = '#race-standings .bar-row[data-player="p2"]'
+    viewer.page.wait_for_selector(ghost_row)
+    assert "(ghost)" in (viewer.page.text_content(ghost_row) or "")
+    # her moves arrive at their recorded times: the ghost's card count goes up
+    viewer.page.wait_for_selector(f'{ghost_row} .bar:not([aria-valuenow="0"])', timeout=30_000)

@@ -29,10 +29,11 @@ class RoomOptions:
     winnable_only: bool = False  # deal a seed the solver proves winnable
     spectator_delay: int = 0  # seconds (0-300): spectators see the race this far behind
     rated: bool = False  # a private race moves ratings (public races always do)
+    ghost: bool = False  # a practice race against a recorded game (a second seat)
 
     def __post_init__(self) -> None:
-        if self.practice:  # a practice room is one private seat
-            object.__setattr__(self, "capacity", 1)
+        if self.practice:  # a practice room is one private seat (and maybe a ghost's)
+            object.__setattr__(self, "capacity", 2 if self.ghost else 1)
             object.__setattr__(self, "private", True)
 
     def to_dict(self) -> dict[str, Any]:
@@ -48,6 +49,7 @@ class RoomOptions:
             "winnable_only": self.winnable_only,
             "spectator_delay": self.spectator_delay,
             "rated": self.rated or not self.private,
+            "ghost": self.ghost,
         }
 
     @classmethod
@@ -64,4 +66,5 @@ class RoomOptions:
             winnable_only=d.get("winnable_only", False),
             spectator_delay=d.get("spectator_delay", 0),
             rated=d.get("rated", False) and d["private"],
+            ghost=d.get("ghost", False),
         )

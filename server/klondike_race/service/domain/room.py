@@ -84,6 +84,7 @@ class Room:
     rematch: str | None = None  # the code of this room's rematch, once asked for
     challenge: str | None = None  # "ID/N": a player's one attempt at a challenge's deal N
     reveal_at: int | None = None  # an attempt's deal is revealed when its challenge closes
+    ghost: dict[str, str] | None = None  # {"code", "player"}: the recorded game raced
 
     # ---- derived ----------------------------------------------------------------------
     @property
@@ -133,6 +134,8 @@ class Room:
             out["rematch"] = self.rematch
         if self.challenge:
             out["challenge"] = self.challenge
+        if self.ghost:
+            out["ghost_of"] = self.ghost
         if phase == FINISHED:
             # a continuation reveals nothing (its race's room does); an attempt nothing
             # before its challenge closes
@@ -174,6 +177,7 @@ class Room:
             "rematch": self.rematch,
             "challenge": self.challenge,
             "reveal_at": self.reveal_at,
+            "ghost": self.ghost,
         }
 
     @classmethod
@@ -195,6 +199,7 @@ class Room:
             rematch=d.get("rematch"),
             challenge=d.get("challenge"),
             reveal_at=d.get("reveal_at"),
+            ghost=d.get("ghost"),
         )
 
 

@@ -21,6 +21,7 @@ from ..metrics import Metrics
 from .assist import Assist
 from .challenges import Challenges
 from .conn import Conn
+from .ghosts import Ghosts
 from .lobby import Lobby
 from .players import Players
 from .race import Race
@@ -31,6 +32,7 @@ class Connections:
     def __init__(
         self, config: Config, metrics: Metrics, fanout: Fanout, hubs: Hubs,
         lobby: Lobby, race: Race, assist: Assist, players: Players, challenges: Challenges,
+        ghosts: Ghosts,
     ) -> None:  # fmt: skip
         self.config = config
         self.metrics = metrics
@@ -41,6 +43,7 @@ class Connections:
         self.assist = assist
         self.players = players
         self.challenges = challenges
+        self.ghosts = ghosts
         self.open = 0
 
     async def handler(self, ws: ServerConnection) -> None:
@@ -149,5 +152,7 @@ class Connections:
                 await self.challenges.attempt(conn, m)
             case wire.WatchBoard():
                 await self.challenges.watch_board(conn, m)
+            case wire.GhostRequest():
+                await self.ghosts.race(conn, m)
             case _:
                 assert_never(m)

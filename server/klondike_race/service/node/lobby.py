@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -74,6 +75,8 @@ class Lobby:
         self.solving = solving
         self.spawn = spawn
         self.tickets: dict[str, Conn] = {}  # quick-match tickets of connections here
+        # called with each room a player enters here (a ghost race's ghost plays on)
+        self.entered: list[Callable[[Room], None]] = []
 
     # ---- new rooms --------------------------------------------------------------------
     async def create(self, conn: Conn, m: Create) -> None:
@@ -137,6 +140,8 @@ class Lobby:
                 conn.send(await hub.snapshot(conn, "welcome", **extra))
 
         await self.hubs.attach(conn, room.code, "player", welcome, pid, game)
+        for hook in self.entered:
+            hook(room)
         seat = room.seat(pid)
         if conn.identity is not None and seat is not None and seat.who == conn.identity.key:
             await self.store.accounts.seated(seat.who, room.code, room.created)

@@ -35,6 +35,7 @@ from ..store import CHANNEL, Store
 from .assist import Assist
 from .challenges import Challenges
 from .connection import Connections
+from .ghosts import Ghosts
 from .lobby import Lobby
 from .players import Players
 from .race import Race
@@ -76,9 +77,13 @@ class Node:
         self.challenges = Challenges(
             config, self.store, self.rooms, self.lobby, self.solving, self.fanout
         )
+        self.ghosts = Ghosts(
+            self.store, self.hubs, self.rooms, self.lobby, self.challenges, self.spawn
+        )
+        self.lobby.entered.append(self.ghosts.resume)
         self.connections = Connections(
             config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist,
-            self.players, self.challenges,
+            self.players, self.challenges, self.ghosts,
         )  # fmt: skip
         self.replays = Replays(self.store)
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"

@@ -224,6 +224,7 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "sign_in": lambda f: M.SignIn(_text(f, "name", 1, 64), _text(f, "password", 1, 256)),
     "sign_out": lambda f: M.SignOut(f.get("everywhere", (bool,), default=False)),
     "challenges": lambda f: M.ChallengesRequest(),
+    "ghost": lambda f: M.GhostRequest(f.code(), _text(f, "player", 2, 2), f.name()),
     "attempt": _attempt,
     "watch_board": lambda f: M.WatchBoard(
         _text(f, "challenge", 3, 48), f.int_in("deal", 0, 19, default=0)
@@ -257,6 +258,7 @@ TYPE_OF: dict[type, str] = {
     M.ChallengesRequest: "challenges",
     M.AttemptRequest: "attempt",
     M.WatchBoard: "watch_board",
+    M.GhostRequest: "ghost",
 }
 
 

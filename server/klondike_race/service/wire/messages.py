@@ -141,6 +141,13 @@ class WatchBoard:
     deal: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class GhostRequest:
+    code: str
+    player: str
+    name: str
+
+
 Message = (
     Create
     | Join
@@ -165,4 +172,5 @@ Message = (
     | ChallengesRequest
     | AttemptRequest
     | WatchBoard
+    | GhostRequest
 )

@@ -1,0 +1,147 @@
+"""Ghosts: a practice race against a recorded game on the same deal. The ghost is a seat
+(``p2``) the server plays from the recorded move log, each move at its recorded time
+after the start, through the same store and events as a player's move: the player sees
+it in the standings as any opponent. A node with the player runs the ghost; a node that
+takes over (a resume elsewhere) goes on from the ghost's stored log, and two nodes
+running it at once store each move once (the log's sequence check)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+import structlog
+
+from ...engine import Game, Move, board_view
+from ..clock import now_ms
+from ..domain import movelog, ranking
+from ..domain.errors import ServiceError
+from ..domain.options import RoomOptions
+from ..domain.progress import of_board
+from ..domain.replay import refusal
+from ..domain.room import FINISHED, Room, add_player
+from ..store import Store
+from ..wire import GhostRequest
+from .challenges import Challenges
+from .conn import Conn
+from .lobby import Lobby, seat_name, seat_owner
+from .registry import Hubs
+from .rooms import RoomOps, new_token
+
+log = structlog.get_logger("klondike_race.ghosts")
+
+GHOST = "p2"  # the ghost's seat in its practice room
+
+
+class Ghosts:
+    def __init__(
+        self, store: Store, hubs: Hubs, rooms: RoomOps, lobby: Lobby, challenges: Challenges,
+        spawn: Any,
+    ) -> None:  # fmt: skip
+        self.store = store
+        self.hubs = hubs
+        self.rooms = rooms
+        self.lobby = lobby
+        self.challenges = challenges
+        self.spawn = spawn
+        self.running: dict[str, asyncio.Task[Any]] = {}
+
+    async def race(self, conn: Conn, m: GhostRequest) -> None:
+        """A practice room on the recorded game's deal, the ghost seated against us."""
+        source = await self._source(conn, m.code)
+        seat = source.seat(m.player)
+        if seat is None:
+            raise ServiceError("no_player", f"room {m.code} has no player {m.player}")
+        recorded = await self.store.log.read(source.code, seat.id)
+        secret, hashed = new_token()
+        who, guest = seat_owner(conn)
+        name = seat_name(conn, m.name)
+
+        def seats(room: Room, now: int) -> tuple[Room, list[str]]:
+            room, me = add_player(room, name, hashed, now, who, guest)
+            room, _ = add_player(room, f"{seat.name} (ghost)", "", now, "", seat.guest)
+            return room, [me]
+
+        options = RoomOptions(settings=source.settings, practice=True, ghost=True)
+        ghost = {"code": source.code, "player": seat.id}
+        room, (me,) = await self.rooms.create(
+            options, source.deal, seats, reveal_at=source.reveal_at, ghost=ghost
+        )
+        log.info("ghost race", room=room.code, ghost_of=source.code, player=seat.id)
+        await self.lobby.enter(conn, room, me, f"{room.code}.{me}.{secret}")
+        self.run(room, recorded)
+
+    async def _source(self, conn: Conn, code: str) -> Room:
+        """The finished room a ghost comes from, if its player may race it now."""
+        loaded = await self.store.rooms.load(code)
+        if loaded is None:
+            raise ServiceError("no_room", f"no room {code}")
+        source = Room.from_json(loaded[0])
+        refused = refusal(source, None, now_ms()) if not source.parent else None
+        if source.parent:
+            raise ServiceError("bad_field", "ghost: a practice continuation is no whole game")
+        if refused is not None:
+            _, reason, message = refused
+            if reason != "not_yet" or not source.challenge:
+                raise ServiceError(reason, message)
+            await self.challenges.may_watch(conn, code)  # after your own attempt only
+        return source
+
+    def resume(self, room: Room) -> None:
+        """A player of a ghost race is here: make sure its ghost plays on this node."""
+        if room.ghost and room.phase(now_ms()) != FINISHED and room.code not in self.running:
+
+            async def go() -> None:
+                ghost = room.ghost or {}
+                recorded = await self.store.log.read(ghost["code"], ghost["player"])
+                self.run(room, recorded)
+
+            self.spawn(go())
+
+    def run(self, room: Room, recorded: list[str]) -> None:
+        if room.code in self.running:
+            return
+        task = self.spawn(self._play(room, recorded))
+        self.running[room.code] = task
+        task.add_done_callback(lambda _t: self.running.pop(room.code, None))
+
+    async def _play(self, room: Room, recorded: list[str]) -> None:
+        """Play the recorded moves at their times, from what the ghost has stored."""
+        assert room.start_at is not None
+        stored = await self.store.log.read(room.code, GHOST)
+        game = movelog.replay(Game(room.game_deal, room.settings), stored)
+        for seq, line in enumerate(recorded[len(stored) :], start=len(stored) + 1):
+            at_ms = movelog.at_ms(line)
+            wait = room.start_at + at_ms - now_ms()
+            if wait > 0:
+                await asyncio.sleep(wait / 1000)
+            if movelog.is_resign(line):
+                game.resign()
+                entry = movelog.entry(movelog.RESIGN, at_ms)
+            else:
+                move = game.play(Move.parse(movelog.text_of(line)), at_ms)
+                entry = movelog.entry(str(move), at_ms)
+            board = board_view(game, at_ms)
+            prog = of_board(board, at_ms)
+            key = ranking.rank_key(prog, room.options.rank_by, at_ms)
+            body = {"type": "progress", "player": GHOST, "progress": prog, "seq": seq,
+                    "entry": entry}  # fmt: skip
+            v = await self.store.log.append(
+                room.code, GHOST, seq, entry, prog, key, orjson.dumps(body)
+            )
+            if v == 0:  # the race is over
+                return
+            if v > 0:
+                fragment = orjson.Fragment(orjson.dumps(board))
+                self.hubs.feed(room.code, v, {**body, "board": board, "_board": fragment})
+        await self._maybe_over(room)
+
+    async def _maybe_over(self, room: Room) -> None:
+        """The ghost's game is over: the race ends if the player's is too."""
+        hub = self.hubs.get(room.code)
+        _, stored, _ = await self.store.rooms.snapshot(room.code)
+        players = [s.id for s in room.seats]
+        over = hub.over if hub is not None else None
+        if over is not None and all(over(stored.get(pid)) for pid in players):
+            await self.rooms.finish(room.code, "all_over")

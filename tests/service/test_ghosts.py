@@ -1,0 +1,95 @@
+"""Ghosts: a practice race against a recorded game, the ghost's moves arriving at their
+recorded times in the standings as an opponent's would. Real Redis, real WebSockets."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from .conftest import Client, start_race, winnable
+from .test_challenges import daily, guest, shifted, today_id  # noqa: F401  (fixtures)
+
+
+async def record(port: int, moves: int, gap: float) -> str:
+    """A practice game of ``moves`` moves ``gap`` seconds apart, then resigned: its room
+    code."""
+    ref = winnable(draw=1)
+    solo = await Client.open(port)
+    welcome = await solo.request(
+        "create", "welcome", name="Rec", practice=True, deal={"cards": ref["cards"]}
+    )
+    for seq, step in enumerate(ref["line"][:moves], start=1):
+        await asyncio.sleep(gap)
+        assert (await solo.move(step, seq=seq))["type"] == "ack"
+    assert (await solo.request("resign", "ack", seq=moves + 1))["type"] == "ack"
+    while (await solo.expect("room"))["room"]["phase"] != "finished":
+        pass
+    await solo.close()
+    return welcome["room"]["code"]
+
+
+async def test_a_ghost_plays_its_recorded_game_at_its_times(node) -> None:
+    code = await record(node.port, moves=6, gap=0.15)
+    me = await Client.open(node.port)
+    t0 = time.monotonic()
+    welcome = await me.request("ghost", "welcome", code=code, player="p1", name="Me")
+    assert welcome["type"] == "welcome", welcome
+    room = welcome["room"]
+    assert room["practice"] and room["ghost"] and room["ghost_of"] == {"code": code, "player": "p1"}
+    assert [p["name"] for p in room["players"]] == ["Me", "Rec (ghost)"]
+    assert room["phase"] == "racing"
+    ghost_moves = []
+    while len(ghost_moves) < 7:  # six moves and the resignation
+        event = await me.expect("progress", timeout=10)
+        if event["player"] == "p2":
+            ghost_moves.append((time.monotonic() - t0, event["progress"]))
+            assert any(r["player"] == "p2" for r in event["leaderboard"])
+    # at their recorded pace: six moves 0.15 s apart take most of a second, not at once
+    assert ghost_moves[-1][0] >= 0.7, ghost_moves
+    assert [m["moves"] for _, m in ghost_moves][:6] == [1, 2, 3, 4, 5, 6]
+    assert ghost_moves[-1][1]["status"] == "resigned"
+    # the player resigns too: the race is over
+    assert (await me.request("resign", "ack", seq=1))["type"] == "ack"
+    while (await me.expect("room"))["room"]["phase"] != "finished":
+        pass
+    await me.close()
+
+
+async def test_ghost_refusals(node) -> None:
+    a, b = await start_race(node.port)
+    running = a.seen[0]["room"]["code"]
+    code = await record(node.port, moves=1, gap=0)
+    c = await Client.open(node.port)
+    for fields, reason in [
+        ({"code": "ZZZZZZ", "player": "p1", "name": "x"}, "no_room"),
+        ({"code": running, "player": "p1", "name": "x"}, "not_finished"),
+        ({"code": code, "player": "p3", "name": "x"}, "no_player"),
+        ({"code": code, "player": "p1"}, "missing_field"),
+        ({"code": code, "player": "player-one", "name": "x"}, "bad_field"),
+        ({"code": "bad", "player": "p1", "name": "x"}, "bad_field"),
+        ({"code": code, "player": "p1", "name": "x", "deal": {}}, "bad_field"),
+    ]:
+        got = await c.request("ghost", "welcome", **fields)
+        assert got["type"] == "error" and got["reason"] == reason, (fields, got)
+    for x in (a, b, c):
+        await x.close()
+
+
+async def test_a_daily_ghost_comes_after_your_own_attempt(daily) -> None:  # noqa: F811
+    cid = today_id()
+    ann, bob = await guest(daily.port), await guest(daily.port)
+    a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
+    assert (await ann.request("resign", "ack", seq=1))["type"] == "ack"
+    code = a["room"]["code"]
+    while (await ann.expect("room"))["room"]["phase"] != "finished":
+        pass
+    got = await bob.request("ghost", "welcome", code=code, player="p1", name="Bob")
+    assert got["type"] == "error" and got["reason"] == "attempt_first", got
+    await bob.request("attempt", "welcome", challenge=cid, name="Bob")
+    assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
+    await asyncio.sleep(0.2)
+    got = await bob.request("ghost", "welcome", code=code, player="p1", name="Bob")
+    assert got["type"] == "welcome" and got["room"]["ghost_of"]["code"] == code, got
+    assert "reveal" not in got["room"]
+    for x in (ann, bob):
+        await x.close()
