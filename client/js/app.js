@@ -53,9 +53,11 @@ const net = new Net(defaultUrl(), {
   onMessage: (msg) => onMessage(msg),
   onOpen: () => onOpen(),
   onStatus: (status) => store.update((s) => {
-    s.conn = status;
+    // a stalled connection (no pong in time) is dropped and made again: reconnecting
+    s.conn = status === 'stalled' ? 'connecting' : status;
     if (status === 'open') s.everConnected = true;
   }),
+  onPong: (ms) => store.update((s) => { s.lag = ms; }),
 });
 
 const account = new Account({
@@ -101,6 +103,9 @@ function onOpen() {
 function onMessage(msg) {
   let effect = null;
   const inflight = state.inflight;
+  // the moves sent or queued and not yet answered, in order (a snapshot forgets them)
+  const unanswered = { room: state.room && state.room.code, player: state.player,
+    moves: [...(inflight ? [inflight] : []), ...state.queue] };
   store.update((s) => { effect = receive(s, msg); });
   switch (effect) {
     case 'token': {
@@ -116,6 +121,7 @@ function onMessage(msg) {
     case 'welcome':
       if (inflight && inflight.drag) settleDrag(inflight.drag, false);
       afterEntry();
+      resend(unanswered);
       break;
     case 'ack':
       if (inflight && inflight.drag) settleDrag(inflight.drag, true);
@@ -125,6 +131,10 @@ function onMessage(msg) {
     case 'refused':
       if (inflight && inflight.drag) settleDrag(inflight.drag, false);
       showRefusal(msg);
+      if (unanswered.moves.length > 1) {
+        const n = unanswered.moves.length - 1;
+        toast(`${n} move${n === 1 ? '' : 's'} after it ${n === 1 ? 'was' : 'were'} not played`, 'error');
+      }
       stopAuto();
       if (msg.reason === 'bad_seq' || msg.reason === 'not_your_game') resume();
       break;
@@ -210,6 +220,26 @@ function resume() {
   if (session && session.token) net.send({ type: 'resume', token: session.token });
 }
 
+// After a reconnection's snapshot (welcome, resumed, resync): the moves that were still
+// waiting for an answer. A move whose number the server has stored (seq <= the
+// snapshot's seq) was played; the others are sent again, in order, numbered from the
+// snapshot's seq (the server answers a number it already stored as a duplicate, so
+// nothing is played twice). When play cannot go on, the player is told they were not.
+function resend(before) {
+  if (!before.moves.length) return;
+  const same = state.role === 'player' && state.room && state.room.code === before.room
+    && state.player === before.player;
+  const left = before.moves.filter((m) => !(m.seq && m.seq <= state.seq));
+  if (!left.length) return;
+  if (!same || !canPlay()) {
+    const n = left.length;
+    toast(`${n} move${n === 1 ? ' was' : 's were'} not played: the connection was lost before the server had ${n === 1 ? 'it' : 'them'}`, 'error');
+    return;
+  }
+  store.update((s) => { s.queue = left.map((m) => ({ what: m.what, drag: null })); });
+  pump();
+}
+
 // ---- moves ----------------------------------------------------------------------------
 function canPlay() {
   return state.role === 'player' && viewOf(state) === 'race' && roomPhase(state) === 'racing'
@@ -238,9 +268,10 @@ function pump() {
     store.update((s) => { s.queue = []; });
     return;
   }
+  net.probe(); // a move that goes nowhere is noticed from the missing pong
   store.update((s) => {
     s.queue.shift();
-    s.inflight = { seq, what, drag };
+    s.inflight = { seq, what, drag, at: Date.now() };
   });
 }
 

@@ -217,9 +217,30 @@ export class BoardView {
       if (!column.down && !column.up.length) this.emptyTarget(pile, name, tab);
     });
 
+    this.markPending(board);
     this.layout();
     this.animate(before);
     if (keep) this.refocus(keep);
+  }
+
+  // Moves sent (or queued) and not yet answered, as the app says (ui.pending, a JSON
+  // list of intents): the cards they move are marked pending until the server answers.
+  markPending(board) {
+    const pending = this.ui.pending ? JSON.parse(this.ui.pending) : [];
+    this.root.classList.toggle('has-pending', pending.length > 0);
+    this.piles.stock.classList.remove('pending');
+    for (const what of pending) {
+      if (what.action === 'draw' || what.action === 'recycle') {
+        this.piles.stock.classList.add('pending');
+        continue;
+      }
+      if (!what.from) continue;
+      const pile = this.piles[what.from];
+      if (!pile) continue;
+      const cards = [...pile.querySelectorAll('.card.face')];
+      const count = what.from.startsWith('col') ? Math.max(1, what.count || 1) : 1;
+      for (const card of cards.slice(-count)) card.classList.add('pending');
+    }
   }
 
   playable(card, pile, index, tab) {

@@ -35,6 +35,16 @@ const STATUS_WORDS = {
   playing: 'playing', won: 'won', stuck: 'stuck', resigned: 'resigned', out_of_time: 'out of time',
 };
 
+// The moves sent or queued and not yet answered, once they are late: the connection
+// is down, or the oldest has waited over PENDING_MS (a quick answer shows nothing).
+const PENDING_MS = 400;
+export function pendingMoves(state) {
+  const moves = [...(state.inflight ? [state.inflight] : []), ...state.queue];
+  if (!moves.length) return [];
+  const late = state.conn !== 'open' || !state.inflight || Date.now() - state.inflight.at > PENDING_MS;
+  return late ? moves.map((m) => m.what) : [];
+}
+
 export function describeSettings(s, room) {
   if (!s) return '';
   const parts = [`Draw ${s.draw}`];
@@ -158,7 +168,9 @@ export class Renderer {
     const banner = $('#offline');
     const off = state.conn !== 'open';
     banner.hidden = !off || !state.everConnected;
-    text($('#conn-state'), state.conn === 'open' ? 'online' : state.conn === 'connecting' ? 'connecting\u2026' : 'offline');
+    const words = state.conn === 'open' ? 'online'
+      : state.conn === 'connecting' ? (state.everConnected ? 'reconnecting\u2026' : 'connecting\u2026') : 'offline';
+    text($('#conn-state'), words);
     $('#conn-state').dataset.state = state.conn;
   }
 
@@ -379,7 +391,17 @@ export class Renderer {
     } else {
       countdown.hidden = true;
     }
-    this.myBoard.update(board, { selection: state.selection, inflight: state.inflightDrag || null });
+    const pending = pendingMoves(state);
+    this.myBoard.update(board, {
+      selection: state.selection, inflight: state.inflightDrag || null,
+      pending: pending.length ? JSON.stringify(pending) : '',
+    });
+    const note = $('#pending-note');
+    note.hidden = !pending.length;
+    if (pending.length) {
+      text(note, `${pending.length} move${pending.length === 1 ? '' : 's'} waiting for the server`
+        + (state.conn === 'open' ? '\u2026' : ': sent again once reconnected'));
+    }
     const until = room.ends_at != null ? Math.min(now, room.ends_at) : now;
     const elapsed = phase === 'racing' && room.start_at ? until - room.start_at : 0;
     text($('#stat-moves'), board ? board.moves : 0);
