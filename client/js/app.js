@@ -35,6 +35,7 @@ const storage = {
 const store = new Store(initialState());
 const state = store.state;
 state.name = storage.get('kr.name') || '';
+state.solved = storage.get('kr.solved');
 let pendingIntent = null; // what to do once connected: {type, ...}
 if (params.get('watch')) pendingIntent = { type: 'watch', code: params.get('watch').toUpperCase() };
 else if (params.get('join')) pendingIntent = { type: 'join', code: params.get('join').toUpperCase() };
@@ -156,6 +157,10 @@ function onMessage(msg) {
     case 'error':
       onError(msg);
       break;
+    case 'finishing':
+      storage.set('kr.solved', state.solved);
+      playback();
+      break;
     default:
       break;
   }
@@ -243,8 +248,32 @@ function resend(before) {
 // ---- moves ----------------------------------------------------------------------------
 function canPlay() {
   return state.role === 'player' && viewOf(state) === 'race' && roomPhase(state) === 'racing'
-    && Boolean(state.board) && !gameOver(state) && !state.finishing;
+    && Boolean(state.board) && !gameOver(state) && !state.finishing && !state.playback;
 }
+
+// "Finish it for me": the server plays the solver's whole line at once; the client shows
+// it one move after another at a watchable pace (about 30 s at most for a long line),
+// every board the server's, until it has shown them all or the player skips.
+let playTimer = null;
+function playback() {
+  clearTimeout(playTimer);
+  const p = state.playback;
+  if (!p) return;
+  if (p.boards.length) {
+    store.update((s) => {
+      s.playback.shown = s.playback.boards.shift();
+      s.playback.done += 1;
+    });
+  } else if (!state.finishing) { // every answer shown, and no more coming
+    store.update((s) => { s.playback = null; });
+    return;
+  }
+  playTimer = setTimeout(playback, Math.max(80, Math.min(250, 30000 / Math.max(1, p.total))));
+}
+$('#btn-skip-finish').addEventListener('click', () => {
+  clearTimeout(playTimer);
+  store.update((s) => { s.playback = null; });
+});
 
 function intent(what, drag) {
   if (!canPlay() || !net.open) {
@@ -335,6 +364,8 @@ const input = new Input($('#my-board'), {
   lift: (cards) => store.update((s) => { s.inflightDrag = cards; }),
   intent,
   enabled: canPlay,
+  // no move waiting for its answer, and the board on screen is the latest one
+  settled: () => !state.inflight && !state.queue.length && renderer.myBoard.board === state.board,
   action: (name) => {
     if (name === 'autocomplete') startAuto();
     if (name === 'undo' && state.room.settings.undo) intent({ action: 'undo' }, null);

@@ -117,8 +117,13 @@ export class BoardView {
       const dx = was.left - now.left;
       const dy = was.top - now.top;
       if (Math.abs(dx) < 1 && Math.abs(dy) < 1) continue;
-      card.animate([{ transform: `translate(${dx}px, ${dy}px)`, zIndex: 50 },
+      // a sliding card is only a picture of the move: input goes through it to the
+      // board as it is now (css: .sliding has no pointer events)
+      card.classList.add('sliding');
+      const slide = card.animate([{ transform: `translate(${dx}px, ${dy}px)`, zIndex: 50 },
         { transform: 'translate(0, 0)', zIndex: 50 }], { duration: 160, easing: 'ease-out' });
+      const done = () => card.classList.remove('sliding');
+      slide.finished.then(done, done);
     }
   }
 

@@ -11,8 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.conftest import reference_deals
 from tests.servers import ServerProcess
 
+from .conftest import start_race
 from .stall import StallProxy
 
 SEED = "42"
@@ -70,3 +72,107 @@ def test_a_stalled_connection_is_noticed_and_its_moves_are_sent_again(
     page.click(alice.pile("stock"))
     page.wait_for_function("() => window.kr.store.state.board.moves === 3")
     assert alice.state("s.board.stock") == 22
+
+
+def test_a_press_during_a_cards_slide_acts_on_the_board_as_it_is(players) -> None:
+    """Double-click the Ac home, then at once drag the card it uncovered (Td, onto the Js
+    of column 2) while the Ac still slides over it: the Td moves, not the Ac."""
+    alice = players(reduced_motion="no-preference")  # with the slides
+    practice(alice)
+    page = alice.page
+    # the page's animations at a twentieth of their speed: a 160 ms slide takes 3.2 s
+    cdp = alice.context.new_cdp_session(page)
+    cdp.send("Animation.enable")
+    cdp.send("Animation.setPlaybackRate", {"playbackRate": 0.05})
+    box = page.locator(alice.card("Ac")).bounding_box()
+    target = page.locator(alice.pile("col2")).bounding_box()
+    assert box is not None and target is not None
+    page.dblclick(alice.card("Ac"))
+    page.wait_for_function(
+        "() => { const c = document.querySelector("
+        '\'#my-board .pile[data-pile="found-c"] .card[data-card="Ac"]\');'
+        " return c && c.getAnimations().some((a) => a.playState === 'running'); }"
+    )
+    # press where the Ac was (it is still drawn there, sliding), and drag to column 2
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(target["x"] + target["width"] / 2, target["y"] + 60, steps=8)
+    page.mouse.up()
+    page.wait_for_selector(f'{alice.pile("col2")} .card[data-card="Td"]')
+    assert alice.state("s.board.moves") == 2
+    assert alice.state("s.board.foundations.c") == "Ac"
+    assert page.locator("#refusal").is_hidden()
+
+
+def test_a_refusal_says_the_servers_specific_reason(players, artifacts) -> None:
+    alice = players()
+    practice(alice)
+    page = alice.page
+    alice.drag(alice.card("2d"), alice.pile("col6"))
+    refusal = page.locator("#refusal")
+    refusal.wait_for(state="visible")
+    said = refusal.text_content() or ""
+    assert "2\u2666 does not fit on 6\u2666" in said, said
+    assert "one rank lower and the other colour" in said
+    alice.shot(artifacts / "refusal.png")
+
+
+def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, artifacts) -> None:
+    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    alice = players()
+    alice.open("?cards=" + ",".join(ref["cards"]))
+    alice.set_name("Alice")
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    page = alice.page
+    page.click("#btn-finish")
+    # The line is shown one move after another, on the race screen, with a Skip.
+    page.wait_for_selector("#btn-skip-finish:not([hidden])")
+    total = alice.state("s.playback.total")
+    assert total > 20
+    page.wait_for_function("() => Number(document.querySelector('#stat-moves').textContent) >= 3")
+    # the server has answered every move long before they are all shown
+    page.wait_for_function("() => !window.kr.store.state.finishing", timeout=30_000)
+    assert alice.state("s.board.status") == "won"
+    shown = int(page.text_content("#stat-moves") or "0")
+    assert shown < total, (shown, total)
+    assert "move" in (page.text_content("#hint-box") or "")
+    alice.screen("race")
+    alice.shot(artifacts / "finish-playback.png")
+    page.click("#btn-skip-finish")
+    alice.screen("results")
+    page.wait_for_selector('#results-title:text-is("Results: finished by the solver")')
+    sub = page.text_content("#results-sub") or ""
+    assert f"the solver played the last {total} moves" in sub and "Not counted as your win" in sub
+    assert "you won" not in (page.text_content("#screen-results") or "").lower()
+    alice.shot(artifacts / "finish-results.png", full_page=True)
+
+
+def test_results_say_the_place_and_label_the_time(players, artifacts) -> None:
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    # Bob resigns at once: 0 cards, as Alice still playing: the server ranks them the
+    # same (docs/rules.md: the status is not part of the ranking), shown as a shared place
+    bob.page.click("#btn-resign")
+    bob.page.click("#btn-resign")
+    bob.screen("results")
+    bob.page.wait_for_selector('#results-place:text-is("Your place so far: 1st of 2 (shared)")')
+    cells = bob.page.locator('#results-table tr[data-player="p2"] td').all_text_contents()
+    assert cells[0] == "1=" and cells[5] == "resigned"
+    assert bob.page.locator('#results-table tr[data-player="p2"] .status-resigned').count() == 1
+    # Alice sends the Ac home: she leads
+    alice.page.dblclick(alice.card("Ac"))
+    bob.page.wait_for_selector('#results-place:text-is("Your place so far: 2nd of 2")')
+    alice.page.click("#btn-resign")
+    alice.page.click("#btn-resign")
+    for p in (alice, bob):
+        p.page.wait_for_selector('#results-sub:has-text("is over")')
+    alice.page.wait_for_selector('#results-place:text-is("Your place: 1st of 2")')
+    bob.page.wait_for_selector('#results-place:text-is("Your place: 2nd of 2")')
+    head = alice.page.locator("#results-table thead th").all_text_contents()
+    assert head[4] == "Reached at"
+    assert "last reached" in (
+        alice.page.get_attribute("#results-table thead th abbr", "title") or ""
+    )
+    alice.shot(artifacts / "results-place.png", full_page=True)
