@@ -88,6 +88,10 @@ function onOpen() {
       return;
     }
     $('#join-code').value = wanted.code;
+    if (wanted.type === 'join') { // invited, with no name yet: say so, and ask for one
+      store.update((s) => { s.invite = wanted.code; });
+      requestAnimationFrame(() => $('#name').focus());
+    }
   }
   if (state.view === 'queue' && !state.room && playName(state)) {
     net.send({ type: 'quick', name: playName(state) }); // the queue ticket died with the socket
@@ -168,6 +172,7 @@ function onMessage(msg) {
 
 function afterEntry() {
   pendingIntent = null;
+  if (state.invite) store.update((s) => { s.invite = null; });
   const room = state.room;
   if (!room) return;
   if (leaveRouteOnEntry) { // watching an attempt from the challenge page: show it
@@ -208,6 +213,7 @@ function onError(msg) {
     else net.send({ type: 'rooms' });
   } else if ((msg.about === 'watch' || msg.about === 'join') && !state.room) {
     pendingIntent = null;
+    if (state.invite) store.update((s) => { s.invite = null; });
     history.replaceState(null, '', address());
     store.update(leaveRoom);
   }
@@ -474,6 +480,15 @@ $('#join-form').addEventListener('submit', (e) => {
   const code = $('#join-code').value.trim().toUpperCase();
   if (!needName() || !code) return;
   net.send({ type: 'join', code, name: playName(state) });
+});
+$('#btn-invite-join').addEventListener('click', () => {
+  const code = state.invite;
+  if (!code || !needName()) return;
+  net.send({ type: 'join', code, name: playName(state) });
+});
+$('#btn-invite-no').addEventListener('click', () => {
+  store.update((s) => { s.invite = null; });
+  history.replaceState(null, '', address());
 });
 $('#btn-watch-code').addEventListener('click', () => {
   const code = $('#join-code').value.trim().toUpperCase();

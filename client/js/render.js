@@ -311,6 +311,8 @@ export class Renderer {
   }
 
   lobby(state) {
+    $('#invite-box').hidden = !state.invite;
+    if (state.invite) text($('#invite-code'), state.invite);
     this.yourRooms(state);
     this.dailyBox(state);
     const list = $('#live-rooms');

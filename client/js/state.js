@@ -45,6 +45,7 @@ export function initialState() {
     replay: null, // the #/replay/CODE view: the code (the viewer, replay.js, holds the rest)
     daily: null, // the #/challenges/ID or #/archive/DAY view: {kind, id|day, status, data, error}
     confirm: null, // the challenge whose "one ranked attempt" notice is open: "ID/N"
+    invite: null, // a ?join=CODE link opened without a name: the code, until joined or declined
     version: 0,
   };
 }

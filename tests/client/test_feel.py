@@ -7,6 +7,7 @@ Qs Js Jh 2d Ac 6d Th and the first card drawn is 8c)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from tests.conftest import reference_deals
 from tests.servers import ServerProcess
 
-from .conftest import start_race
+from .conftest import PHONE, start_race
 from .stall import StallProxy
 
 SEED = "42"
@@ -176,3 +177,88 @@ def test_results_say_the_place_and_label_the_time(players, artifacts) -> None:
         alice.page.get_attribute("#results-table thead th abbr", "title") or ""
     )
     alice.shot(artifacts / "results-place.png", full_page=True)
+
+
+def test_an_invitation_without_a_name_says_so(players, artifacts) -> None:
+    host = players()
+    code = host.create("Hostess")
+    for viewport in (None, PHONE):
+        guest = players(viewport=viewport)
+        guest.page.goto(f"{guest.base}?join={code}")
+        guest.page.wait_for_selector("#invite-box:not([hidden])")
+        assert code in (guest.page.text_content("#invite-title") or "")
+        assert "Enter a name" in (guest.page.text_content("#invite-box") or "")
+        guest.page.wait_for_function("() => document.activeElement.id === 'name'")
+        size = "phone" if viewport else "desktop"
+        guest.shot(artifacts / f"invite-{size}.png")
+        if viewport:
+            continue
+        guest.page.click("#btn-invite-join")  # no name yet: asked for one, nothing sent
+        assert guest.state("s.room") is None
+        guest.page.fill("#name", "Guesty")
+        guest.page.click("#btn-invite-join")
+        guest.screen("room")
+        host.page.wait_for_function(
+            "() => document.querySelector('#room-players').textContent.includes('Guesty')"
+        )
+        assert guest.page.locator("#invite-box").is_hidden()
+
+
+def test_the_layout_details(players, artifacts) -> None:
+    """Spectator table not clipped at 1280 px, long names whole, spectator boards lined
+    up, the offline banner over the page rather than pushing the board down."""
+    long_name = "Alexandrina Quartermaine"  # 24 characters, the most a name may have
+    alice, bob = players(), players()
+    watcher = players()  # 1280 x 800
+    code = alice.create(long_name, seed=SEED)
+    bob.join("Bo", code)
+    watcher.watch(code)
+    for p in (alice, bob):
+        p.ready()
+    for p in (alice, bob):
+        p.wait_racing()
+    alice.page.click(alice.pile("stock"))
+    # the race standings show the whole name and "(you)"
+    who = alice.page.locator("#race-standings .bar-row.me .who")
+    who.wait_for()
+    assert long_name in (who.text_content() or "") and "(you)" in (who.text_content() or "")
+    assert alice.page.evaluate(
+        "() => { const n = document.querySelector('#race-standings .bar-row.me .who');"
+        " return n.scrollWidth <= n.clientWidth + 1; }"
+    )
+    # the spectator's leaderboard fits its panel: no column clipped or scrolled away
+    w = watcher.page
+    w.wait_for_selector("#watch-table tbody tr")
+    fits = w.evaluate(
+        "() => { const t = document.querySelector('#watch-table');"
+        " const side = t.closest('.side'); const a = side.getBoundingClientRect();"
+        " const b = t.getBoundingClientRect();"
+        " return side.scrollWidth <= side.clientWidth + 1 && b.right <= a.right + 1; }"
+    )
+    assert fits
+    # the boards line up: each board's top at the same height in the grid
+    w.wait_for_selector('.grid-cell[data-player="p2"] .board')
+    tops = w.evaluate(
+        "() => [...document.querySelectorAll('#watch-grid .grid-cell .board')]"
+        ".map((b) => Math.round(b.getBoundingClientRect().top))"
+    )
+    assert len(tops) == 2 and tops[0] == tops[1], tops
+    heights = w.evaluate(
+        "() => [...document.querySelectorAll('#watch-grid .grid-cell')]"
+        ".map((c) => Math.round(c.getBoundingClientRect().height))"
+    )
+    assert heights[0] == heights[1], heights
+    watcher.shot(artifacts / "spectator-1280.png")
+    # offline: the banner shows over the page, the board stays where it was
+    page = bob.page
+    before = page.locator("#my-board").bounding_box()
+    # Chromium's own line for a reconnection tried while offline is expected
+    bob.expected.append(re.compile(r"ERR_INTERNET_DISCONNECTED"))
+    bob.context.set_offline(True)
+    page.evaluate("() => window.kr.net.drop()")
+    page.wait_for_selector("#offline", state="visible")
+    after = page.locator("#my-board").bounding_box()
+    assert before is not None and after is not None and before["y"] == after["y"]
+    bob.shot(artifacts / "offline-banner.png")
+    bob.context.set_offline(False)
+    page.wait_for_selector('#conn-state[data-state="open"]', timeout=15_000)
