@@ -35,6 +35,7 @@ const storage = {
 const store = new Store(initialState());
 const state = store.state;
 state.name = storage.get('kr.name') || '';
+state.solved = storage.get('kr.solved');
 let pendingIntent = null; // what to do once connected: {type, ...}
 if (params.get('watch')) pendingIntent = { type: 'watch', code: params.get('watch').toUpperCase() };
 else if (params.get('join')) pendingIntent = { type: 'join', code: params.get('join').toUpperCase() };
@@ -53,9 +54,11 @@ const net = new Net(defaultUrl(), {
   onMessage: (msg) => onMessage(msg),
   onOpen: () => onOpen(),
   onStatus: (status) => store.update((s) => {
-    s.conn = status;
+    // a stalled connection (no pong in time) is dropped and made again: reconnecting
+    s.conn = status === 'stalled' ? 'connecting' : status;
     if (status === 'open') s.everConnected = true;
   }),
+  onPong: (ms) => store.update((s) => { s.lag = ms; }),
 });
 
 const account = new Account({
@@ -85,6 +88,10 @@ function onOpen() {
       return;
     }
     $('#join-code').value = wanted.code;
+    if (wanted.type === 'join') { // invited, with no name yet: say so, and ask for one
+      store.update((s) => { s.invite = wanted.code; });
+      requestAnimationFrame(() => $('#name').focus());
+    }
   }
   if (state.view === 'queue' && !state.room && playName(state)) {
     net.send({ type: 'quick', name: playName(state) }); // the queue ticket died with the socket
@@ -101,6 +108,9 @@ function onOpen() {
 function onMessage(msg) {
   let effect = null;
   const inflight = state.inflight;
+  // the moves sent or queued and not yet answered, in order (a snapshot forgets them)
+  const unanswered = { room: state.room && state.room.code, player: state.player,
+    moves: [...(inflight ? [inflight] : []), ...state.queue] };
   store.update((s) => { effect = receive(s, msg); });
   switch (effect) {
     case 'token': {
@@ -116,6 +126,7 @@ function onMessage(msg) {
     case 'welcome':
       if (inflight && inflight.drag) settleDrag(inflight.drag, false);
       afterEntry();
+      resend(unanswered);
       break;
     case 'ack':
       if (inflight && inflight.drag) settleDrag(inflight.drag, true);
@@ -125,6 +136,10 @@ function onMessage(msg) {
     case 'refused':
       if (inflight && inflight.drag) settleDrag(inflight.drag, false);
       showRefusal(msg);
+      if (unanswered.moves.length > 1) {
+        const n = unanswered.moves.length - 1;
+        toast(`${n} move${n === 1 ? '' : 's'} after it ${n === 1 ? 'was' : 'were'} not played`, 'error');
+      }
       stopAuto();
       if (msg.reason === 'bad_seq' || msg.reason === 'not_your_game') resume();
       break;
@@ -146,6 +161,10 @@ function onMessage(msg) {
     case 'error':
       onError(msg);
       break;
+    case 'finishing':
+      storage.set('kr.solved', state.solved);
+      playback();
+      break;
     default:
       break;
   }
@@ -153,6 +172,7 @@ function onMessage(msg) {
 
 function afterEntry() {
   pendingIntent = null;
+  if (state.invite) store.update((s) => { s.invite = null; });
   const room = state.room;
   if (!room) return;
   if (leaveRouteOnEntry) { // watching an attempt from the challenge page: show it
@@ -193,6 +213,7 @@ function onError(msg) {
     else net.send({ type: 'rooms' });
   } else if ((msg.about === 'watch' || msg.about === 'join') && !state.room) {
     pendingIntent = null;
+    if (state.invite) store.update((s) => { s.invite = null; });
     history.replaceState(null, '', address());
     store.update(leaveRoom);
   }
@@ -210,11 +231,55 @@ function resume() {
   if (session && session.token) net.send({ type: 'resume', token: session.token });
 }
 
+// After a reconnection's snapshot (welcome, resumed, resync): the moves that were still
+// waiting for an answer. A move whose number the server has stored (seq <= the
+// snapshot's seq) was played; the others are sent again, in order, numbered from the
+// snapshot's seq (the server answers a number it already stored as a duplicate, so
+// nothing is played twice). When play cannot go on, the player is told they were not.
+function resend(before) {
+  if (!before.moves.length) return;
+  const same = state.role === 'player' && state.room && state.room.code === before.room
+    && state.player === before.player;
+  const left = before.moves.filter((m) => !(m.seq && m.seq <= state.seq));
+  if (!left.length) return;
+  if (!same || !canPlay()) {
+    const n = left.length;
+    toast(`${n} move${n === 1 ? ' was' : 's were'} not played: the connection was lost before the server had ${n === 1 ? 'it' : 'them'}`, 'error');
+    return;
+  }
+  store.update((s) => { s.queue = left.map((m) => ({ what: m.what, drag: null })); });
+  pump();
+}
+
 // ---- moves ----------------------------------------------------------------------------
 function canPlay() {
   return state.role === 'player' && viewOf(state) === 'race' && roomPhase(state) === 'racing'
-    && Boolean(state.board) && !gameOver(state) && !state.finishing;
+    && Boolean(state.board) && !gameOver(state) && !state.finishing && !state.playback;
 }
+
+// "Finish it for me": the server plays the solver's whole line at once; the client shows
+// it one move after another at a watchable pace (about 30 s at most for a long line),
+// every board the server's, until it has shown them all or the player skips.
+let playTimer = null;
+function playback() {
+  clearTimeout(playTimer);
+  const p = state.playback;
+  if (!p) return;
+  if (p.boards.length) {
+    store.update((s) => {
+      s.playback.shown = s.playback.boards.shift();
+      s.playback.done += 1;
+    });
+  } else if (!state.finishing) { // every answer shown, and no more coming
+    store.update((s) => { s.playback = null; });
+    return;
+  }
+  playTimer = setTimeout(playback, Math.max(80, Math.min(250, 30000 / Math.max(1, p.total))));
+}
+$('#btn-skip-finish').addEventListener('click', () => {
+  clearTimeout(playTimer);
+  store.update((s) => { s.playback = null; });
+});
 
 function intent(what, drag) {
   if (!canPlay() || !net.open) {
@@ -238,9 +303,10 @@ function pump() {
     store.update((s) => { s.queue = []; });
     return;
   }
+  net.probe(); // a move that goes nowhere is noticed from the missing pong
   store.update((s) => {
     s.queue.shift();
-    s.inflight = { seq, what, drag };
+    s.inflight = { seq, what, drag, at: Date.now() };
   });
 }
 
@@ -304,6 +370,8 @@ const input = new Input($('#my-board'), {
   lift: (cards) => store.update((s) => { s.inflightDrag = cards; }),
   intent,
   enabled: canPlay,
+  // no move waiting for its answer, and the board on screen is the latest one
+  settled: () => !state.inflight && !state.queue.length && renderer.myBoard.board === state.board,
   action: (name) => {
     if (name === 'autocomplete') startAuto();
     if (name === 'undo' && state.room.settings.undo) intent({ action: 'undo' }, null);
@@ -412,6 +480,15 @@ $('#join-form').addEventListener('submit', (e) => {
   const code = $('#join-code').value.trim().toUpperCase();
   if (!needName() || !code) return;
   net.send({ type: 'join', code, name: playName(state) });
+});
+$('#btn-invite-join').addEventListener('click', () => {
+  const code = state.invite;
+  if (!code || !needName()) return;
+  net.send({ type: 'join', code, name: playName(state) });
+});
+$('#btn-invite-no').addEventListener('click', () => {
+  store.update((s) => { s.invite = null; });
+  history.replaceState(null, '', address());
 });
 $('#btn-watch-code').addEventListener('click', () => {
   const code = $('#join-code').value.trim().toUpperCase();

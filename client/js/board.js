@@ -117,8 +117,13 @@ export class BoardView {
       const dx = was.left - now.left;
       const dy = was.top - now.top;
       if (Math.abs(dx) < 1 && Math.abs(dy) < 1) continue;
-      card.animate([{ transform: `translate(${dx}px, ${dy}px)`, zIndex: 50 },
+      // a sliding card is only a picture of the move: input goes through it to the
+      // board as it is now (css: .sliding has no pointer events)
+      card.classList.add('sliding');
+      const slide = card.animate([{ transform: `translate(${dx}px, ${dy}px)`, zIndex: 50 },
         { transform: 'translate(0, 0)', zIndex: 50 }], { duration: 160, easing: 'ease-out' });
+      const done = () => card.classList.remove('sliding');
+      slide.finished.then(done, done);
     }
   }
 
@@ -217,9 +222,30 @@ export class BoardView {
       if (!column.down && !column.up.length) this.emptyTarget(pile, name, tab);
     });
 
+    this.markPending(board);
     this.layout();
     this.animate(before);
     if (keep) this.refocus(keep);
+  }
+
+  // Moves sent (or queued) and not yet answered, as the app says (ui.pending, a JSON
+  // list of intents): the cards they move are marked pending until the server answers.
+  markPending(board) {
+    const pending = this.ui.pending ? JSON.parse(this.ui.pending) : [];
+    this.root.classList.toggle('has-pending', pending.length > 0);
+    this.piles.stock.classList.remove('pending');
+    for (const what of pending) {
+      if (what.action === 'draw' || what.action === 'recycle') {
+        this.piles.stock.classList.add('pending');
+        continue;
+      }
+      if (!what.from) continue;
+      const pile = this.piles[what.from];
+      if (!pile) continue;
+      const cards = [...pile.querySelectorAll('.card.face')];
+      const count = what.from.startsWith('col') ? Math.max(1, what.count || 1) : 1;
+      for (const card of cards.slice(-count)) card.classList.add('pending');
+    }
   }
 
   playable(card, pile, index, tab) {

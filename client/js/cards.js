@@ -56,6 +56,17 @@ const REASONS = {
   not_supported: "That move doesn't exist",
 };
 
+// Card names in a server message ("2d does not fit on 6d") shown as cards are ("2♦").
+export function cardsInText(text) {
+  return String(text).replace(/\b([A2-9TJQK])([cdhs])\b/g, (_, r, s) => `${RANKS[r] || r}${SUIT_SYMBOLS[s]}`);
+}
+
+// A refusal in words: the server's own message, which says what exactly was wrong
+// ("2♦ does not fit on 6♦ (one rank lower and the other colour)"), after the reason's
+// short wording; either alone when the other is missing.
 export function reasonText(reason, message) {
-  return REASONS[reason] || message || reason;
+  const words = REASONS[reason];
+  if (!message) return words || reason;
+  const specific = cardsInText(message);
+  return words ? `${words}: ${specific}` : specific;
 }

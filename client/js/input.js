@@ -57,9 +57,37 @@ export class Input {
   }
 
   // ---- pointer ------------------------------------------------------------------------
+  // The target under a point of the board as it is now: sliding cards are skipped
+  // (they show where a card came from, not where it is).
+  targetAt(x, y) {
+    for (const node of document.elementsFromPoint(x, y)) {
+      if (!this.root.contains(node) || node.closest('.sliding')) continue;
+      return this.targetOf(node);
+    }
+    return null;
+  }
+
+  // A press while a move waits for its answer (or the answer is not drawn yet) is held:
+  // its target is read once the board on screen is the one the move leads to.
+  settled() {
+    return this.hooks.settled ? this.hooks.settled() : true;
+  }
+
+  whenSettled(fn, until = performance.now() + 3000) {
+    if (this.settled() || performance.now() > until) { fn(); return; }
+    requestAnimationFrame(() => this.whenSettled(fn, until));
+  }
+
   down(e) {
     if (e.button !== 0 || !this.hooks.enabled()) return;
-    const target = this.targetOf(e.target);
+    if (!this.settled()) {
+      if (!this.root.contains(e.target) || !e.target.closest('[data-pile]')) return;
+      this.press = { x: e.clientX, y: e.clientY, target: null, id: e.pointerId, type: e.pointerType };
+      this.root.setPointerCapture(e.pointerId);
+      e.preventDefault();
+      return;
+    }
+    const target = this.targetAt(e.clientX, e.clientY) || this.targetOf(e.target);
     if (!target) return;
     this.press = { x: e.clientX, y: e.clientY, target, id: e.pointerId, type: e.pointerType };
     if (target.index !== null) {
@@ -71,6 +99,11 @@ export class Input {
   move(e) {
     const press = this.press;
     if (!press || e.pointerId !== press.id) return;
+    if (!press.target) { // held: read it once the board is the move's
+      if (!this.settled()) return;
+      press.target = this.targetAt(press.x, press.y);
+      if (!press.target) { this.press = null; return; }
+    }
     if (!this.drag) {
       if (press.target.index === null) return;
       if (Math.hypot(e.clientX - press.x, e.clientY - press.y) < DRAG_START) return;
@@ -97,6 +130,13 @@ export class Input {
         return;
       }
       this.hooks.intent({ from: d.from, to: isFoundation(to) ? 'foundation' : to, count: d.count }, d);
+      return;
+    }
+    if (!press.target) { // a held tap: once the board is the move's
+      this.whenSettled(() => {
+        const target = this.hooks.enabled() ? this.targetAt(press.x, press.y) : null;
+        if (target) this.tap(target);
+      });
       return;
     }
     this.tap(press.target);

@@ -1,5 +1,16 @@
 // The network: one WebSocket, JSON messages in and out (docs/protocol.md), reconnect
 // with backoff. What to say after (re)connecting is the app's business (`onOpen`).
+//
+// A connection can die without closing (a stalled proxy, a phone changing networks):
+// the socket stays "open" and whatever is sent waits in the dark. So every ping expects
+// its pong: no pong within PONG_WAIT_MS means the connection is stalled, and it is
+// dropped (quietly: its handlers are detached) and a new one made at once. A ping goes
+// every PING_MS, and at once when something is sent and no ping is out (`probe`), so a
+// move that goes nowhere is noticed within a few seconds.
+
+export const PING_MS = 5000;
+export const PONG_WAIT_MS = 3000;
+const CONNECT_WAIT_MS = 10000; // a connection attempt that hangs this long is given up
 
 export function defaultUrl() {
   const params = new URLSearchParams(location.search);
@@ -10,15 +21,18 @@ export function defaultUrl() {
 }
 
 export class Net {
-  constructor(url, { onMessage, onOpen, onStatus }) {
+  constructor(url, { onMessage, onOpen, onStatus, onPong }) {
     this.url = url;
     this.onMessage = onMessage;
     this.onOpen = onOpen;
     this.onStatus = onStatus;
+    this.onPong = onPong || (() => {});
     this.ws = null;
     this.retry = 0;
     this.timer = null;
     this.pinger = null;
+    this.waiting = null; // the ping waiting for its pong: {id, at, timer}
+    this.pingId = 0;
     this.closedByUs = false;
     window.addEventListener('online', () => this.reconnectNow());
   }
@@ -35,12 +49,21 @@ export class Net {
       return;
     }
     this.ws = ws;
+    // A handshake that hangs (the network is dead) is given up, without closing it
+    // (closing a socket still connecting is an error in the console): if it ever opens
+    // it is closed then; meanwhile another attempt goes.
+    const hung = setTimeout(() => {
+      if (this.ws !== ws || ws.readyState !== WebSocket.CONNECTING) return;
+      this.abandon(ws);
+      this.later();
+    }, CONNECT_WAIT_MS);
     ws.onopen = () => {
+      clearTimeout(hung);
       this.retry = 0;
       this.onStatus('open');
       this.onOpen();
       clearInterval(this.pinger);
-      this.pinger = setInterval(() => this.send({ type: 'ping', id: Date.now() }), 15000);
+      this.pinger = setInterval(() => this.ping(), PING_MS);
     };
     ws.onmessage = (event) => {
       let msg;
@@ -50,16 +73,69 @@ export class Net {
         console.error('not JSON from the server', event.data);
         return;
       }
+      if (msg.type === 'pong' && this.waiting && msg.id === this.waiting.id) {
+        clearTimeout(this.waiting.timer);
+        this.onPong(Date.now() - this.waiting.at);
+        this.waiting = null;
+      }
       this.onMessage(msg);
     };
     ws.onclose = () => {
+      clearTimeout(hung);
       if (this.ws !== ws) return;
-      clearInterval(this.pinger);
+      this.stopPinging();
       this.ws = null;
       this.onStatus('closed');
       if (!this.closedByUs) this.later();
     };
     ws.onerror = () => {}; // onclose follows
+  }
+
+  // Leave a socket behind: no more of its messages are read, and it closes as soon as
+  // it may without an error.
+  abandon(ws) {
+    ws.onmessage = null;
+    ws.onclose = null;
+    ws.onerror = null;
+    if (ws.readyState === WebSocket.CONNECTING) ws.onopen = () => ws.close();
+    else {
+      ws.onopen = null;
+      try { ws.close(); } catch { /* already closing */ }
+    }
+    if (this.ws === ws) {
+      this.ws = null;
+      this.stopPinging();
+    }
+  }
+
+  stopPinging() {
+    clearInterval(this.pinger);
+    if (this.waiting) clearTimeout(this.waiting.timer);
+    this.waiting = null;
+  }
+
+  ping() {
+    if (!this.open || this.waiting) return;
+    this.pingId += 1;
+    const id = this.pingId;
+    const ws = this.ws;
+    const timer = setTimeout(() => this.stalled(ws), PONG_WAIT_MS);
+    this.waiting = { id, at: Date.now(), timer };
+    ws.send(JSON.stringify({ type: 'ping', id }));
+  }
+
+  // Something was sent that expects an answer: make sure a ping is out with it.
+  probe() {
+    this.ping();
+  }
+
+  // No pong in time: the connection is dead though not closed. Drop it and reconnect.
+  stalled(ws) {
+    if (this.ws !== ws) return;
+    this.abandon(ws);
+    this.onStatus('stalled');
+    this.retry = 0;
+    this.connect();
   }
 
   later() {

@@ -9,7 +9,7 @@ import {
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
   attemptOf, challengeById, finishOffered, hintOffered, mayWatchAttempts, myKey, myLiveRow, names,
-  roomPhase, seats, serverNow, standings, viewOf, yourRooms,
+  roomPhase, seats, serverNow, shownBoard, standings, viewOf, yourRooms,
 } from './state.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -20,6 +20,12 @@ export function formatPrecise(ms) {
   const m = Math.floor(ms / 60000);
   const s = ((ms % 60000) / 1000).toFixed(1).padStart(4, '0');
   return `${m}:${s}`;
+}
+
+export function ordinal(n) {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' }[n % 10] || 'th');
+  return `${n}${suffix}`;
 }
 
 export function formatMs(ms) {
@@ -34,6 +40,16 @@ export function formatMs(ms) {
 const STATUS_WORDS = {
   playing: 'playing', won: 'won', stuck: 'stuck', resigned: 'resigned', out_of_time: 'out of time',
 };
+
+// The moves sent or queued and not yet answered, once they are late: the connection
+// is down, or the oldest has waited over PENDING_MS (a quick answer shows nothing).
+const PENDING_MS = 400;
+export function pendingMoves(state) {
+  const moves = [...(state.inflight ? [state.inflight] : []), ...state.queue];
+  if (!moves.length) return [];
+  const late = state.conn !== 'open' || !state.inflight || Date.now() - state.inflight.at > PENDING_MS;
+  return late ? moves.map((m) => m.what) : [];
+}
 
 export function describeSettings(s, room) {
   if (!s) return '';
@@ -158,7 +174,9 @@ export class Renderer {
     const banner = $('#offline');
     const off = state.conn !== 'open';
     banner.hidden = !off || !state.everConnected;
-    text($('#conn-state'), state.conn === 'open' ? 'online' : state.conn === 'connecting' ? 'connecting\u2026' : 'offline');
+    const words = state.conn === 'open' ? 'online'
+      : state.conn === 'connecting' ? (state.everConnected ? 'reconnecting\u2026' : 'connecting\u2026') : 'offline';
+    text($('#conn-state'), words);
     $('#conn-state').dataset.state = state.conn;
   }
 
@@ -293,6 +311,8 @@ export class Renderer {
   }
 
   lobby(state) {
+    $('#invite-box').hidden = !state.invite;
+    if (state.invite) text($('#invite-code'), state.invite);
     this.yourRooms(state);
     this.dailyBox(state);
     const list = $('#live-rooms');
@@ -371,7 +391,7 @@ export class Renderer {
     const room = state.room;
     const now = serverNow(state); // the clocks only: the phase is the server's
     const phase = roomPhase(state);
-    const board = state.board;
+    const board = shownBoard(state);
     const countdown = $('#countdown');
     if (phase === 'countdown') {
       countdown.hidden = false;
@@ -379,7 +399,17 @@ export class Renderer {
     } else {
       countdown.hidden = true;
     }
-    this.myBoard.update(board, { selection: state.selection, inflight: state.inflightDrag || null });
+    const pending = pendingMoves(state);
+    this.myBoard.update(board, {
+      selection: state.selection, inflight: state.inflightDrag || null,
+      pending: pending.length ? JSON.stringify(pending) : '',
+    });
+    const note = $('#pending-note');
+    note.hidden = !pending.length;
+    if (pending.length) {
+      text(note, `${pending.length} move${pending.length === 1 ? '' : 's'} waiting for the server`
+        + (state.conn === 'open' ? '\u2026' : ': sent again once reconnected'));
+    }
     const until = room.ends_at != null ? Math.min(now, room.ends_at) : now;
     const elapsed = phase === 'racing' && room.start_at ? until - room.start_at : 0;
     text($('#stat-moves'), board ? board.moves : 0);
@@ -396,8 +426,11 @@ export class Renderer {
     $('#btn-hint').hidden = !hintOffered(state);
     $('#btn-finish').hidden = !finishOffered(state);
     const hintBox = $('#hint-box');
-    const hintText = state.finishing ? `Finishing: the solver plays ${state.finishing.moves} moves\u2026`
-      : describeHint(state.hint);
+    const play = state.playback;
+    const hintText = play ? `The solver plays its line: move ${play.done} of ${play.total}`
+      : state.finishing ? `Finishing: the solver plays ${state.finishing.moves} moves\u2026`
+        : describeHint(state.hint);
+    $('#btn-skip-finish').hidden = !play;
     hintBox.hidden = !hintText;
     text(hintBox, hintText);
     const status = $('#race-status');
@@ -503,13 +536,21 @@ export class Renderer {
       const tr = document.createElement('tr');
       tr.dataset.player = row.player;
       if (row.player === state.player) tr.className = 'me';
-      const cells = [row.rank, row.name, `${row.foundation}/52`, row.moves,
+      // a place shared with another row (the server's exact tie) shows as "2="
+      const shared = rows.some((r) => r !== row && r.rank === row.rank);
+      const cells = [shared ? `${row.rank}=` : row.rank, row.name, `${row.foundation}/52`, row.moves,
         formatPrecise(row.reached_ms), STATUS_WORDS[row.status] || row.status];
       if (scored) cells.push(row.score == null ? '' : row.score);
       cells.forEach((c, i) => {
         const td = document.createElement('td');
         if (i === 1) td.append(playerName({ ...seated[row.player], name: row.name }));
-        else td.textContent = c;
+        else if (i === 5) {
+          const badge = document.createElement('span');
+          badge.className = `status-badge status-${row.status}`;
+          badge.textContent = c;
+          td.append(badge);
+        } else td.textContent = c;
+        if (i === 0 && shared) td.title = 'a shared place: the same cards home, moves and time';
         tr.append(td);
       });
       tbody.append(tr);
@@ -520,13 +561,21 @@ export class Renderer {
     const room = state.room;
     const done = roomPhase(state) === 'finished';
     const mine = state.board && state.role === 'player' ? state.board.status : null;
+    // the solver's line is never the player's win
+    const solved = state.role === 'player' && state.solved && state.solved.code === room.code ? state.solved : null;
     const headline = mine === 'won' ? 'You won: all 52 cards home'
       : mine && mine !== 'playing' ? `Your game is over (${STATUS_WORDS[mine] || mine})` : 'Your game is over';
-    text($('#results-title'), done ? (mine === 'won' ? 'Results: you won!' : 'Results') : headline);
-    text($('#results-sub'), done
-      ? `${room.practice ? 'Practice game' : 'Race'} ${room.code} is over${room.end_reason === 'time_limit' ? ': time ran out' : ''}.`
-      : 'Watching the others until everyone is done.');
+    text($('#results-title'), solved ? 'Results: finished by the solver'
+      : done ? (mine === 'won' ? 'Results: you won!' : 'Results') : headline);
+    text($('#results-sub'), solved
+      ? (room.parent
+        ? `A practice continuation of race ${room.parent}: the solver played its last ${solved.moves} moves from your position. Not a win of yours: the race's own results are unchanged.`
+        : `Practice game ${room.code}: the solver played the last ${solved.moves} moves. Not counted as your win.`)
+      : done
+        ? `${room.practice ? 'Practice game' : 'Race'} ${room.code} is over${room.end_reason === 'time_limit' ? ': time ran out' : ''}.`
+        : 'Watching the others until everyone is done.');
     this.leaderboardTable($('#results-table'), state, done);
+    this.place(state, done);
     const reveal = done ? room.reveal : null;
     $('#reveal').hidden = !reveal;
     if (reveal) {
@@ -562,6 +611,18 @@ export class Renderer {
     $('#btn-back-race').hidden = !room.parent; // a practice continuation of a race
     text($('#rematch-note'), rematch ? `Rematch room ${rematch} is open.` : '');
     this.grid($('#results-boards'), state, state.player);
+  }
+
+  // The player's own place, from their row of the server's leaderboard.
+  place(state, done) {
+    const out = $('#results-place');
+    const rows = standings(state);
+    const me = state.role === 'player' ? rows.find((r) => r.player === state.player) : null;
+    out.hidden = !me || rows.length < 2;
+    if (out.hidden) return;
+    const shared = rows.some((r) => r !== me && r.rank === me.rank);
+    text(out, `${done ? 'Your place' : 'Your place so far'}: ${ordinal(me.rank)} of ${rows.length}${shared ? ' (shared)' : ''}`);
+    out.dataset.rank = String(me.rank);
   }
 
   // After an attempt: "rank N of M", the share line, the leaderboard, practice.

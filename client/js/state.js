@@ -35,6 +35,9 @@ export function initialState() {
     analysis: null, // the solver's analysis of a finished race
     hint: null, // the last hint: {move, from, to, count, action, line}
     finishing: null, // {seq, moves}: the server is playing the solver's line
+    playback: null, // the solver's line shown move by move: {boards: [...], shown, total, done}
+    solved: null, // {code, moves}: the room whose game the solver finished (kr.solved)
+    lag: null, // the last ping's round trip, ms
     canHint: false, // the server's can_hint for this player (spectators: false)
     canFinish: false, // the server's can_finish for this player (spectators: false)
     challenges: null, // the server's last `challenges` list (each deal with `you`)
@@ -42,6 +45,7 @@ export function initialState() {
     replay: null, // the #/replay/CODE view: the code (the viewer, replay.js, holds the rest)
     daily: null, // the #/challenges/ID or #/archive/DAY view: {kind, id|day, status, data, error}
     confirm: null, // the challenge whose "one ranked attempt" notice is open: "ID/N"
+    invite: null, // a ?join=CODE link opened without a name: the code, until joined or declined
     version: 0,
   };
 }
@@ -80,11 +84,17 @@ export function gameOver(state) {
 
 // The solver's buttons: the server's flags, off while a finish is being played.
 export function hintOffered(state) {
-  return state.role === 'player' && state.canHint && !state.finishing;
+  return state.role === 'player' && state.canHint && !state.finishing && !state.playback;
 }
 
 export function finishOffered(state) {
-  return state.role === 'player' && state.canFinish && !state.finishing;
+  return state.role === 'player' && state.canFinish && !state.finishing && !state.playback;
+}
+
+// The board the player sees: the server's, or while the solver's line is shown move by
+// move, the one shown now (every one of them the server's).
+export function shownBoard(state) {
+  return state.playback ? state.playback.shown : state.board;
 }
 
 // Which screen the state calls for.
@@ -92,6 +102,7 @@ export function viewOf(state) {
   if (!state.room) return state.view === 'queue' ? 'queue' : 'lobby';
   const phase = roomPhase(state);
   if (state.role === 'spectator') return phase === 'finished' ? 'results' : 'watch';
+  if (state.playback && state.role === 'player') return 'race'; // the solver's line, shown
   if (phase === 'waiting') return 'room';
   if (phase === 'finished') return 'results';
   if (phase === 'racing' && gameOver(state)) return 'results';
@@ -139,6 +150,7 @@ export function receive(state, msg) {
       state.analysis = msg.analysis || (msg.type === 'resumed' ? state.analysis : null);
       state.hint = null;
       if (msg.type !== 'resumed' || !state.finishing) state.finishing = null;
+      state.playback = null;
       return msg.token ? 'token' : 'welcome';
     }
     case 'start': {
@@ -151,6 +163,7 @@ export function receive(state, msg) {
     }
     case 'ack': {
       if (msg.board) state.board = msg.board;
+      if (msg.board && state.playback) state.playback.boards.push(msg.board);
       takeFlags(state, msg, false);
       // the player's own progress event is not sent: the ack carries the news
       if (msg.leaderboard) state.leaderboard = msg.leaderboard;
@@ -201,8 +214,10 @@ export function receive(state, msg) {
     }
     case 'finishing': {
       state.finishing = { seq: msg.seq, moves: msg.moves };
+      state.playback = { boards: [], shown: state.board, total: msg.moves, done: 0 };
+      state.solved = { code: state.room && state.room.code, moves: msg.moves };
       state.hint = null;
-      return null;
+      return 'finishing';
     }
     case 'boards': {
       state.boards = msg.boards;
@@ -282,6 +297,7 @@ export function leaveRoom(state) {
   state.analysis = null;
   state.hint = null;
   state.finishing = null;
+  state.playback = null;
   state.canHint = false;
   state.canFinish = false;
   state.view = 'lobby';

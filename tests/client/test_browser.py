@@ -400,8 +400,9 @@ def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
     alice.play_line([hint.get("action") or {k: hint[k] for k in ("from", "to", "count")}])
     page.wait_for_selector('#stat-moves:text-is("1")')
     page.click("#btn-finish")
+    page.click("#btn-skip-finish")  # the line is shown move by move: skip to the end
     alice.screen("results", timeout=30_000)
-    page.wait_for_selector('#results-title:text-is("Results: you won!")')
+    page.wait_for_selector('#results-title:text-is("Results: finished by the solver")')
     page.wait_for_selector("#analysis:not([hidden])", timeout=30_000)
     assert (page.text_content("#analysis-par") or "").startswith("Par: ")
     page.wait_for_selector('#analysis-players li[data-player="p1"][data-result="won"]')
@@ -449,8 +450,10 @@ def test_finish_after_the_race_continues_in_practice(players) -> None:
     page.wait_for_selector('#results-sub:has-text("is over")')
     page.click("#btn-finish-results")
     page.wait_for_function(f"() => window.kr.store.state.room.parent === '{code}'")
+    page.click("#btn-skip-finish")  # the line is shown move by move: skip to the end
     alice.screen("results", timeout=30_000)
-    page.wait_for_selector('#results-title:text-is("Results: you won!")')
+    page.wait_for_selector('#results-title:text-is("Results: finished by the solver")')
+    assert code in (page.text_content("#results-sub") or "")
     # back to the race: Alice resumes as its player (resigned), the race over
     page.click("#btn-back-race")
     page.wait_for_function(f"() => window.kr?.store.state.room?.code === '{code}'")
