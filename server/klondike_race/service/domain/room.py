@@ -177,7 +177,7 @@ class Room:
             "rematch": self.rematch,
             "challenge": self.challenge,
             "reveal_at": self.reveal_at,
-            "ghost": self.ghost,
+            "ghost_of": self.ghost,  # "ghost" is the option's (RoomOptions.ghost)
         }
 
     @classmethod
@@ -199,7 +199,7 @@ class Room:
             rematch=d.get("rematch"),
             challenge=d.get("challenge"),
             reveal_at=d.get("reveal_at"),
-            ghost=d.get("ghost"),
+            ghost=d.get("ghost_of"),
         )
 
 
