@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from typing import Any
@@ -19,6 +20,7 @@ log = structlog.get_logger("klondike_race.node")
 class Conn:
     __slots__ = (
         "credit",
+        "entering",
         "fanout",
         "game",
         "hub",
@@ -48,6 +50,7 @@ class Conn:
         self.game: Game | None = None
         self.over = False  # own game over, as acknowledged: may see the others' boards
         self.ticket: str | None = None  # waiting for a quick match
+        self.entering: asyncio.Task[None] | None = None  # entering the race it was matched to
         self.view_from = (
             0  # a delayed view (spectators, finished players): when it starts, epoch ms
         )

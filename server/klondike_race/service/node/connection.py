@@ -67,8 +67,8 @@ class Connections:
         finally:
             self.open -= 1
             try:
+                await self.lobby.cancel_quick(conn)  # first: a match may be entering it
                 await self.hubs.detach(conn)
-                await self.lobby.cancel_quick(conn)
             except Exception:
                 conn.log.exception("cleanup failed")
 

@@ -3,6 +3,7 @@ quick match; and entering a room as a player (a welcome, or only the missed even
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import secrets
 from typing import Any
@@ -229,8 +230,9 @@ class Lobby:
     # ---- quick match ------------------------------------------------------------------
     async def quick(self, conn: Conn, name: str) -> None:
         await self.hubs.detach(conn)
+        await self._drop_ticket(conn)  # asked again: one ticket at a time
         got = await self.store.matchmaking.pop()
-        if got is None or got[0] == conn.ticket:
+        if got is None:
             conn.ticket = secrets.token_hex(12)
             self.tickets[conn.ticket] = conn
             await self.store.matchmaking.push(conn.ticket, name)
@@ -265,9 +267,18 @@ class Lobby:
             except Exception:
                 conn.log.exception("quick match entry failed")
 
-        self.spawn(enter())
+        conn.entering = self.spawn(enter())
 
     async def cancel_quick(self, conn: Conn) -> None:
-        if conn.ticket is not None:
-            self.tickets.pop(conn.ticket, None)
-            await self.store.matchmaking.cancel(conn.ticket)
+        """``conn`` is closing: from now on no match enters it, and an entry already under
+        way is waited for (so that the connection's cleanup, after this, leaves its room)."""
+        await self._drop_ticket(conn)
+        if conn.entering is not None:
+            await asyncio.wait([conn.entering])
+            conn.entering = None
+
+    async def _drop_ticket(self, conn: Conn) -> None:
+        ticket, conn.ticket = conn.ticket, None
+        if ticket is not None:
+            self.tickets.pop(ticket, None)
+            await self.store.matchmaking.cancel(ticket)
