@@ -50,14 +50,11 @@ class RoomHub:
         self.local_spectators = 0
         self.opened = asyncio.Event()
         self.closed = False
-        self._filling: asyncio.Task[None] | None = None
+        self._filling = False  # a gap in the versions is being filled
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._started_sent = False
         self._refreshing: asyncio.Task[None] | None = None
-        self.delayed = Delayed(  # updates sent behind the race
-            lambda: (c for c in self.conns if self.sight(c) is V.Sight.DELAYED_BOARDS),
-            lambda ws, data: self.push(ws, data, batched=True),
-        )
+        self.delayed = Delayed()  # updates sent behind the race
         self.last_leaderboard: orjson.Fragment | None = None  # as the last progress sent it
         self.standings = Standings()
         self.analysis: dict[str, Any] | None = None  # a finished race's solver analysis
@@ -90,8 +87,6 @@ class RoomHub:
         self.delayed.drop()
         for timer in self._timers.values():
             timer.cancel()
-        if self._filling is not None:
-            self._filling.cancel()
         await self.store.rooms.exit(self.code)
         if self.local_spectators:
             self.local_spectators = 0
@@ -158,13 +153,16 @@ class RoomHub:
                 self._deliver(event)
             except Exception:
                 log.exception("event delivery failed", room=self.code, v=self.version)
-        if self.pending and self._filling is None:
-            self._filling = asyncio.create_task(self._fill_gap())
+        if self.pending and not self._filling:
+            self._filling = True
+            self.host.spawn(self._fill_gap())
 
     async def _fill_gap(self) -> None:
+        """Events missing before those pending, read from the room's stored events after a
+        moment (they may still arrive); not cancelled when the hub closes, it ends then."""
         try:
             await asyncio.sleep(0.2)
-            if not self.pending or self.version is None:
+            if self.closed or not self.pending or self.version is None:
                 return
             oldest = await self.store.rooms.oldest_event(self.code)
             if oldest is not None and oldest > self.version + 1:
@@ -173,12 +171,10 @@ class RoomHub:
             for event in await self.store.rooms.events_since(self.code, self.version):
                 if event["v"] > self.version:
                     self.pending[event["v"]] = event
-        except asyncio.CancelledError:
-            raise
         except Exception:
             log.exception("event gap fill failed", room=self.code)
         finally:
-            self._filling = None
+            self._filling = False
         self._drain()
 
     async def resync(self) -> None:
@@ -260,7 +256,16 @@ class RoomHub:
         if len(players) < len(live):
             self.push([c.ws for c in live if c.role != "player"], data, batched=True)
         if later:
-            self.delayed.later(data, self.behind())
+            self.delayed.call(self.behind(), self._send_behind, data, now_ms())
+
+    def _send_behind(self, data: bytes, sent: int) -> None:
+        """A progress update held back since ``sent`` (epoch ms), to those who see the
+        race behind it now and whose view had reached that moment (one who came later got
+        it in their snapshot)."""
+        ws = [c.ws for c in self.conns
+              if c.view_from <= sent and self.sight(c) is V.Sight.DELAYED_BOARDS]  # fmt: skip
+        if ws:
+            self.push(ws, data, batched=True)
 
     def _deliver_room(self, event: dict[str, Any]) -> None:
         self.public = event["room"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from typing import Any
@@ -23,6 +24,7 @@ class Conn:
         "board",
         "board_you",
         "credit",
+        "entering",
         "fanout",
         "game",
         "guest",
@@ -63,6 +65,7 @@ class Conn:
         self.game: Game | None = None
         self.over = False  # own game over, as acknowledged: may see the others' boards
         self.ticket: str | None = None  # waiting for a quick match
+        self.entering: asyncio.Task[None] | None = None  # entering the race it was matched to
         self.view_from = (
             0  # a delayed view (spectators, finished players): when it starts, epoch ms
         )

@@ -75,8 +75,8 @@ class Connections:
             self.open -= 1
             self.challenges.unwatch(conn)
             try:
+                await self.lobby.cancel_quick(conn)  # first: a match may be entering it
                 await self.hubs.detach(conn)
-                await self.lobby.cancel_quick(conn)
             except Exception:
                 conn.log.exception("cleanup failed")
 

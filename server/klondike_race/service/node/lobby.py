@@ -269,7 +269,7 @@ class Lobby:
         """Queue for a quick match (Draw 1) by rating (store/matchmaking.py): a race at
         once when a waiting player's window admits this one, else ``queued``."""
         await self.hubs.detach(conn)
-        await self.cancel_quick(conn)
+        await self._drop_ticket(conn)  # asked again: one ticket at a time
         who, guest = seat_owner(conn)
         me: dict[str, Any] = {"name": seat_name(conn, name), "who": who, "guest": guest}
         ticket = secrets.token_hex(12)
@@ -340,10 +340,18 @@ class Lobby:
             except Exception:
                 conn.log.exception("quick match entry failed")
 
-        self.spawn(enter())
+        conn.entering = self.spawn(enter())
 
     async def cancel_quick(self, conn: Conn) -> None:
-        if conn.ticket is not None:
-            self.tickets.pop(conn.ticket, None)
-            await self.store.matchmaking.cancel(conn.ticket)
-            conn.ticket = None
+        """``conn`` is closing: from now on no match enters it, and an entry already under
+        way is waited for (so that the connection's cleanup, after this, leaves its room)."""
+        await self._drop_ticket(conn)
+        if conn.entering is not None:
+            await asyncio.wait([conn.entering])
+            conn.entering = None
+
+    async def _drop_ticket(self, conn: Conn) -> None:
+        ticket, conn.ticket = conn.ticket, None
+        if ticket is not None:
+            self.tickets.pop(ticket, None)
+            await self.store.matchmaking.cancel(ticket)
