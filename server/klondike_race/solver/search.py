@@ -140,10 +140,14 @@ class Search:
         tests: bool = True,
         shuffle: int | None = None,
         won: set[bytes] | None = None,
+        prune: bool = True,
     ) -> None:
         # keys known to be won (a relaxation test's Draw 1 search stops when it meets one:
         # only whether it wins matters there, not the line)
         self.known_won = won
+        # False: no obligations and no pointer dominance (a plainer search of the same
+        # classes, to check the answers of the full one; bench/solver_bench.py)
+        self.prune = prune
         # a random move order (seeded: the same every time) instead of ``deck_first``'s
         self.rng = None if shuffle is None else Random(shuffle)
         self.deck_first = deck_first  # the move order: deck cards before turning cards
@@ -489,14 +493,18 @@ class Search:
             # a deck card put on a column must be covered at once (see _uses): only when
             # one of its children can come
             for c, d in target.items() if suit_only < 0 and not to_empty else ():
-                if c in dk and (only is None or c in only) and self._child_available(c):
+                if c in dk and (only is None or c in only) and (
+                    not self.prune or self._child_available(c)
+                ):
                     deck_moves.append((DECK, dk.find(c), d, 0))
             if empty >= 0 and suit_only < 0:
                 candidates: Sequence[int] = range(52) if any_empty else KINGS
                 if only is not None:
                     candidates = sorted(c for c in only if c in candidates)
                 for c in candidates:
-                    if c in dk and c not in target and self._child_available(c):
+                    if c in dk and c not in target and (
+                        not self.prune or self._child_available(c)
+                    ):
                         deck_moves.append((DECK, dk.find(c), empty, 0))
         else:
             self._deck_moves(deck_moves, target, empty)
@@ -519,7 +527,11 @@ class Search:
                     if found[o1] >= n - 1 and found[o2] >= n - 1 and found[_SAME[suit]] >= n - 2:
                         continue
                     # useful only if a child can come next, or the card under it goes out
-                    if not self._child_available(c) and (n < 2 or c - 1 not in target):
+                    if (
+                        self.prune
+                        and not self._child_available(c)
+                        and (n < 2 or c - 1 not in target)
+                    ):
                         continue
                     others.append((FOUND, suit, d))
         if len(reveal) > 1:
@@ -685,7 +697,7 @@ class Search:
                     self._autos(steps)
         else:
             self._autos(steps)
-        if len(steps) > 2 and self.ob >= 0:
+        if (len(steps) > 2 or not self.prune) and self.ob >= 0:
             self.ob = -1  # a safe move home followed: no obligation (fewer restrictions)
         return steps
 
@@ -885,7 +897,7 @@ class Search:
         path = self.path
         states = self.states
         limit = states + count
-        use_p, cycle = self.use_p, self.cycle
+        use_p, cycle = self.use_p and self.prune, self.cycle and self.prune
         relax = self.relaxation
         tester = relax if self.tests else None  # the relaxation, if this search tests
         visits = self.visits
