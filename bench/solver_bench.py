@@ -18,7 +18,9 @@ The corpora:
 Printed, per corpus and draw mode: the fraction decided within the budget, the median,
 p90 and max search time (``Solution.seconds``), positions searched per second (all the
 corpus's positions over all its search time), and the peak memory (the growth of the
-process's peak RSS; run with ``--jobs 1`` for a clean figure).
+process's peak RSS; run with ``--jobs 1`` for a clean figure). Positions per second are
+given per second of search time and per CPU second of the process (the figure to compare
+on a shared machine, where the search time also counts the waits for a core).
 
 What is checked (any failure is printed loudly and the exit status is 1):
 
@@ -44,6 +46,7 @@ import json
 import resource
 import statistics
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -91,7 +94,9 @@ def check_loss(game: Game, max_states: int) -> str:
 def run_one(item: dict[str, Any], budget: float | None, states: int | None) -> dict[str, Any]:
     before = _peak_mb()
     game = _game(item)
+    cpu = time.process_time()
     solution = solve(game, max_seconds=budget, max_states=states)
+    cpu = time.process_time() - cpu
     replayed = None
     if solution.result == "win":
         assert solution.line is not None
@@ -110,6 +115,7 @@ def run_one(item: dict[str, Any], budget: float | None, states: int | None) -> d
         "result": solution.result,
         "replayed": replayed,
         "seconds": solution.seconds,
+        "cpu": cpu,
         "states": solution.states,
         "moves": len(solution.line) if solution.line else None,
         "peak_mb": _peak_mb(),
@@ -168,9 +174,11 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> int:
                 f"  search time: median {_ms(statistics.median(secs))}  "
                 f"p90 {_ms(pct(secs, 0.9))}  max {_ms(max(secs))}  total {sum(secs):.1f} s"
             )
+            cpu = sum(r["cpu"] for r in mine)
             print(
                 f"  positions: {states:,} in {sum(secs):.1f} s = "
-                f"{states / max(sum(secs), 1e-9):,.0f}/s; "
+                f"{states / max(sum(secs), 1e-9):,.0f}/s "
+                f"({states / max(cpu, 1e-9):,.0f} per CPU second); "
                 f"most in one search {max(r['states'] for r in mine):,}"
             )
             print(
