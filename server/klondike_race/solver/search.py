@@ -53,6 +53,7 @@ _SAME = (3, 2, 1, 0)
 KINGS = (12, 25, 38, 51)
 TWIN = tuple(_SAME[SUIT[c]] * 13 + RANK[c] - 1 for c in range(52))
 _BYTE = tuple(bytes((i,)) for i in range(256))
+NO_DOWN = [0] * 7  # ``down`` with no face-down card left
 # the cards each card may be put on (rank one higher, the other colour)
 PARENTS = tuple(tuple(p for p in range(52) if c in HOLDS[p]) for c in range(52))
 
@@ -140,10 +141,14 @@ class Search:
         tests: bool = True,
         shuffle: int | None = None,
         won: set[bytes] | None = None,
+        prune: bool = True,
     ) -> None:
         # keys known to be won (a relaxation test's Draw 1 search stops when it meets one:
         # only whether it wins matters there, not the line)
         self.known_won = won
+        # False: no obligations and no pointer dominance (a plainer search of the same
+        # classes, to check the answers of the full one; bench/solver_bench.py)
+        self.prune = prune
         # a random move order (seeded: the same every time) instead of ``deck_first``'s
         self.rng = None if shuffle is None else Random(shuffle)
         self.deck_first = deck_first  # the move order: deck cards before turning cards
@@ -170,6 +175,10 @@ class Search:
         # "Pointer dominance")
         self.cycle = draw > 1 and recycles_allowed is None
         self.dk = bytes(self.deck)
+        # the roots' part of the key (their count, then the sorted roots), or None when
+        # a step may have changed them: a column's last face-down card turned up (or
+        # turned back down by undo), a column emptied, a card put into an empty column
+        self.rootb: bytes | None = None
         self.where = [-1] * 52  # the column of each card in a column, else -1
         for i, col in enumerate(self.cols):
             for c in col:
@@ -201,11 +210,13 @@ class Search:
 
     # ---- the class key ------------------------------------------------------------------
     def key(self) -> bytes:
-        down = self.down
-        roots = [col[0] for col, d in zip(self.cols, down, strict=False) if not d and col]
-        roots.sort()
         # fixed-size fields first, then the roots after their count, the deck, and the
         # pointer last (``advance`` swaps that last byte to look up dominating pointers)
+        rootb = self.rootb
+        if rootb is None:  # the roots changed since the last key (see ``rootb``)
+            roots = [col[0] for col, d in zip(self.cols, self.down, strict=False) if not d and col]
+            roots.sort()
+            rootb = self.rootb = _BYTE[len(roots)] + bytes(roots)
         p = self.p
         if not self.use_p:
             p = 0
@@ -213,10 +224,10 @@ class Search:
             p = 0  # on the cycle: every such pointer reaches every other (free recycles)
         return b"".join(
             (
-                bytes(down),
+                bytes(self.down),
                 bytes(self.found),
-                bytes((self.rec if self.use_rec else 0, len(roots))),
-                bytes(roots),
+                _BYTE[self.rec] if self.use_rec else b"\x00",
+                rootb,
                 self.dk,
                 _BYTE[p],
             )
@@ -235,6 +246,10 @@ class Search:
         flipped = bool(src) and len(src) == down[s]
         if flipped:
             down[s] -= 1
+            if not down[s]:
+                self.rootb = None
+        if not src or len(cols[d]) == n:
+            self.rootb = None
         return ("m", s, d, n, flipped)
 
     def _home(self, s: int) -> Step:
@@ -246,6 +261,10 @@ class Search:
         flipped = bool(src) and len(src) == down[s]
         if flipped:
             down[s] -= 1
+            if not down[s]:
+                self.rootb = None
+        elif not src:
+            self.rootb = None
         return ("h", s, c, flipped)
 
     def _deck(self, i: int, d: int, r: int) -> Step:
@@ -258,15 +277,21 @@ class Search:
         if d < 0:
             self.found[SUIT[c]] += 1
         else:
-            self.cols[d].append(c)
+            col = self.cols[d]
+            col.append(c)
             self.where[c] = d
+            if len(col) == 1:
+                self.rootb = None
         return step
 
     def _f2c(self, suit: int, d: int) -> Step:
         self.found[suit] -= 1
         c = suit * 13 + self.found[suit]
-        self.cols[d].append(c)
+        col = self.cols[d]
+        col.append(c)
         self.where[c] = d
+        if len(col) == 1:
+            self.rootb = None
         return ("f", suit, d)
 
     def _undo_step(self, step: Step) -> None:
@@ -276,10 +301,15 @@ class Search:
             _, s, d, n, flipped = step
             if flipped:
                 self.down[s] += 1
+                if self.down[s] == 1:
+                    self.rootb = None
             dst = cols[d]
             run = dst[-n:]
-            cols[s] += run
+            src = cols[s]
+            src += run
             del dst[-n:]
+            if not dst or len(src) == n:
+                self.rootb = None
             where = self.where
             for c in run:
                 where[c] = s
@@ -287,7 +317,12 @@ class Search:
             _, s, c, flipped = step
             if flipped:
                 self.down[s] += 1
-            cols[s].append(c)
+                if self.down[s] == 1:
+                    self.rootb = None
+            src = cols[s]
+            src.append(c)
+            if len(src) == 1:
+                self.rootb = None
             self.where[c] = s
             self.found[SUIT[c]] -= 1
         elif kind == "w":
@@ -296,12 +331,18 @@ class Search:
             if d < 0:
                 self.found[SUIT[c]] -= 1
             else:
-                cols[d].pop()
+                dst = cols[d]
+                dst.pop()
                 self.where[c] = -1
+                if not dst:
+                    self.rootb = None
         else:
             _, suit, d = step
-            self.where[cols[d].pop()] = -1
+            dst = cols[d]
+            self.where[dst.pop()] = -1
             self.found[suit] += 1
+            if not dst:
+                self.rootb = None
 
     # ---- cards that can go home ---------------------------------------------------------
     def _homeable(self, c: int) -> SearchMove | None:
@@ -343,20 +384,27 @@ class Search:
                     continue
                 c = suit * 13 + n
                 s = where[c]
-                if s >= 0 and cols[s][-1] == c:  # uncovered: the common case
-                    steps.append(self._home(s))
-                    again = True
-                    continue
-                how = None if s < 0 else self._homeable(c)
-                if how is None:
+                if s < 0:
                     if self.park and c in self.dk:
                         # every deck card is reachable: play it home from there
                         steps.append(self._deck(self.dk.find(c), -1, 0))
                         again = True
                     continue
-                if how[0] == SWAP_HOME:
-                    steps.append(self._move(how[1], how[2], how[3]))
-                steps.append(self._home(how[1]))
+                col = cols[s]
+                if col[-1] == c:  # uncovered: the common case
+                    steps.append(self._home(s))
+                    again = True
+                    continue
+                # covered: home through its twin if the twin is free (``_homeable``)
+                twin = TWIN[c]
+                s2 = where[twin]
+                if s2 < 0 or cols[s2][-1] != twin:
+                    continue
+                i = col.index(c)
+                if i < self.down[s]:
+                    continue
+                steps.append(self._move(s, s2, len(col) - 1 - i))
+                steps.append(self._home(s))
                 again = True
 
     # ---- the deck -----------------------------------------------------------------------
@@ -417,9 +465,11 @@ class Search:
         for d in range(7):
             col = cols[d]
             if col:
-                for c in HOLDS[col[-1]]:
-                    if c not in target:
-                        target[c] = d
+                # the two children of the top card (none on an Ace); the twin's are the same
+                kids = HOLDS[col[-1]]
+                if kids and kids[0] not in target:
+                    target[kids[0]] = d
+                    target[kids[1]] = d
             elif empty < 0:
                 empty = d
         homes: list[SearchMove] = []
@@ -449,13 +499,17 @@ class Search:
                 s = where[c]
                 if s < 0:
                     continue
-                if cols[s][-1] == c:
+                col = cols[s]
+                if col[-1] == c:
                     if only is None:
                         homes.append((HOME, s))
                     continue
-                how = self._homeable(c)
-                if how is not None:
-                    homes.append(how)
+                twin = TWIN[c]  # covered: through its free twin (as ``_homeable``)
+                s2 = where[twin]
+                if s2 >= 0 and cols[s2][-1] == twin:
+                    i = col.index(c)
+                    if i >= down[s]:
+                        homes.append((SWAP_HOME, s, s2, len(col) - 1 - i))
         for s in range(7 if suit_only < 0 else 0):
             col = cols[s]
             if not col:
@@ -489,14 +543,18 @@ class Search:
             # a deck card put on a column must be covered at once (see _uses): only when
             # one of its children can come
             for c, d in target.items() if suit_only < 0 and not to_empty else ():
-                if c in dk and (only is None or c in only) and self._child_available(c):
+                if c in dk and (only is None or c in only) and (
+                    not self.prune or self._child_available(c)
+                ):
                     deck_moves.append((DECK, dk.find(c), d, 0))
             if empty >= 0 and suit_only < 0:
                 candidates: Sequence[int] = range(52) if any_empty else KINGS
-                if only is not None:
-                    candidates = sorted(c for c in only if c in candidates)
+                if only is not None:  # (a child is never a King; ``only`` is sorted)
+                    candidates = only if any_empty else ()
                 for c in candidates:
-                    if c in dk and c not in target and self._child_available(c):
+                    if c in dk and c not in target and (
+                        not self.prune or self._child_available(c)
+                    ):
                         deck_moves.append((DECK, dk.find(c), empty, 0))
         else:
             self._deck_moves(deck_moves, target, empty)
@@ -519,7 +577,11 @@ class Search:
                     if found[o1] >= n - 1 and found[o2] >= n - 1 and found[_SAME[suit]] >= n - 2:
                         continue
                     # useful only if a child can come next, or the card under it goes out
-                    if not self._child_available(c) and (n < 2 or c - 1 not in target):
+                    if (
+                        self.prune
+                        and not self._child_available(c)
+                        and (n < 2 or c - 1 not in target)
+                    ):
                         continue
                     others.append((FOUND, suit, d))
         if len(reveal) > 1:
@@ -685,7 +747,7 @@ class Search:
                     self._autos(steps)
         else:
             self._autos(steps)
-        if len(steps) > 2 and self.ob >= 0:
+        if (len(steps) > 2 or not self.prune) and self.ob >= 0:
             self.ob = -1  # a safe move home followed: no obligation (fewer restrictions)
         return steps
 
@@ -840,7 +902,7 @@ class Search:
     def _won(self) -> bool:
         """True when the game can surely be finished by playing cards home: no face-down
         card left and either no deck or a deck whose every card is always reachable."""
-        if any(self.down):
+        if self.down != NO_DOWN:
             return False
         return not self.deck or (self.draw == 1 and self.allowed is None)
 
@@ -885,7 +947,11 @@ class Search:
         path = self.path
         states = self.states
         limit = states + count
-        use_p, cycle = self.use_p, self.cycle
+        use_p, cycle = self.use_p and self.prune, self.cycle and self.prune
+        use_rec = self.use_rec
+        down = self.down
+        deck_wins = self.draw == 1 and self.allowed is None  # every deck card reachable
+        known_won = self.known_won
         relax = self.relaxation
         tester = relax if self.tests else None  # the relaxation, if this search tests
         visits = self.visits
@@ -970,8 +1036,11 @@ class Search:
                         continue
                 if relax is not None:
                     # a Draw 1 key proven lost (by a test of either search's, or by the
-                    # relaxation of the whole position): lost
-                    rk = self._relaxed_key(key)
+                    # relaxation of the whole position): lost (``_relaxed_key``, inline)
+                    if use_rec:
+                        rk = key[:11] + b"\x00" + key[12:-1] + b"\x00"
+                    else:
+                        rk = key[:-1] + b"\x00"
                     if rk in relax.lost:
                         lost.add(key)
                         self.undo(steps)
@@ -999,7 +1068,9 @@ class Search:
                         idx[mark] = number
                         tstack.append(mark)
                 path.append(steps)
-                if self._won() or (self.known_won is not None and key in self.known_won):
+                if (down == NO_DOWN and (not self.deck or deck_wins)) or (
+                    known_won is not None and key in known_won
+                ):  # ``_won``, inline
                     return True
                 stack.append([self.moves(), 0, number, number, top, states, TEST_AFTER])
             return False
