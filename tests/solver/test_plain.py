@@ -27,19 +27,8 @@ def test_the_plain_search_agrees_with_the_reference(deal_id: int, draw: int) -> 
     assert plain(reference_game(ref)).run() is (ref["result"] == "win")
 
 
-@pytest.mark.xfail(strict=True, reason="known wrong answer: an obligation chain is unsound")
-def test_eval_deal_1000074_draw_one_is_a_win() -> None:
-    """Seed 1,000,074 in Draw 1 is won: the plain search finds a line that the engine
-    replays to a win. The full search answers ``lose``; dropping either the deck-card
-    obligation or the lifted-card (foundation to column) obligation alone restores the
-    win, so their combination is unsound (docs/solver.md, "What is doubtful"). When this
-    passes, remove the xfail."""
-    search = Search(*_start(1_000_074), draw=1, recycles_allowed=None, any_empty=False,
-                    foundation_to_column=True, max_states=3_000_000)  # fmt: skip
+def test_the_plain_search_wins_eval_deal_1000074() -> None:
+    """Seed 1,000,074 in Draw 1 is won: the plain search finds it (the full search's
+    answer on it is wrong today: docs/solver.md, "What is doubtful")."""
+    search = plain(Game(Deal.from_seed(1_000_074), Settings(draw=1)))
     assert search.run() is True
-
-
-def _start(seed: int) -> tuple[list[list[int]], list[int], list[int], list[int], int, int]:
-    game = Game(Deal.from_seed(seed), Settings(draw=1))
-    return (game.columns, game.down, game.found, game.waste + game.stock[::-1],
-            len(game.waste), game.recycles)  # fmt: skip
