@@ -17,7 +17,7 @@ import orjson
 import redis.asyncio as aioredis
 import structlog
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import Sentinel
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -252,18 +252,28 @@ class Node:
             hub.feed(orjson.loads(payload))
 
 
+class _SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
+    """Sentinel's pool of the primary, bounded as ``BlockingConnectionPool`` is."""
+
+
 def _clients(
     config: Config, redis_url: str
 ) -> tuple[aioredis.Redis, aioredis.Redis, Sentinel | None]:
     """The command client and the pub/sub client: of ``redis_url``, or of the primary
     that Sentinel names (``KR_SENTINELS``), followed through failovers (with the
-    Sentinel client)."""
+    Sentinel client).
+
+    The command client's pool is bounded (``KR_REDIS_CONNECTIONS``): a burst of
+    commands waits for a connection rather than opening one each, as redis-py's
+    default pool would up to its limit and then refuse the command."""
     options: dict[str, Any] = {
         "socket_timeout": 10,
         "socket_connect_timeout": 5,
         "health_check_interval": 5,
         "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
         "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+        "max_connections": config.redis_connections,
+        "timeout": 10,  # waiting for a free connection
     }
     if config.sentinels:
         hosts = [h.rsplit(":", 1) for h in config.sentinels.split(",") if h.strip()]
@@ -272,12 +282,15 @@ def _clients(
             sentinel_kwargs={"socket_timeout": 1, "socket_connect_timeout": 1},
         )
         return (
-            sentinel.master_for(config.sentinel_master, **options),
+            sentinel.master_for(
+                config.sentinel_master, connection_pool_class=_SentinelBlockingPool, **options
+            ),
             sentinel.master_for(config.sentinel_master, socket_connect_timeout=5),
             sentinel,
         )
+    pool = aioredis.BlockingConnectionPool.from_url(redis_url, **options)
     return (
-        aioredis.from_url(redis_url, **options),
+        aioredis.Redis.from_pool(pool),
         aioredis.from_url(redis_url, socket_connect_timeout=5),
         None,
     )
