@@ -241,7 +241,7 @@ async def racer_loop(
             if not raw.startswith((b'{"type":"ack"', b'{"type":"refused"')):
                 if measuring[0]:
                     stats.updates += 1
-                    if raw.startswith(b'{"type":"leaderboard"'):
+                    if raw.startswith((b'{"type":"leaderboard"', b'{"type":"leaderboard_ch')):
                         stats.boards += 1
                         stats.board_bytes += len(raw)
                 continue
@@ -394,8 +394,9 @@ async def run_daily(
     shared = sum(rds.memory_usage(f"{base}:{k}", samples=0) or 0 for k in ("board", "rows", "att"))
     n = max(1, rds.zcard(f"{base}:board"))
     rds.close()
-    for r in racers:
-        await r[0].close()
+    # at once: a player whose game ended stopped reading, and its close waits for the
+    # server's close frame behind what it left unread (close_timeout, 10 s)
+    await asyncio.gather(*(r[0].close() for r in racers))
     return {
         "players": players,
         "setup_s": setup_s,

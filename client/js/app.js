@@ -128,6 +128,9 @@ function onMessage(msg) {
       afterEntry();
       resend(unanswered);
       break;
+    case 'leaderboard_stale': // changes to rows this client does not hold: the whole board
+      if (boardWanted) net.send({ type: 'watch_board', challenge: boardWanted.id, deal: boardWanted.deal });
+      break;
     case 'ack':
       if (inflight && inflight.drag) settleDrag(inflight.drag, true);
       pump();

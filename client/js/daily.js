@@ -106,13 +106,13 @@ export function shareLine(title, game, rank, players, link) {
 }
 
 // The share line's figures: the player's own final board (the server's word on their
-// game), the time from their leaderboard row.
-export function shareGame(board, row) {
-  const won = board.status === 'won';
+// game), as the leaderboard ranks it: the foundation cards and the moves and time it
+// took to reach them.
+export function shareGame(board) {
   return {
     foundation: board.foundation,
-    moves: won ? board.reached_moves : board.moves,
-    ms: won ? board.reached_ms : (row && row.last_ms) ?? board.reached_ms,
+    moves: board.reached_moves,
+    ms: board.reached_ms,
     status: board.status,
   };
 }

@@ -639,7 +639,7 @@ export class Renderer {
     const title = titleOf(attempt.id, challengeById(state, attempt.id));
     const board = state.board && state.board.over ? state.board : null;
     const line = row && board
-      ? shareLine(title, shareGame(board, row), row.rank, live.players, challengeLink(attempt.id)) : '';
+      ? shareLine(title, shareGame(board), row.rank, live.players, challengeLink(attempt.id)) : '';
     const input = $('#share-line');
     if (input.value !== line) input.value = line;
     $('#btn-share').disabled = !line;

@@ -264,6 +264,19 @@ export function receive(state, msg) {
       };
       return 'leaderboard';
     }
+    case 'leaderboard_changes': {
+      // the rows that changed or left since the version this connection holds (`base`)
+      const live = state.live;
+      if (!live || live.challenge !== msg.challenge || live.deal !== msg.deal) return null;
+      if (live.v !== msg.base) return 'leaderboard_stale';
+      const byWho = new Map(live.rows.map((r) => [r.who, r]));
+      for (const who of msg.gone || []) byWho.delete(who);
+      for (const row of msg.changed || []) byWho.set(row.who, row);
+      state.live = {
+        ...live, v: msg.v, players: msg.players, final: msg.final === true, rows: ranked([...byWho.values()]),
+      };
+      return 'leaderboard';
+    }
     case 'leaderboard_you': {
       if (state.live && state.live.challenge === msg.challenge && state.live.deal === msg.deal) {
         state.live = { ...state.live, you: msg.rows || [] };
@@ -278,6 +291,17 @@ export function receive(state, msg) {
     default:
       return null;
   }
+}
+
+// Leaderboard rows in order (by `key`, then `who`) with their `rank`: 1 + the rows with
+// a smaller key (docs/protocol.md, "Leaderboards").
+export function ranked(rows) {
+  const sorted = [...rows].sort((a, b) => a.key - b.key || (a.who < b.who ? -1 : a.who > b.who ? 1 : 0));
+  let rank = 1;
+  return sorted.map((r, i) => {
+    if (i > 0 && r.key !== sorted[i - 1].key) rank = i + 1;
+    return { ...r, rank };
+  });
 }
 
 export function leaveRoom(state) {

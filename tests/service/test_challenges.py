@@ -61,6 +61,32 @@ async def guest(port: int, name: str = "Gus") -> Client:
     return client
 
 
+class Held:
+    """A watcher's leaderboard as a client keeps it: a ``leaderboard`` replaces it, a
+    ``leaderboard_changes`` applies to the version it names (docs/protocol.md)."""
+
+    def __init__(self) -> None:
+        self.v, self.players, self.final, self.rows = -1, 0, False, []
+
+    def take(self, m: dict) -> None:
+        if m["type"] == "leaderboard_changes":
+            assert m["base"] == self.v, (m["base"], self.v)
+            by_who = {r["who"]: r for r in self.rows}
+            for who in m["gone"]:
+                del by_who[who]
+            by_who.update((r["who"], r) for r in m["changed"])
+            rows = sorted(by_who.values(), key=lambda r: (r["key"], r["who"]))
+            rank = 1
+            for i, r in enumerate(rows):  # a place: 1 + the rows with a smaller key
+                if i and r["key"] != rows[i - 1]["key"]:
+                    rank = i + 1
+                rows[i] = {**r, "rank": rank}
+        else:
+            assert m["type"] == "leaderboard"
+            rows = m["rows"]
+        self.v, self.players, self.final, self.rows = m["v"], m["players"], m["final"], rows
+
+
 def to_close(challenge_id: str, ms: int) -> None:
     """Shift the clock so that the challenge closes ``ms`` from now."""
     c = ch.parse_daily(challenge_id, (1,), 1800)
@@ -191,17 +217,68 @@ async def test_refusals_change_nothing(daily, redis_url) -> None:
     await g.close()
 
 
+async def test_watchers_get_the_rows_that_changed_and_hold_the_whole_board(daily) -> None:
+    """After the first full board a watcher gets only the rows that changed (a move that
+    changes no standing changes no row); whenever it joined, what it holds is the board
+    a fresh watcher is sent."""
+    cid = today_id()
+    players = [await guest(daily.port) for _ in range(6)]
+    for i, p in enumerate(players[:2]):
+        await p.request("attempt", "welcome", challenge=cid, name=f"P{i}")
+    early, late = await guest(daily.port), None
+    boards = {early: Held()}
+    await early.send("watch_board", challenge=cid)
+    changes = []
+    for turn in range(2, 6):
+        await players[turn].request("attempt", "welcome", challenge=cid, name=f"P{turn}")
+        quitter = players[turn - 2]
+        assert (await quitter.request("resign", "ack", seq=quitter.seq + 1))["type"] == "ack"
+        assert (await players[turn - 1].move("draw"))["type"] == "ack"  # no standing changes
+        await asyncio.sleep(0.15)  # a push or two (every 50 ms)
+        if turn == 3:
+            late = await guest(daily.port)
+            boards[late] = Held()
+            await late.send("watch_board", challenge=cid)
+        for w, held in boards.items():
+            for m in await w.drain(0.1):
+                if m["type"] in ("leaderboard", "leaderboard_changes"):
+                    held.take(m)
+                    if m["type"] == "leaderboard_changes":
+                        changes.append(m)
+    assert late is not None
+    # an operator takes a row off: it is gone from every watcher's rows
+    removed = boards[early].rows[0]["who"]
+    assert await daily.store.challenges.remove(cid, 0, removed, {"reason": "test"})
+    await asyncio.sleep(0.15)
+    for w, held in boards.items():
+        for m in await w.drain(0.1):
+            if m["type"] in ("leaderboard", "leaderboard_changes"):
+                held.take(m)
+                changes.append(m)
+    assert any(m.get("gone") == [removed] for m in changes)
+    fresh = await guest(daily.port)
+    whole = await fresh.request("watch_board", "leaderboard", challenge=cid)
+    assert whole["players"] == 5 and len(whole["rows"]) == 5
+    assert removed not in [r["who"] for r in whole["rows"]]
+    for held in boards.values():
+        assert held.rows == whole["rows"] and held.players == 5
+    assert any(len(m["changed"]) < len(whole["rows"]) for m in changes), changes
+    for p in players[4:]:  # moves that change no standing: nothing is pushed
+        assert (await p.move("draw"))["type"] == "ack"
+    await asyncio.sleep(0.2)
+    for w in boards:
+        assert [m["type"] for m in await w.drain(0.1) if "leaderboard" in m["type"]] == []
+    for c in (*players, early, late, fresh):
+        await c.close()
+
+
 async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
     cid = today_id()
     ann, bob, eve = await guest(daily.port), await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
     await bob.request("attempt", "welcome", challenge=cid, name="Bob")
-    await eve.request("watch_board", "leaderboard", challenge=cid)
     assert (await ann.move("draw", seq=1))["type"] == "ack"
-    while True:  # pushed to the watcher once the board changed
-        board = await eve.expect("leaderboard")
-        if any(r["moves"] == 1 for r in board["rows"]):
-            break
+    board = await eve.request("watch_board", "leaderboard", challenge=cid)
     assert board["players"] == 2 and board["final"] is False
     names = [r["name"] for r in board["rows"]]
     assert sorted(names) == ["Ann", "Bob"]
@@ -213,14 +290,13 @@ async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
             "guest",
             "code",
             "foundation",
-            "moves",
             "reached_moves",
             "reached_ms",
             "status",
             "score",
-            "last_ms",
             "flagged",
-        }
+            "key",
+        }  # what ranks: not the moves made nor the last move's time, which every move changes
         assert row["guest"] is True
     # Bob is still playing: he may not watch Ann's board, nor may Eve (no attempt)
     code = a["room"]["code"]

@@ -64,3 +64,28 @@ async def test_concurrent_moves_share_round_trips(node) -> None:
     assert batches < 16 * 15 / 2, batches  # group commit: several moves per round trip
     for c in clients:
         await c.close()
+
+
+async def test_a_rank_read_for_many_players_agrees_with_the_one_by_one_read(redis_url) -> None:
+    """``around_many`` (the whole board in one read) gives each player the same place,
+    neighbours and rows as ``around`` (a few reads per player), ties included."""
+    client = aioredis.from_url(redis_url)
+    store = Store(client, "node-a")
+    try:
+        base = "ch:d-2026-12-01-1:0"
+        scores = {f"g-{i:02d}": (i * 7) % 5 for i in range(23)}  # many equal composites
+        await client.zadd(f"{base}:board", scores)
+        await client.hset(f"{base}:rows", mapping={w: f'{{"name":"{w}"}}' for w in scores})
+        await client.hdel(f"{base}:rows", "g-05")  # a row missing is left out by both
+        whos = [*scores, "g-none"]  # a player not on the board is not answered
+        for reach in (0, 1, 3):
+            one_by_one = await store.challenges.around("d-2026-12-01-1", 0, whos, reach)
+            at_once = await store.challenges.around_many("d-2026-12-01-1", 0, whos, reach)
+            assert at_once == one_by_one
+            assert "g-none" not in at_once and len(at_once) == 23
+        alone = await store.challenges.around_many("d-2026-12-01-1", 0, whos, 0)
+        for who, score in scores.items():  # a place: 1 + the players strictly better
+            if who != "g-05":
+                assert alone[who][1] == 1 + sum(s < score for s in scores.values())
+    finally:
+        await client.aclose()

@@ -22,6 +22,7 @@ class Conn:
     __slots__ = (
         "address",
         "board",
+        "board_v",
         "board_you",
         "credit",
         "entering",
@@ -53,6 +54,7 @@ class Conn:
         self.session: str | None = None  # the signed-in session's token hash
         self.board: tuple[str, int] | None = None  # the challenge leaderboard watched
         self.board_you = 0  # when (epoch ms) the player's own place was last sent
+        self.board_v = -1  # the version of the leaderboard rows this connection holds
         self.fanout = fanout
         self.id = secrets.token_hex(4)
         self.log: Any = log.bind(conn=self.id)

@@ -11,6 +11,7 @@ ServerType = Literal[
     "challenges",
     "leaderboard",
     "leaderboard_you",
+    "leaderboard_changes",
     "welcome",
     "resumed",
     "resync",
