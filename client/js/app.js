@@ -106,6 +106,12 @@ function onOpen() {
 }
 
 function onMessage(msg) {
+  if (replayAsked && (msg.type === 'replay' || (msg.type === 'error' && msg.about === 'replay'))) {
+    const { resolve } = replayAsked;
+    replayAsked = null;
+    resolve(msg.type === 'replay' ? { status: 200, data: msg.replay } : { status: 403, error: msg.reason, message: msg.message });
+    return;
+  }
   let effect = null;
   const inflight = state.inflight;
   // the moves sent or queued and not yet answered, in order (a snapshot forgets them)
@@ -733,7 +739,18 @@ function toast(message, kind = 'info') {
 
 // ---- profiles (#/players/WHO) ----------------------------------------------------------
 let routedHere = false; // a profile opened from this page: Back goes back
-const replays = new ReplayViewer($('#replay-view'));
+let replayAsked = null; // {code, resolve}: a `replay` sent, its answer awaited
+function askReplay(code) {
+  if (replayAsked) replayAsked.resolve({ status: 0, error: 'superseded' });
+  return new Promise((resolve) => {
+    replayAsked = { code, resolve };
+    if (!net.send({ type: 'replay', code })) {
+      replayAsked = null;
+      resolve({ status: 0, error: 'offline' });
+    }
+  });
+}
+const replays = new ReplayViewer($('#replay-view'), askReplay);
 async function route() {
   const replay = replayRoute(location.hash);
   if (replay) {

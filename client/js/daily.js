@@ -136,8 +136,14 @@ export function standingsHtml(rows, opts = {}) {
       const ok = typeof r.replay === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(r.replay);
       extra = `<td>${ok ? `<a class="replay-link" href="${escapeHtml(r.replay)}">replay</a>` : ''}</td>`;
     } else if (opts.watch) {
-      extra = `<td>${me || !r.code ? '' : `<button type="button" class="btn small" data-watch-attempt="${escapeHtml(r.code)}"`
-        + ` aria-label="Watch ${escapeHtml(r.name)}'s attempt">Watch</button>`}</td>`;
+      // an ended attempt's replay: before the close, the server shows it to those who may
+      // watch it (over the connection: the viewer asks when HTTP says not_yet)
+      const code = typeof r.code === 'string' && /^[A-Z0-9]{6}$/.test(r.code) ? r.code : null;
+      const watch = me || !code ? '' : `<button type="button" class="btn small" data-watch-attempt="${code}"`
+        + ` aria-label="Watch ${escapeHtml(r.name)}'s attempt">Watch</button>`;
+      const replay = code && r.status !== 'playing'
+        ? ` <a class="replay-link" href="#/replay/${code}" aria-label="Replay ${escapeHtml(r.name)}'s attempt">replay</a>` : '';
+      extra = `<td>${watch}${replay}</td>`;
     }
     return `<tr data-who="${escapeHtml(r.who)}"${me ? ' class="me" aria-current="true"' : ''}>`
       + `<td>${escapeHtml(r.rank)}</td><td>${nameCell(r)}${me ? ' <span class="muted">(you)</span>' : ''}</td>`

@@ -82,13 +82,18 @@ function clock(ms) {
 const ERRORS = {
   not_finished: 'This race is still on: its replay opens once it has finished.',
   not_yet: 'This is a challenge attempt: its replay opens once the challenge has closed.',
+  attempt_first: 'This is a challenge attempt: play your own attempt at the deal first, or wait for the challenge to close.',
   no_replay: 'No replay of this room: the code is unknown, or the race was too long ago.',
   bad_code: 'That is not a room code.',
 };
 
 export class ReplayViewer {
-  constructor(root) {
+  // askServer(code): the replay over the connection ({status, data} or {status, error};
+  // status 0: not connected), which shows a challenge attempt before its close to a
+  // player who may watch it (HTTP refuses it to everyone: not_yet)
+  constructor(root, askServer = null) {
     this.root = root;
+    this.askServer = askServer;
     this.data = null;
     this.step = 0;
     this.playing = false;
@@ -136,7 +141,10 @@ export class ReplayViewer {
     this.$('#replay-sub').textContent = 'Loading\u2026';
     this.$('#replay-error').hidden = true;
     this.root.dataset.state = 'loading';
-    const got = await loadReplay(code);
+    // over the connection when there is one (it knows the player: an attempt's replay
+    // is theirs once their own attempt has ended), else over HTTP
+    let got = this.askServer ? await this.askServer(code) : { status: 0 };
+    if (got.status === 0) got = await loadReplay(code);
     if (this.code !== code) return; // navigated on meanwhile
     if (got.status !== 200) {
       this.root.dataset.state = 'error';

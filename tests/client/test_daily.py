@@ -119,6 +119,16 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ) == "#/players/" + ann.state("s.identity.player.id")
     assert "1 player" in (ann.page.text_content("#daily-view .players-count") or "")
     assert ann.page.get_attribute("#daily-view .board-state", "data-final") == "false"
+    # her ended attempt's replay, before the close: HTTP says not yet, the connection
+    # shows it to her (her attempt has ended): three draws and the resignation
+    assert me.locator("a.replay-link").get_attribute("href") == f"#/replay/{code}"
+    me.locator("a.replay-link").click()
+    ann.page.wait_for_selector('#replay-view[data-state="ready"]')
+    assert ann.page.get_attribute("#replay-scrub", "max") == "4"
+    assert "seed" not in (ann.page.text_content("#replay-sub") or "")
+    ann.shot(artifacts / "daily-own-replay.png")
+    ann.page.click("#replay-back")
+    ann.page.wait_for_selector("#daily-view:not([hidden]) tr.me")
     ann.page.click("#daily-back")
     ann.screen("results")
 

@@ -422,3 +422,49 @@ async def test_a_watching_player_outside_the_top_gets_their_own_place(daily, red
         assert near == [(147, "p147"), (149, "p148"), (149, "p149"), (151, "Ann")], near
     for w in watchers:
         await w.close()
+
+
+async def test_a_replay_of_an_attempt_over_the_connection_follows_the_watch_rule(
+    daily,
+) -> None:
+    """Before the close, ``replay`` shows an attempt to a player whose own attempt at the
+    deal has ended (as ``watch`` does), and nobody else; HTTP, which knows no player,
+    waits for the close."""
+    cid = today_id()
+    ann, bob, eve = await guest(daily.port), await guest(daily.port), await guest(daily.port)
+    a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
+    b = await bob.request("attempt", "welcome", challenge=cid, name="Bob")
+    code, bobs = a["room"]["code"], b["room"]["code"]
+    assert (await ann.move("draw"))["type"] == "ack"
+    assert (await ann.request("resign", "ack", seq=ann.seq + 1))["type"] == "ack"
+    got = await ann.request("replay", "replay", code=bobs)  # Bob's is still being played
+    assert (got["type"], got.get("reason")) == ("error", "not_finished"), got
+    for c in (bob, eve):  # Bob is still playing; Eve made no attempt
+        got = await c.request("replay", "replay", code=code)
+        assert (got["type"], got.get("reason")) == ("error", "attempt_first"), got
+    status, body = await get(daily.port, f"/api/replays/{code}")
+    assert (status, body["error"]) == (403, "not_yet")
+    assert (await bob.request("resign", "ack", seq=bob.seq + 1))["type"] == "ack"
+    for c in (ann, bob):  # her own, and Bob's now that his attempt has ended
+        got = await c.request("replay", "replay", code=code)
+        assert got["type"] == "replay", got
+        replay = got["replay"]
+        assert [p["id"] for p in replay["players"]] == ["p1"]
+        one = replay["players"][0]
+        assert [f["move"] for f in one["frames"]][:2] == ["d", "resign"], one["frames"]
+        # before the close nothing names the deal: no record, no reveal, no hidden card
+        assert one["record"] is None and "reveal" not in replay["room"]
+        assert a["board"]["columns"] == one["initial"]["columns"]
+        assert all(set(c) == {"down", "up"} for c in one["initial"]["columns"])
+    got = await bob.request("replay", "replay", code=code, player="p1")
+    assert got["type"] == "replay" and len(got["replay"]["timeline"]) >= 1
+    for fields, reason in (
+        ({"code": "ZZZZZZ"}, "no_replay"),
+        ({"code": "zz"}, "bad_field"),
+        ({"code": code, "player": "p9"}, "no_player"),
+        ({"code": code, "format": "record"}, "bad_field"),
+    ):
+        got = await bob.request("replay", "replay", **fields)
+        assert (got["type"], got.get("reason")) == ("error", reason), (fields, got)
+    for c in (ann, bob, eve):
+        await c.close()

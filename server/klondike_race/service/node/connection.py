@@ -26,13 +26,14 @@ from .lobby import Lobby
 from .players import Players
 from .race import Race
 from .registry import Hubs
+from .replays import Replays
 
 
 class Connections:
     def __init__(
         self, config: Config, metrics: Metrics, fanout: Fanout, hubs: Hubs,
         lobby: Lobby, race: Race, assist: Assist, players: Players, challenges: Challenges,
-        ghosts: Ghosts,
+        ghosts: Ghosts, replays: Replays,
     ) -> None:  # fmt: skip
         self.config = config
         self.metrics = metrics
@@ -44,6 +45,7 @@ class Connections:
         self.players = players
         self.challenges = challenges
         self.ghosts = ghosts
+        self.replays = replays
         self.open = 0
 
     async def handler(self, ws: ServerConnection) -> None:
@@ -73,7 +75,7 @@ class Connections:
             await ws.close(1011, "internal error")
         finally:
             self.open -= 1
-            self.challenges.unwatch(conn)
+            self.challenges.boards.unwatch(conn)
             try:
                 await self.lobby.cancel_quick(conn)  # first: a match may be entering it
                 await self.hubs.detach(conn)
@@ -151,8 +153,10 @@ class Connections:
             case wire.AttemptRequest():
                 await self.challenges.attempt(conn, m)
             case wire.WatchBoard():
-                await self.challenges.watch_board(conn, m)
+                await self.challenges.boards.watch(conn, m)
             case wire.GhostRequest():
                 await self.ghosts.race(conn, m)
+            case wire.ReplayRequest():
+                await self.replays.send(conn, m)
             case _:
                 assert_never(m)

@@ -81,11 +81,11 @@ class Node:
             self.store, self.hubs, self.rooms, self.lobby, self.challenges, self.spawn
         )
         self.lobby.entered.append(self.ghosts.resume)
+        self.replays = Replays(self.store, self.challenges)
         self.connections = Connections(
             config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist,
-            self.players, self.challenges, self.ghosts,
+            self.players, self.challenges, self.ghosts, self.replays,
         )  # fmt: skip
-        self.replays = Replays(self.store)
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
         apis: dict[str, Api] = {
             "/api/players/": lambda rest, _query: self.ratings.profile(rest),
@@ -155,7 +155,7 @@ class Node:
         self.spawn(self._heartbeat())
         self.spawn(self.sweeper.run())
         self.spawn(self.lobby.matcher())
-        self.spawn(self.challenges.run_boards())
+        self.spawn(self.challenges.boards.run())
         self.spawn(self._prepare_challenges())
         self.store.start()
         self._pubsub = self.sub_redis.pubsub(ignore_subscribe_messages=True)

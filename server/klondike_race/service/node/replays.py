@@ -9,8 +9,12 @@ from urllib.parse import parse_qs
 
 from ..clock import now_ms
 from ..domain import replay as rp
+from ..domain.errors import ServiceError
 from ..domain.room import Room
 from ..store import Store
+from ..wire import ReplayRequest, encode
+from .challenges import Challenges
+from .conn import Conn
 
 MAX_QUERY = 64  # characters: "player=p8&format=record" is 23
 PARAMS = {"player", "format"}
@@ -44,8 +48,9 @@ def parse_query(query: str) -> dict[str, str] | str:
 
 
 class Replays:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, challenges: Challenges) -> None:
         self.store = store
+        self.challenges = challenges
 
     async def room(self, code: str) -> Room | None:
         loaded = await self.store.rooms.load(code)
@@ -58,25 +63,49 @@ class Replays:
         params = parse_query(query)
         if isinstance(params, str):
             return _error(400, "bad_request", params)
+        return await self.read(rest, params.get("player"), params.get("format") == "record")
+
+    async def send(self, conn: Conn, m: ReplayRequest) -> None:
+        """``replay`` over the connection: as over HTTP, and a challenge attempt also
+        before its challenge closes to a player who may watch it (their own attempt at
+        the deal has ended), as ``watch`` allows."""
+        status, out = await self.read(m.code, m.player, False, conn)
+        if status != 200:
+            raise ServiceError(out["error"], out["message"])
+        conn.send(encode("replay", replay=out))
+
+    async def read(
+        self, code: str, player: str | None, record: bool, conn: Conn | None = None
+    ) -> tuple[int, dict[str, Any]]:
         now = now_ms()
-        room = await self.room(rest)
+        room = await self.room(code)
         if room is None:
-            return _error(404, "no_replay", f"no replay of {rest} (unknown, or expired)")
+            return _error(404, "no_replay", f"no replay of {code} (unknown, or expired)")
         parent = await self.room(room.parent) if room.parent else None
         refused = rp.refusal(room, parent, now)
+        gate = parent if room.parent else room
+        attempt = gate is not None and gate.challenge
+        early = refused is not None and refused[1] == "not_yet" and conn is not None
+        if early and attempt:
+            assert gate is not None and conn is not None
+            await self.challenges.may_watch(conn, gate.code)  # attempt_first, or on
+            refused = None
         if refused is not None:
             return _error(*refused)
-        player = params.get("player")
         if player is not None and room.seat(player) is None:
-            return _error(404, "no_player", f"{rest} has no player {player!r}")
+            return _error(404, "no_player", f"{code} has no player {player!r}")
         seats = [player] if player else [s.id for s in room.seats]
         logs = {pid: await self.store.log.read(room.code, pid) for pid in seats}
-        if params.get("format") == "record":
+        if record:
             assert player is not None
             one = rp.player_replay(room, player, logs[player], now)
-            record: dict[str, Any] = one["record"]
-            return 200, record
+            got: dict[str, Any] = one["record"]
+            return 200, got
         out = rp.replay(room, logs, now)
+        if early:  # the frames show face-up cards only; a record or reveal names the deal
+            out["room"].pop("reveal", None)
+            for one in out["players"]:
+                one["record"] = None
         if player:
             out["players"] = [p for p in out["players"] if p["id"] == player]
             out["timeline"] = [pid for pid in out["timeline"] if pid == player]

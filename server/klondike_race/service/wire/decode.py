@@ -226,6 +226,7 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "challenges": lambda f: M.ChallengesRequest(),
     "ghost": lambda f: M.GhostRequest(f.code(), _text(f, "player", 2, 2), f.name()),
     "attempt": _attempt,
+    "replay": lambda f: M.ReplayRequest(f.code(), f.player()),
     "watch_board": lambda f: M.WatchBoard(
         _text(f, "challenge", 3, 48), f.int_in("deal", 0, 19, default=0)
     ),
@@ -259,6 +260,7 @@ TYPE_OF: dict[type, str] = {
     M.AttemptRequest: "attempt",
     M.WatchBoard: "watch_board",
     M.GhostRequest: "ghost",
+    M.ReplayRequest: "replay",
 }
 
 

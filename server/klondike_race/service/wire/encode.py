@@ -12,6 +12,7 @@ ServerType = Literal[
     "leaderboard",
     "leaderboard_you",
     "leaderboard_changes",
+    "replay",
     "welcome",
     "resumed",
     "resync",

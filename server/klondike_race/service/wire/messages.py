@@ -148,6 +148,12 @@ class GhostRequest:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReplayRequest:
+    code: str
+    player: str | None = None
+
+
 Message = (
     Create
     | Join
@@ -173,4 +179,5 @@ Message = (
     | AttemptRequest
     | WatchBoard
     | GhostRequest
+    | ReplayRequest
 )
