@@ -89,6 +89,8 @@ async def serve_role(args: argparse.Namespace) -> None:
     )
     if os.environ.get("KR_SPECTATOR_BATCH_MS"):  # otherwise the server's default
         config.spectator_batch_ms = int(os.environ["KR_SPECTATOR_BATCH_MS"])
+    if os.environ.get("KR_BOARD_INTERVAL_MS"):  # e.g. 10**9: the daily without pushes
+        config.board_interval_ms = int(os.environ["KR_BOARD_INTERVAL_MS"])
     node = Node(config, args.redis)
     await node.start()
 
