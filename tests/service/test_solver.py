@@ -280,3 +280,19 @@ async def test_an_analysis_never_stored_is_made_by_the_sweeper(node, redis_url) 
     assert not [m for m in await a.drain(0.5) if m["type"] == "analysis"]
     for c in (a, b):
         await c.close()
+
+
+async def test_a_hint_plays_a_safe_card_home_first(node) -> None:
+    """Where the solver's line starts by drawing, a person would first play the ace
+    lying face up: a hint offers the safe card home (it keeps the game won)."""
+    cards = reference_deals()[1]["cards"]  # Draw 1, won; the A of diamonds tops column 5
+    assert reference_deals()[1]["draw"] == 1
+    line = solve_job(cards, {"draw": 1}, [], max_seconds=5)["line"]
+    assert line[0] == "d"  # the solver's line would draw first
+    solo = await practice(node.port, cards)
+    hint = await solo.request("hint", "hint")
+    assert (hint["move"], hint["from"], hint["result"]) == ("5>d", "col5", "win"), hint
+    assert (await solo.move({"from": hint["from"], "to": hint["to"], "count": 1}))["type"] == "ack"
+    hint = await solo.request("hint", "hint")  # the next safe card, or the line again
+    assert hint["type"] == "hint" and hint["result"] == "win", hint
+    await solo.close()

@@ -105,3 +105,34 @@ async def test_a_returning_player_keeps_the_room_alive(nodes, redis_url) -> None
     await back.close()
     await asyncio.sleep(2)
     assert state(rds, code)["status"] == "finished"
+
+
+async def test_the_lobby_lists_no_race_nobody_is_connected_to(redis_url) -> None:
+    """A public race whose players have all gone stays open for their return
+    (``KR_ABANDONED_S``) but leaves the lobby's list within two sweep intervals."""
+    configure(json=False, level="warning")
+    node = Node(make_config(redis_url, sweep_interval_s=0.2, abandoned_s=60), redis_url)
+    port = await node.start()
+    try:
+        a, b = await start_race(port)
+        code = a.seen[0]["room"]["code"]
+        looker = await Client.open(port)
+
+        async def listed() -> list[str]:
+            got = await looker.request("rooms", "rooms")
+            return [r["code"] for r in got["rooms"]]
+
+        await asyncio.sleep(0.6)  # connected through several sweeps: listed
+        assert code in await listed()
+        await a.close()
+        await b.close()
+        await asyncio.sleep(0.6)  # nobody since: not listed, still a started race
+        assert code not in await listed()
+        assert state(redis.Redis.from_url(redis_url), code)["status"] == "started"
+        back = await Client.open(port)  # a player returns: listed again
+        assert (await back.request("resume", "welcome", token=a.token))["type"] == "welcome"
+        assert code in await listed()
+        for c in (back, looker):
+            await c.close()
+    finally:
+        await node.stop()

@@ -11,10 +11,39 @@ One rule for both the server's answer to ``hint``/``finish`` and the ``can_hint`
 
 from __future__ import annotations
 
+from ...engine import Game, Move
+from ...engine.moves import CARDS, FOUND0
 from .errors import ServiceError
 from .room import FINISHED, RACING
 
 HINT, FINISH = "hint", "finish"
+
+# foundations in the engine's order (c d h s): the other colour's two, and the same
+# colour's other suit
+_OTHER_COLOUR = ((1, 2), (0, 3), (0, 3), (1, 2))
+_SAME_COLOUR = (3, 2, 1, 0)
+
+
+def safe_home(game: Game) -> Move | None:
+    """A legal move of a card home that never costs a winnable game, the solver's safe
+    rule (docs/solver.md): the card's rank is at most one above both foundations of the
+    other colour (an ace or a two always when foundation cards stay home; when they may
+    come back, also at most two above the same colour's other suit). A hint offers it
+    before anything else, as a person would play it."""
+    found = game.found
+    back = game.settings.foundation_to_column
+    for move in game.legal_moves():
+        if move.kind != CARDS or move.dst < FOUND0:
+            continue
+        suit = move.dst - FOUND0
+        n = found[suit]  # the card's rank is n + 1
+        o1, o2 = _OTHER_COLOUR[suit]
+        if back:
+            if found[o1] >= n and found[o2] >= n and found[_SAME_COLOUR[suit]] >= n - 1:
+                return move
+        elif n < 2 or (found[o1] >= n and found[o2] >= n):
+            return move
+    return None
 
 
 def _playing(phase: str, over: bool) -> str | None:

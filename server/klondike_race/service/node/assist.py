@@ -38,13 +38,14 @@ class Assist:
         self.config = lobby.config
 
     async def hint(self, conn: Conn) -> None:
-        """The next move of a winning line from the player's position."""
+        """A move that keeps the position won: a safe card home when there is one (as a
+        person would play it first), else the next move of the solver's winning line."""
         hub = player_hub(conn)
         _check(assist.HINT, hub, conn)
         assert hub.room is not None and conn.game is not None
         moves = [str(m) for m in conn.game.log]
         out = await self.solving.line(hub.room, moves, self.config.solver_hint_s)
-        move = Move.parse(out["line"][0])
+        move = assist.safe_home(conn.game) or Move.parse(out["line"][0])
         conn.send(
             encode_text("hint", result="win", move=str(move), line=out["moves"], **move.to_wire())
         )

@@ -261,7 +261,13 @@ class Lobby:
         now = now_ms()
         rooms = [Room.from_json(state) for state in await self.store.rooms.list_public()]
         # a room whose time limit passed is not a live race
-        listed = [r.listed(now) for r in rooms if r.phase(now) != FINISHED]
+        live = [r for r in rooms if r.phase(now) != FINISHED]
+        # nor one nobody is connected to: every node marks the rooms its players are in
+        # each sweep interval, so a room unmarked for two intervals has nobody
+        seen = await self.store.sweeping.last_seen_many([r.code for r in live])
+        idle = now - int(2000 * self.config.sweep_interval_s)
+        pairs = zip(live, seen, strict=True)
+        listed = [r.listed(now) for r, at in pairs if at is None or at >= idle]
         conn.send(encode("rooms", rooms=listed))
 
     # ---- quick match ------------------------------------------------------------------

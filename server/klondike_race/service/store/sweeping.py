@@ -37,6 +37,13 @@ class Sweeping(Part):
         )
         return [c.decode() for c in codes]
 
+    async def last_seen_many(self, codes: list[str]) -> list[int | None]:
+        """``last_seen`` of each of ``codes``, in one round trip."""
+        if not codes:
+            return []
+        got: Any = await self._timed(self.redis.zmscore("rooms:active", codes))
+        return [None if s is None else int(s) for s in got]
+
     async def last_seen(self, code: str) -> int | None:
         score = await self._timed(self.redis.zscore("rooms:active", code))
         return None if score is None else int(score)
