@@ -5,7 +5,7 @@
 import { Account } from './account.js';
 import { Input } from './input.js';
 import { Net, defaultUrl } from './net.js';
-import { reasonText } from './cards.js';
+import { moveWords, reasonText } from './cards.js';
 import {
   addDays, challengeHref, dailyRoute, dayOf, loadChallenge, loadDay,
 } from './daily.js';
@@ -113,6 +113,7 @@ function onMessage(msg) {
     return;
   }
   let effect = null;
+  const boardBefore = state.board; // the player's own board, for the move's words
   const inflight = state.inflight;
   // the moves sent or queued and not yet answered, in order (a snapshot forgets them)
   const unanswered = { room: state.room && state.room.code, player: state.player,
@@ -139,6 +140,10 @@ function onMessage(msg) {
       break;
     case 'ack':
       if (inflight && inflight.drag) settleDrag(inflight.drag, true);
+      // every move of one's own, said in the live region (not the solver's playback)
+      if (!msg.duplicate && !state.finishing && !state.playback) {
+        $('#announce').textContent = moveWords(msg.move, boardBefore, state.board);
+      }
       pump();
       autoNext();
       break;

@@ -70,3 +70,35 @@ export function reasonText(reason, message) {
   const specific = cardsInText(message);
   return words ? `${words}: ${specific}` : specific;
 }
+
+// A move of the player's own in words, for screen readers (the live region): the card,
+// where it went and what it turned up, from the boards before and after it (the
+// server's) and the move's compact notation (docs/notation.md).
+export function moveWords(move, before, after) {
+  const say = (name) => (name ? cardFace(name).label : 'a card');
+  if (move === 'd') {
+    const fan = (after && after.waste && after.waste.fan) || [];
+    return fan.length ? `Drew the ${say(fan[fan.length - 1])}` : 'Drew';
+  }
+  if (move === 'r') return 'Turned the waste back into the stock';
+  if (move === 'u') return 'Undid the last move';
+  const m = /^([1-7wcdhs])>([1-7cdhsf])(?:x(\d+))?$/.exec(move || '');
+  if (!m || !before) return '';
+  const [, src, dst, n] = m;
+  const count = Number(n || 1);
+  let card = null;
+  if (src === 'w') card = before.waste.fan[before.waste.fan.length - 1];
+  else if (/[1-7]/.test(src)) {
+    const up = before.columns[Number(src) - 1].up;
+    card = up[up.length - count];
+  } else card = before.foundations[src];
+  const where = /[1-7]/.test(dst) ? `column ${dst}` : `the ${SUIT_WORDS[card ? card[1] : dst] || ''} foundation`;
+  let out = `${say(card)}${count > 1 ? ` and ${count - 1} more card${count > 2 ? 's' : ''}` : ''} to ${where}`;
+  if (/[1-7]/.test(src) && after) {
+    const i = Number(src) - 1;
+    if (after.columns[i].down < before.columns[i].down && after.columns[i].up.length) {
+      out += `, turning up the ${say(after.columns[i].up[0])}`;
+    }
+  }
+  return out;
+}

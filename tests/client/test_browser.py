@@ -15,6 +15,15 @@ from .conftest import PHONE, start_race
 
 SEED = "42"
 RANKS = "A23456789TJQK"
+RANK_WORDS = {"A": "Ace", "2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six",
+              "7": "Seven", "8": "Eight", "9": "Nine", "T": "Ten", "J": "Jack", "Q": "Queen",
+              "K": "King"}  # fmt: skip
+SUIT_WORDS = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
+
+
+def card_words(name: str) -> str:
+    """A card as screen readers hear it from the client ("Jack of hearts")."""
+    return f"{RANK_WORDS[name[0]]} of {SUIT_WORDS[name[1]]}"
 
 
 def test_the_deal_is_what_the_tests_expect() -> None:
@@ -34,11 +43,17 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
     alice.drag(alice.card("Jh"), alice.pile("col1"))
     page.wait_for_selector(f'{alice.pile("col1")} .card[data-card="Jh"]')
     assert page.text_content("#stat-moves") == "1"
+    # every move of her own is said in the live region: the card, where, what it turned
+    turned = alice.state("s.board.columns[2].up[0]")
+    said = f"Jack of hearts to column 1, turning up the {card_words(turned)}"
+    assert page.text_content("#announce") == said
+    assert page.get_attribute("#announce", "aria-live") == "polite"
 
     # Double-click a card home: Ac to the clubs foundation.
     page.dblclick(alice.card("Ac"))
     page.wait_for_selector(f'{alice.pile("found-c")} .card[data-card="Ac"]')
     assert page.text_content("#stat-found") == "1"
+    assert (page.text_content("#announce") or "").startswith("Ace of clubs to the clubs foundation")
     # ... and her own row of the standings follows (the ack carries the leaderboard).
     page.wait_for_selector('#race-standings .bar-row.me[data-player="p1"] .bar[aria-valuenow="1"]')
 
@@ -46,6 +61,7 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
     page.click(alice.pile("stock"))
     page.wait_for_selector(f'{alice.pile("waste")} .card[data-card="8c"]')
     assert alice.state("s.board.stock") == 23
+    assert page.text_content("#announce") == "Drew the Eight of clubs"
 
     # An illegal drop snaps back and says why; nothing changes.
     alice.drag(alice.card("2d"), alice.pile("col6"))
