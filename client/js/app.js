@@ -94,7 +94,8 @@ function onOpen() {
     }
   }
   if (state.view === 'queue' && !state.room && playName(state)) {
-    net.send({ type: 'quick', name: playName(state) }); // the queue ticket died with the socket
+    // the queue ticket died with the socket
+    net.send({ type: 'quick', name: playName(state), draw: state.quickDraw || 1 });
     return;
   }
   if (state.role === 'spectator' && state.room) {
@@ -509,7 +510,10 @@ $('#btn-watch-code').addEventListener('click', () => {
   if (code) net.send({ type: 'watch', code });
 });
 $('#btn-quick').addEventListener('click', () => {
-  if (needName()) net.send({ type: 'quick', name: playName(state) });
+  if (needName()) net.send({ type: 'quick', name: playName(state), draw: 1 });
+});
+$('#btn-quick3').addEventListener('click', () => {
+  if (needName()) net.send({ type: 'quick', name: playName(state), draw: 3 });
 });
 $('#btn-cancel-quick').addEventListener('click', () => {
   store.update((s) => { s.view = 'lobby'; });

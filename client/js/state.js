@@ -237,6 +237,7 @@ export function receive(state, msg) {
     }
     case 'queued': {
       state.view = 'queue';
+      state.quickDraw = msg.draw === 3 ? 3 : 1;
       return null;
     }
     case 'matched': {

@@ -381,6 +381,20 @@ def test_quick_match_pairs_two_players_on_one_deal(players) -> None:
     ann.page.wait_for_function("() => window.kr.store.state.board !== null")
 
 
+def test_quick_match_draw_three_races_draw_three(players) -> None:
+    cat, dan = players(), players()
+    for p, name in ((cat, "Cat"), (dan, "Dan")):
+        p.open()
+        p.set_name(name)
+    cat.page.click("#btn-quick3")
+    cat.screen("queue")
+    assert cat.state("s.quickDraw") == 3
+    dan.page.click("#btn-quick3")
+    for p in (cat, dan):
+        p.wait_racing()
+        assert p.state("s.room.settings.draw") == 3 and p.state("s.room.quick") is True
+
+
 def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) -> None:
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED, draw="3", checks=("undo",))

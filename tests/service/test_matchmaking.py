@@ -37,57 +37,57 @@ def tickets(pairs: list) -> list[tuple[str, str]]:
 
 async def test_close_ratings_pair_at_once_with_the_closest(mm) -> None:
     # a alone
-    assert await mm.match(T0, "a", 1500, player("g-a")) == []
+    assert await mm.match(T0, 1, "a", 1500, player("g-a")) == []
     # c arrives close to a: paired at once, the older first
-    got = await mm.match(T0 + 100, "c", 1560, player("g-c"))
+    got = await mm.match(T0 + 100, 1, "c", 1560, player("g-c"))
     assert tickets(got) == [("a", "c")]
     assert got[0][0][1] == player("g-a") and got[0][1][1] == player("g-c")
-    assert await mm.waiting() == 0
+    assert await mm.waiting(1) == 0
     # the closest of several: d waits, e comes far from it, g close to it
-    assert await mm.match(T0, "d", 1500, player("g-d")) == []
-    assert await mm.match(T0, "e", 1900, player("g-e")) == []
-    got = await mm.match(T0, "g", 1450, player("g-g"))
+    assert await mm.match(T0, 1, "d", 1500, player("g-d")) == []
+    assert await mm.match(T0, 1, "e", 1900, player("g-e")) == []
+    got = await mm.match(T0, 1, "g", 1450, player("g-g"))
     assert tickets(got) == [("d", "g")]
-    assert tickets(await mm.match(T0, "h", 1850, player("g-h"))) == [("e", "h")]
+    assert tickets(await mm.match(T0, 1, "h", 1850, player("g-h"))) == [("e", "h")]
 
 
 async def test_far_ratings_pair_once_the_window_has_widened(mm) -> None:
     far = 300  # needs (300 - 100) / 50 = 4 s of waiting
-    assert await mm.match(T0, "a", 1500, player("g-a")) == []
-    assert await mm.match(T0, "b", 1500 + far, player("g-b")) == []
+    assert await mm.match(T0, 1, "a", 1500, player("g-a")) == []
+    assert await mm.match(T0, 1, "b", 1500 + far, player("g-b")) == []
     wait_ms = (far - WINDOW) * 1000 // PER_S
-    assert await mm.match(T0 + wait_ms - 50) == []
-    assert await mm.waiting() == 2
-    got = await mm.match(T0 + wait_ms)
+    assert await mm.match(T0 + wait_ms - 50, 1) == []
+    assert await mm.waiting(1) == 2
+    got = await mm.match(T0 + wait_ms, 1)
     assert tickets(got) == [("a", "b")]
 
 
 async def test_anyone_after_ten_seconds_but_never_oneself(mm) -> None:
-    assert await mm.match(T0, "a", 1000, player("g-a")) == []
-    assert await mm.match(T0 + 1, "b", 2900, player("g-b")) == []
+    assert await mm.match(T0, 1, "a", 1000, player("g-a")) == []
+    assert await mm.match(T0 + 1, 1, "b", 2900, player("g-b")) == []
     # the window at 9.9 s is 100 + 9.9 * 50 = 595 points: not 1900
-    assert await mm.match(T0 + ANYONE_MS - 100) == []
-    assert tickets(await mm.match(T0 + ANYONE_MS)) == [("a", "b")]
+    assert await mm.match(T0 + ANYONE_MS - 100, 1) == []
+    assert tickets(await mm.match(T0 + ANYONE_MS, 1)) == [("a", "b")]
     # the same player on two devices never meets themselves, even after 10 s
-    assert await mm.match(T0, "x1", 1500, player("a-x")) == []
-    assert await mm.match(T0, "x2", 1500, player("a-x")) == []
-    assert await mm.match(T0 + 60_000) == []
-    got = await mm.match(T0 + 60_000, "y", 1500, player("g-y"))
+    assert await mm.match(T0, 1, "x1", 1500, player("a-x")) == []
+    assert await mm.match(T0, 1, "x2", 1500, player("a-x")) == []
+    assert await mm.match(T0 + 60_000, 1) == []
+    got = await mm.match(T0 + 60_000, 1, "y", 1500, player("g-y"))
     assert tickets(got) == [("x1", "y")]
     # x2 still waits, for anyone else (an anonymous player, who "")
-    assert tickets(await mm.match(T0 + 60_000, "n0", 1500, player())) == [("x2", "n0")]
+    assert tickets(await mm.match(T0 + 60_000, 1, "n0", 1500, player())) == [("x2", "n0")]
     # anonymous players may meet each other
-    assert await mm.match(T0, "n1", 1500, player()) == []
-    assert tickets(await mm.match(T0, "n2", 1500, player())) == [("n1", "n2")]
+    assert await mm.match(T0, 1, "n1", 1500, player()) == []
+    assert tickets(await mm.match(T0, 1, "n2", 1500, player())) == [("n1", "n2")]
 
 
 async def test_cancelled_and_expired_tickets_never_pair(mm, redis_url) -> None:
-    assert await mm.match(T0, "a", 1500, player("g-a")) == []
-    await mm.cancel("a")
-    assert await mm.match(T0, "b", 1500, player("g-b")) == []
+    assert await mm.match(T0, 1, "a", 1500, player("g-a")) == []
+    await mm.cancel("a", 1)
+    assert await mm.match(T0, 1, "b", 1500, player("g-b")) == []
     await mm.redis.delete("mm:t:b")  # its 1 h TTL ran out
-    assert await mm.match(T0, "c", 1500, player("g-c")) == []
-    assert await mm.waiting() == 1
+    assert await mm.match(T0, 1, "c", 1500, player("g-c")) == []
+    assert await mm.waiting(1) == 1
 
 
 async def test_waiting_players_are_paired_once_their_windows_meet(node, redis_url) -> None:
@@ -113,3 +113,31 @@ async def test_waiting_players_are_paired_once_their_windows_meet(node, redis_ur
     for c in (a, b):
         await c.close()
     await client.aclose()
+
+
+async def test_each_variant_has_its_own_queue(mm) -> None:
+    """A Draw 3 ticket never pairs with a Draw 1 one, however long they wait."""
+    assert await mm.match(T0, 1, "one", 1500, player("g-1")) == []
+    assert await mm.match(T0, 3, "three", 1500, player("g-3")) == []
+    assert await mm.match(T0 + 60_000, 1) == [] and await mm.match(T0 + 60_000, 3) == []
+    assert (await mm.waiting(1), await mm.waiting(3)) == (1, 1)
+    got = await mm.match(T0 + 60_000, 3, "three-b", 1500, player("g-3b"))
+    assert tickets(got) == [("three", "three-b")]
+    assert (await mm.waiting(1), await mm.waiting(3)) == (1, 0)
+
+
+async def test_a_draw_three_quick_match_races_draw_three(node) -> None:
+    """Over WebSockets: two Draw 3 tickets make a Draw 3 race, rated in its variant; a
+    Draw 1 player waiting meanwhile is left alone; a draw of 2 is refused."""
+    ann, bob, cat = [await Client.open(node.port) for _ in range(3)]
+    bad = await cat.request("quick", "queued", name="cat", draw=2)
+    assert (bad["type"], bad["reason"]) == ("error", "bad_field"), bad
+    assert (await cat.request("quick", "queued", name="cat"))["draw"] == 1
+    assert (await ann.request("quick", "queued", name="ann", draw=3))["draw"] == 3
+    await bob.send("quick", name="bob", draw=3)
+    for c in (ann, bob):
+        welcome = await c.expect("welcome", timeout=5)
+        assert welcome["room"]["settings"]["draw"] == 3 and welcome["room"]["quick"]
+    assert [m["type"] for m in await cat.drain(0.6)] == []  # still queued for Draw 1
+    for c in (ann, bob, cat):
+        await c.close()

@@ -129,7 +129,7 @@ class Connections:
             case wire.Leave():
                 await self.lobby.leave(conn)
             case wire.Quick():
-                await self.lobby.quick(conn, m.name)
+                await self.lobby.quick(conn, m.name, m.draw)
             case wire.Rooms():
                 await self.lobby.list_rooms(conn)
             case wire.Hint():

@@ -11,7 +11,7 @@ from typing import Any
 
 import structlog
 
-from ...engine import Deal, EngineError, Game
+from ...engine import Deal, EngineError, Game, Settings
 from ..clock import now_ms
 from ..config import Config
 from ..domain import movelog, rating
@@ -42,7 +42,6 @@ from .rooms import RoomOps, new_token, token_hash
 from .solving import Solving
 
 log = structlog.get_logger("klondike_race.lobby")
-QUICK_VARIANT = "draw1"  # quick-match races use the default settings: Draw 1
 
 
 def seat_owner(conn: Conn) -> tuple[str, bool]:
@@ -271,38 +270,37 @@ class Lobby:
         conn.send(encode("rooms", rooms=listed))
 
     # ---- quick match ------------------------------------------------------------------
-    async def quick(self, conn: Conn, name: str) -> None:
-        """Queue for a quick match (Draw 1) by rating (store/matchmaking.py): a race at
-        once when a waiting player's window admits this one, else ``queued``."""
+    async def quick(self, conn: Conn, name: str, draw: int = 1) -> None:
+        """Queue for a quick match (Draw 1 or Draw 3) by rating (store/matchmaking.py): a
+        race at once when a waiting player's window admits this one, else ``queued``."""
         await self.hubs.detach(conn)
         await self._drop_ticket(conn)  # asked again: one ticket at a time
         who, guest = seat_owner(conn)
         me: dict[str, Any] = {"name": seat_name(conn, name), "who": who, "guest": guest}
-        ticket = secrets.token_hex(12)
+        ticket = f"{draw}.{secrets.token_hex(12)}"  # its variant, then its own part
         conn.ticket = ticket
         self.tickets[ticket] = conn
-        score = await self.quick_rating(who)
-        pairs = await self.store.matchmaking.match(now_ms(), ticket, score, me)
+        score = await self.quick_rating(who, draw)
+        pairs = await self.store.matchmaking.match(now_ms(), draw, ticket, score, me)
         for pair in pairs:
             await self.pair(pair, conn)
         if conn.ticket == ticket:
-            conn.send(encode_text("queued"))
+            conn.send(encode_text("queued", draw=draw))
 
-    async def quick_rating(self, who: str) -> int:
-        """A player's display rating of the quick-match variant (1500 when unknown)."""
-        stats = await self.store.ratings.variant_stats(who, QUICK_VARIANT) if who else None
+    async def quick_rating(self, who: str, draw: int) -> int:
+        """A player's display rating of a quick-match variant (1500 when unknown)."""
+        stats = await self.store.ratings.variant_stats(who, f"draw{draw}") if who else None
         return rating.display(stats["mu"]) if stats else rating.BASE
 
     async def matcher(self, interval: float = 0.5) -> None:
-        """While this node has players waiting, pair the queue every ``interval``: the
+        """While this node has players waiting, pair their queues every ``interval``: the
         windows widen with time, so two waiting players may become a match."""
         while True:
             await asyncio.sleep(interval)
-            if not self.tickets:
-                continue
             try:
-                for pair in await self.store.matchmaking.match(now_ms()):
-                    await self.pair(pair)
+                for draw in sorted({_draw_of(t) for t in self.tickets}):
+                    for pair in await self.store.matchmaking.match(now_ms(), draw):
+                        await self.pair(pair)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -319,8 +317,9 @@ class Lobby:
             room, second = add_player(room, p2["name"], hash2, now, p2["who"], p2["guest"])
             return room, [first, second]
 
+        settings = Settings(draw=_draw_of(ticket1))
         room, pids = await self.rooms.create(
-            RoomOptions(quick=True), {"seed": secrets.token_hex(8)}, seat
+            RoomOptions(settings=settings, quick=True), {"seed": secrets.token_hex(8)}, seat
         )
         for ticket, pid, secret in ((ticket1, pids[0], secret1), (ticket2, pids[1], secret2)):
             token = f"{room.code}.{pid}.{secret}"
@@ -360,4 +359,9 @@ class Lobby:
         ticket, conn.ticket = conn.ticket, None
         if ticket is not None:
             self.tickets.pop(ticket, None)
-            await self.store.matchmaking.cancel(ticket)
+            await self.store.matchmaking.cancel(ticket, _draw_of(ticket))
+
+
+def _draw_of(ticket: str) -> int:
+    """The variant of a quick-match ticket (``D.HEX``)."""
+    return int(ticket.partition(".")[0])

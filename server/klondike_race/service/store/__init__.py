@@ -32,8 +32,8 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
                                     and ratings are due to the sweeper (its node died
                                     before applying them); applying takes it off
 ``kr:sweep``                string  the node sweeping now (a lock with a short TTL)
-``mm:rating``               zset    quick-match ticket -> its player's Draw 1 rating
-``mm:since``                zset    quick-match ticket -> when it came (epoch ms)
+``mm:rating:{D}``           zset    quick-match ticket of Draw D -> its player's rating
+``mm:since:{D}``            zset    quick-match ticket of Draw D -> when it came (ms)
 ``mm:t:{T}``                string  a waiting ticket's player JSON (name, who, guest;
                                     1 h TTL: a ticket without it is dropped)
 ``node:{NODE}``             string  a live node (30 s TTL, renewed every 10 s)

@@ -30,13 +30,14 @@ class Matchmaking(Part):
         self._match = self._script(source)
 
     async def match(
-        self, now: int, ticket: str | None = None, rating: int = 1500,
+        self, now: int, draw: int, ticket: str | None = None, rating: int = 1500,
         player: dict[str, Any] | None = None,
     ) -> list[Pair]:  # fmt: skip
         """Add ``ticket`` (its player's display ``rating``; ``player``: name, who, guest)
-        when given, then pair whoever can be paired at ``now`` (epoch ms): each pair's
-        tickets (the one waiting longer first) and players, taken off the queue."""
-        args: list[Any] = [now]
+        to the queue of variant ``draw`` when given, then pair whoever in that queue can
+        be paired at ``now`` (epoch ms): each pair's tickets (the one waiting longer
+        first) and players, taken off the queue."""
+        args: list[Any] = [now, draw]
         if ticket is not None:
             args += [ticket, rating, orjson.dumps(player or {}).decode()]
         got: Any = await self._timed(self._match(args=args))
@@ -47,15 +48,15 @@ class Matchmaking(Part):
             out.append((first, second))
         return out
 
-    async def cancel(self, ticket: str) -> None:
+    async def cancel(self, ticket: str, draw: int) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(f"mm:t:{ticket}")
-            pipe.zrem("mm:since", ticket)
-            pipe.zrem("mm:rating", ticket)
+            pipe.zrem(f"mm:since:{draw}", ticket)
+            pipe.zrem(f"mm:rating:{draw}", ticket)
             await self._timed(pipe.execute())
 
-    async def waiting(self) -> int:
-        return int(await self._timed(self.redis.zcard("mm:since")))
+    async def waiting(self, draw: int) -> int:
+        return int(await self._timed(self.redis.zcard(f"mm:since:{draw}")))
 
     async def notify(self, ticket: str, payload: dict[str, Any]) -> None:
         """Tell the node holding ``ticket`` (whichever it is) that it was matched."""

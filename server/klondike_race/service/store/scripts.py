@@ -138,34 +138,36 @@ return emit(rid, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
 """
 )
 
-# ARGV: now (epoch ms), then optionally a new ticket: ticket, display rating, player
-# JSON (name, who, guest). Quick match by rating: the new ticket joins the waiting ones
-# (``mm:rating`` ticket -> rating, ``mm:since`` ticket -> when it came, ``mm:t:{T}`` the
-# player, 1 h TTL); then, oldest first, each waiting ticket is paired with the
-# closest-rated other one (the older of equals) that is not the same player (``who``)
-# and within its window: WINDOW points at first, + PER_S per second waited, anyone after
-# ANYONE_MS. The older ticket of a pair has waited longest, so its window is the wider
-# of the two. Tickets whose player key expired are dropped. Returns the pairs, each as
-# older ticket, its player JSON, other ticket, its player JSON.
+# ARGV: now (epoch ms), the variant (draw count), then optionally a new ticket: ticket,
+# display rating, player JSON (name, who, guest). Quick match by rating, one queue per
+# variant: the new ticket joins the waiting ones (``mm:rating:{D}`` ticket -> rating,
+# ``mm:since:{D}`` ticket -> when it came, ``mm:t:{T}`` the player, 1 h TTL); then,
+# oldest first, each waiting ticket is paired with the closest-rated other one (the older
+# of equals) that is not the same player (``who``) and within its window: WINDOW points
+# at first, + PER_S per second waited, anyone after ANYONE_MS. The older ticket of a
+# pair has waited longest, so its window is the wider of the two. Tickets whose player
+# key expired are dropped. Returns the pairs, each as older ticket, its player JSON,
+# other ticket, its player JSON.
 QUICK_MATCH = """
 local now = tonumber(ARGV[1])
-if ARGV[2] then
-  redis.call('SET', 'mm:t:' .. ARGV[2], ARGV[4], 'EX', 3600)
-  redis.call('ZADD', 'mm:rating', ARGV[3], ARGV[2])
-  redis.call('ZADD', 'mm:since', now, ARGV[2])
+local by_rating, by_since = 'mm:rating:' .. ARGV[2], 'mm:since:' .. ARGV[2]
+if ARGV[3] then
+  redis.call('SET', 'mm:t:' .. ARGV[3], ARGV[5], 'EX', 3600)
+  redis.call('ZADD', by_rating, ARGV[4], ARGV[3])
+  redis.call('ZADD', by_since, now, ARGV[3])
 end
 local waiting = {}
-local listed = redis.call('ZRANGE', 'mm:since', 0, 199, 'WITHSCORES')
+local listed = redis.call('ZRANGE', by_since, 0, 199, 'WITHSCORES')
 for i = 1, #listed, 2 do
   local t = listed[i]
   local player = redis.call('GET', 'mm:t:' .. t)
   if player then
     waiting[#waiting + 1] = {t = t, since = tonumber(listed[i + 1]), player = player,
       who = cjson.decode(player)['who'] or '',
-      rating = tonumber(redis.call('ZSCORE', 'mm:rating', t) or '1500')}
+      rating = tonumber(redis.call('ZSCORE', by_rating, t) or '1500')}
   else
-    redis.call('ZREM', 'mm:since', t)
-    redis.call('ZREM', 'mm:rating', t)
+    redis.call('ZREM', by_since, t)
+    redis.call('ZREM', by_rating, t)
   end
 end
 local taken, out = {}, {}
@@ -185,8 +187,8 @@ for i, a in ipairs(waiting) do
       taken[i], taken[best] = true, true
       local b = waiting[best]
       for _, t in ipairs({a.t, b.t}) do
-        redis.call('ZREM', 'mm:since', t)
-        redis.call('ZREM', 'mm:rating', t)
+        redis.call('ZREM', by_since, t)
+        redis.call('ZREM', by_rating, t)
         redis.call('DEL', 'mm:t:' .. t)
       end
       for _, v in ipairs({a.t, a.player, b.t, b.player}) do out[#out + 1] = v end

@@ -203,10 +203,17 @@ def _attempt(f: _Fields) -> M.AttemptRequest:
     )  # fmt: skip
 
 
+def _quick_draw(f: _Fields) -> int:
+    draw: int = f.int_in("draw", 1, 3, default=1)
+    if draw == 2:
+        raise f.fail("bad_field", "quick: 'draw' is 1 or 3")
+    return draw
+
+
 _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "create": _create,
     "join": lambda f: M.Join(f.code(), f.name()),
-    "quick": lambda f: M.Quick(f.name()),
+    "quick": lambda f: M.Quick(f.name(), _quick_draw(f)),
     "watch": lambda f: M.Watch(f.code()),
     "resume": _resume,
     "ready": lambda f: M.Ready(f.get("ready", (bool,), default=True)),

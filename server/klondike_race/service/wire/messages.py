@@ -25,6 +25,7 @@ class Join:
 @dataclass(frozen=True, slots=True)
 class Quick:
     name: str
+    draw: int = 1  # the variant: Draw 1 or Draw 3, default settings otherwise
 
 
 @dataclass(frozen=True, slots=True)
