@@ -174,10 +174,14 @@ export class Renderer {
     const banner = $('#offline');
     const off = state.conn !== 'open';
     banner.hidden = !off || !state.everConnected;
-    const words = state.conn === 'open' ? 'online'
+    // the lag: the last ping's round trip, as lichess shows it
+    const lag = state.conn === 'open' && typeof state.lag === 'number' ? state.lag : null;
+    const words = state.conn === 'open' ? (lag == null ? 'online' : `online \u00b7 ${lag} ms`)
       : state.conn === 'connecting' ? (state.everConnected ? 'reconnecting\u2026' : 'connecting\u2026') : 'offline';
     text($('#conn-state'), words);
     $('#conn-state').dataset.state = state.conn;
+    $('#conn-state').dataset.lag = lag == null ? '' : lag < 150 ? 'good' : lag < 400 ? 'fair' : 'poor';
+    $('#conn-state').title = lag == null ? '' : `Round trip to the server: ${lag} ms`;
   }
 
   // The #/players/WHO view, over every screen while the address names it.

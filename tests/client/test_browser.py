@@ -257,10 +257,15 @@ def test_a_dropped_connection_shows_it_and_resumes(players) -> None:
     page = alice.page
     page.dblclick(alice.card("Ac"))
     page.wait_for_selector(f'{alice.pile("found-c")} .card[data-card="Ac"]')
+    # the lag: a move sends a ping along, and its round trip shows beside "online"
+    page.wait_for_selector('#conn-state[data-lag="good"]')
+    lag = alice.state("s.lag")
+    assert isinstance(lag, int) and page.text_content("#conn-state") == f"online \u00b7 {lag} ms"
     alice.context.set_offline(True)
     page.evaluate("() => window.kr.net.drop()")
     page.wait_for_selector("#offline", state="visible")
     assert page.get_attribute("#conn-state", "data-state") != "open"
+    assert page.get_attribute("#conn-state", "data-lag") == ""  # no lag while not online
     # While offline, Bob plays on.
     bob.page.click(bob.pile("stock"))
     alice.context.set_offline(False)
