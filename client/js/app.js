@@ -35,6 +35,17 @@ const storage = {
 const store = new Store(initialState());
 const state = store.state;
 state.name = storage.get('kr.name') || '';
+// the four-colour deck: a choice of this browser's, shown by CSS (body[data-deck])
+function showDeck(four) {
+  document.body.dataset.deck = four ? 'four' : 'two';
+  $('#btn-deck').setAttribute('aria-pressed', four ? 'true' : 'false');
+}
+showDeck(storage.get('kr.deck') === 'four');
+$('#btn-deck').addEventListener('click', () => {
+  const four = document.body.dataset.deck !== 'four';
+  storage.set('kr.deck', four ? 'four' : 'two');
+  showDeck(four);
+});
 state.solved = storage.get('kr.solved');
 let pendingIntent = null; // what to do once connected: {type, ...}
 if (params.get('watch')) pendingIntent = { type: 'watch', code: params.get('watch').toUpperCase() };

@@ -601,3 +601,25 @@ def test_the_phase_and_help_follow_the_server_in_a_race(players) -> None:
         assert p.state("s.room.phase") == "finished"
     page.wait_for_selector("#btn-finish-results:not([hidden])")
     assert bob.state("s.canFinish") is True
+
+
+def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    page = alice.page
+
+    def colour(card: str) -> str:
+        found = f"document.querySelector('{alice.card(card)}')"
+        return page.evaluate(f"() => getComputedStyle({found}).color")
+
+    assert (colour("2d"), colour("Ac")) == ("rgb(200, 16, 46)", "rgb(22, 24, 29)")
+    assert page.get_attribute("#btn-deck", "aria-pressed") == "false"
+    page.click("#btn-deck")  # diamonds blue, clubs green
+    assert (colour("2d"), colour("Ac")) == ("rgb(11, 92, 196)", "rgb(8, 122, 52)")
+    assert colour("Jh") == "rgb(200, 16, 46)"  # hearts stay red, spades black
+    assert page.get_attribute("#btn-deck", "aria-pressed") == "true"
+    page.reload()  # kept by this browser
+    page.wait_for_selector(alice.card("2d"))
+    assert colour("2d") == "rgb(11, 92, 196)"
+    page.click("#btn-deck")
+    assert colour("2d") == "rgb(200, 16, 46)"
