@@ -408,6 +408,10 @@ export class Renderer {
       selection: state.selection, inflight: state.inflightDrag || null,
       pending: pending.length ? JSON.stringify(pending) : '',
     });
+    // the win moment: the cards home leap in turn (CSS; still with reduced motion), for a
+    // game the player won, not one the solver finished
+    const solved = state.solved && room && state.solved.code === room.code;
+    $('#my-board').classList.toggle('celebrate', Boolean(board && board.status === 'won' && !solved));
     const note = $('#pending-note');
     note.hidden = !pending.length;
     if (pending.length) {

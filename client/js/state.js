@@ -37,6 +37,7 @@ export function initialState() {
     finishing: null, // {seq, moves}: the server is playing the solver's line
     playback: null, // the solver's line shown move by move: {boards: [...], shown, total, done}
     solved: null, // {code, moves}: the room whose game the solver finished (kr.solved)
+    winMoment: 0, // until when (Date.now() ms) the race screen shows the player's win
     lag: null, // the last ping's round trip, ms
     canHint: false, // the server's can_hint for this player (spectators: false)
     canFinish: false, // the server's can_finish for this player (spectators: false)
@@ -97,12 +98,15 @@ export function shownBoard(state) {
   return state.playback ? state.playback.shown : state.board;
 }
 
+export const WIN_MOMENT_MS = 2200; // the race screen stays this long after one's win
+
 // Which screen the state calls for.
 export function viewOf(state) {
   if (!state.room) return state.view === 'queue' ? 'queue' : 'lobby';
   const phase = roomPhase(state);
   if (state.role === 'spectator') return phase === 'finished' ? 'results' : 'watch';
   if (state.playback && state.role === 'player') return 'race'; // the solver's line, shown
+  if (state.winMoment && Date.now() < state.winMoment) return 'race'; // the win moment
   if (phase === 'waiting') return 'room';
   if (phase === 'finished') return 'results';
   if (phase === 'racing' && gameOver(state)) return 'results';
@@ -162,6 +166,9 @@ export function receive(state, msg) {
       return 'start';
     }
     case 'ack': {
+      // a win of the player's own (not the solver's line): the race screen stays a moment
+      const won = msg.board && msg.board.status === 'won' && !(state.board && state.board.status === 'won');
+      if (won && !state.finishing && !state.playback) state.winMoment = Date.now() + WIN_MOMENT_MS;
       if (msg.board) state.board = msg.board;
       if (msg.board && state.playback) state.playback.boards.push(msg.board);
       takeFlags(state, msg, false);
@@ -306,6 +313,7 @@ export function ranked(rows) {
 }
 
 export function leaveRoom(state) {
+  state.winMoment = 0;
   state.room = null;
   state.role = null;
   state.player = null;

@@ -308,6 +308,8 @@ def test_autocomplete_is_offered_by_the_server_and_wins(players, artifacts) -> N
     to_go = 52 - alice.state("s.board.foundation")
     clicked = len(wire.log)
     page.click("#btn-auto")
+    # the win moment: the race screen stays a moment, its cards home leaping, then results
+    page.wait_for_selector("#screen-race:not([hidden]) #my-board.celebrate", timeout=30_000)
     alice.screen("results", timeout=30_000)
     assert alice.state("s.board.status") == "won"
     assert alice.state("s.board.foundation") == 52
@@ -442,6 +444,9 @@ def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
     assert (page.text_content("#analysis-par") or "").startswith("Par: ")
     page.wait_for_selector('#analysis-players li[data-player="p1"][data-result="won"]')
     assert alice.state("s.board.status") == "won"
+    # the solver's win is no win moment of the player's
+    assert alice.state("s.winMoment") == 0
+    assert page.locator("#my-board.celebrate").count() == 0
     alice.shot(artifacts / "practice-results.png", full_page=True)
 
 
