@@ -41,6 +41,34 @@ function showDeck(four) {
   $('#btn-deck').setAttribute('aria-pressed', four ? 'true' : 'false');
 }
 showDeck(storage.get('kr.deck') === 'four');
+// the win chime: off until the player turns it on (kept by the browser)
+let chimes = 0;
+$('#btn-sound').setAttribute('aria-pressed', storage.get('kr.sound') === true ? 'true' : 'false');
+$('#btn-sound').addEventListener('click', () => {
+  const on = storage.get('kr.sound') !== true;
+  storage.set('kr.sound', on);
+  $('#btn-sound').setAttribute('aria-pressed', on ? 'true' : 'false');
+});
+function chime() {
+  if (storage.get('kr.sound') !== true) return;
+  chimes += 1;
+  try {
+    const audio = new AudioContext();
+    [523.25, 659.25, 783.99, 1046.5].forEach((hz, i) => { // C E G C, rising
+      const tone = audio.createOscillator();
+      const gain = audio.createGain();
+      tone.frequency.value = hz;
+      const at = audio.currentTime + i * 0.12;
+      gain.gain.setValueAtTime(0.0001, at);
+      gain.gain.exponentialRampToValueAtTime(0.2, at + 0.02);
+      gain.gain.exponentialRampToValueAtTime(0.0001, at + 0.4);
+      tone.connect(gain).connect(audio.destination);
+      tone.start(at);
+      tone.stop(at + 0.45);
+    });
+    setTimeout(() => audio.close(), 1200);
+  } catch { /* no audio here */ }
+}
 $('#btn-deck').addEventListener('click', () => {
   const four = document.body.dataset.deck !== 'four';
   storage.set('kr.deck', four ? 'four' : 'two');
@@ -156,6 +184,7 @@ function onMessage(msg) {
       if (!msg.duplicate && !state.finishing && !state.playback) {
         $('#announce').textContent = moveWords(msg.move, boardBefore, state.board);
       }
+      if (state.winMoment && !(boardBefore && boardBefore.status === 'won') && state.board.status === 'won') chime();
       pump();
       autoNext();
       break;
@@ -844,5 +873,5 @@ $('#daily-back').addEventListener('click', () => {
 route();
 nameField();
 
-window.kr = { store, net, intent, replays }; // for the browser console and the tests
+window.kr = { store, net, intent, replays, chimes: () => chimes }; // for the console and the tests
 net.connect();

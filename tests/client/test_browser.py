@@ -307,9 +307,12 @@ def test_autocomplete_is_offered_by_the_server_and_wins(players, artifacts) -> N
     page.locator("#btn-auto").wait_for(state="visible")
     to_go = 52 - alice.state("s.board.foundation")
     clicked = len(wire.log)
+    assert page.get_attribute("#btn-sound", "aria-pressed") == "false"  # off at first
+    page.click("#btn-sound")  # the win chime on
     page.click("#btn-auto")
     # the win moment: the race screen stays a moment, its cards home leaping, then results
     page.wait_for_selector("#screen-race:not([hidden]) #my-board.celebrate", timeout=30_000)
+    assert page.evaluate("() => window.kr.chimes()") == 1
     alice.screen("results", timeout=30_000)
     assert alice.state("s.board.status") == "won"
     assert alice.state("s.board.foundation") == 52
