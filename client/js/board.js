@@ -301,10 +301,19 @@ export class BoardView {
 
     // columns: face-down cards close, face-up cards far enough to read their corner,
     // squeezed when a long column would not fit the height the board may use
-    const downStep = Math.max(4, Math.round(ch * 0.1));
-    const upStep = Math.max(14, Math.round(ch * 0.27));
+    let downStep = Math.max(4, Math.round(ch * 0.1));
+    let upStep = Math.max(14, Math.round(ch * 0.27));
     const minUp = Math.max(12, Math.round(ch * 0.17));
     const room = this.options.fitHeight ? this.options.fitHeight(this.tableau) : Infinity;
+    if (narrow && Number.isFinite(room)) {
+      // a phone upright: the cards are as wide as 7 columns allow, so the strips grow
+      // into the height instead (up to 1.8x), the tallest column filling what it may use
+      const need = Math.max(...this.board.columns.map((c) => c.down * downStep
+        + Math.max(0, c.up.length - 1) * upStep + ch));
+      const grow = Math.min(1.8, Math.max(1, room / need));
+      downStep = Math.round(downStep * grow);
+      upStep = Math.round(upStep * grow);
+    }
     let tallest = ch;
     this.board.columns.forEach((column, c) => {
       const pile = this.piles[COLUMNS[c]];

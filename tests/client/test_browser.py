@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from klondike_race.engine import Deal, Game, Move, Settings, board_view
 from tests.conftest import reference_deals
 
@@ -249,6 +251,36 @@ def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
     )
     assert watcher.page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     watcher.shot(artifacts / "spectator-phone.png", full_page=True)
+
+
+@pytest.mark.parametrize("size", [(390, 844), (360, 640)], ids=["390x844", "360x640"])
+def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artifacts, size) -> None:
+    """At both phone sizes: no horizontal scroll, every pile on screen, cards at least
+    44 px wide (a finger), and the strips of covered cards grown into the height."""
+    width, height = size
+    alice = players()
+    phone = players(viewport={"width": width, "height": height}, has_touch=True, is_mobile=True)
+    start_race(alice, [phone], seed=SEED)
+    page = phone.page
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    for pile in ("stock", "waste", "found-c", "found-s", "col1", "col7"):
+        box = page.locator(phone.pile(pile)).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+    card = page.locator(phone.card("Qs")).bounding_box()
+    assert card is not None and card["width"] >= 44, card
+    # column 7: six face-down cards, then the Th; each covered strip grown past 0.1 x card
+    tops = page.evaluate(
+        "() => [...document.querySelectorAll('#my-board [data-pile=\"col7\"] .card')]"
+        ".map((c) => c.getBoundingClientRect().top)"
+    )
+    assert len(tops) == 7 and tops[1] - tops[0] > 0.1 * card["height"], tops
+    assert tops[-1] + card["height"] <= height  # the whole deal on the first screen
+    assert page.locator("#btn-help").is_hidden()  # no "Keys" on a touch screen
+    assert alice.page.locator("#btn-help").is_visible()  # ... but on a desktop
+    phone.shot(artifacts / f"race-phone-{width}x{height}.png")
+    page.tap(phone.pile("stock"))
+    page.wait_for_selector(f'{phone.pile("waste")} .card[data-card="8c"]')
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
 
 
 def test_a_dropped_connection_shows_it_and_resumes(players) -> None:
