@@ -86,9 +86,15 @@ export class BoardView {
     const same = board === this.board && Object.keys({ ...ui, ...this.ui })
       .every((k) => ui[k] === this.ui[k]);
     if (same) return;
+    const grown = this.options.markLast && this.board && board ? grownPiles(this.board, board) : null;
     this.board = board;
     this.ui = ui;
     this.paint();
+    if (grown) { // the last move, as spectators see it: where cards arrived
+      for (const [name, pile] of Object.entries(this.piles)) {
+        pile.classList.toggle('last-move', grown.has(name));
+      }
+    }
   }
 
   focusKey() {
@@ -344,4 +350,19 @@ export class BoardView {
     const card = p.querySelector(`[data-index="${index}"]`);
     return card ? card.getBoundingClientRect() : p.getBoundingClientRect();
   }
+}
+
+// The piles a board change put cards on (a column or foundation that grew, the waste
+// after a draw): no rules, only the two boards compared.
+export function grownPiles(before, after) {
+  const out = new Set();
+  after.columns.forEach((c, i) => {
+    const was = before.columns[i];
+    if (c.down + c.up.length > was.down + was.up.length) out.add(COLUMNS[i]);
+  });
+  for (const [suit, top] of Object.entries(after.foundations)) {
+    if (top && top !== before.foundations[suit]) out.add(`found-${suit}`);
+  }
+  if (after.waste.count > before.waste.count) out.add('waste');
+  return out;
 }

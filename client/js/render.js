@@ -134,7 +134,7 @@ export class Renderer {
       fitHeight: (tableau) => Math.max(240, window.innerHeight - tableau.getBoundingClientRect().top
         + window.scrollY - 12),
     });
-    this.large = new BoardView($('#follow-board'), { maxCard: 110, animate: true });
+    this.large = new BoardView($('#follow-board'), { maxCard: 110, animate: true, markLast: true });
     this.grids = new Map(); // container -> Map(player -> BoardView)
     store.subscribe(() => this.schedule());
     this.tick = setInterval(() => this.schedule(), 250);
@@ -733,7 +733,7 @@ export class Renderer {
         const holder = document.createElement('div');
         cell.append(head, holder);
         container.append(cell);
-        view = { cell, head, board: new BoardView(holder, { maxCard: 80 }), last: null };
+        view = { cell, head, board: new BoardView(holder, { maxCard: 80, markLast: true }), last: null };
         views.set(id, view);
       }
       const row = byPlayer[id];

@@ -98,6 +98,9 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
         " .count').textContent === '23'"
     )
     assert grid.text_content("#watch-count") == "1 watching"
+    # the last move is marked on each board: where cards arrived (Alice drew last)
+    grid.wait_for_selector(f'{cell} .pile.last-move[data-pile="waste"]')
+    assert grid.locator(f'{cell} .pile.last-move[data-pile="col4"]').count() == 0
     watcher.shot(artifacts / "spectator.png")
     alice.shot(artifacts / "race.png")
 
