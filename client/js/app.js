@@ -560,6 +560,10 @@ $('#btn-cancel-quick').addEventListener('click', () => {
   net.drop(); // the server drops the queue ticket with the connection; we reconnect
 });
 $('#btn-refresh').addEventListener('click', () => net.send({ type: 'rooms' }));
+$('#count-racing').addEventListener('click', (e) => { // down to the live races (no route)
+  e.preventDefault();
+  $('#live-races').scrollIntoView({ block: 'start' });
+});
 $('#live-rooms').addEventListener('click', (e) => {
   const watch = e.target.closest('[data-watch]');
   const join = e.target.closest('[data-join]');

@@ -319,6 +319,12 @@ export class Renderer {
     if (state.invite) text($('#invite-code'), state.invite);
     this.yourRooms(state);
     this.dailyBox(state);
+    const counts = state.counts;
+    $('#lobby-counts').hidden = !counts || typeof counts.online !== 'number';
+    if (counts && typeof counts.online === 'number') {
+      text($('#count-online'), `${thousands(counts.online)} online`);
+      text($('#count-racing'), `${thousands(counts.racing)} racing now`);
+    }
     const list = $('#live-rooms');
     const rooms = state.rooms || [];
     const key = JSON.stringify(rooms);

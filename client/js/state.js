@@ -27,6 +27,7 @@ export function initialState() {
     selection: null, // {pile, index, count}
     follow: null, // the player whose board a spectator follows large
     rooms: [], // live public races
+    counts: null, // {online, racing}: the lobby's counts from the last `rooms`
     profile: null, // the #/players/WHO view: {who, status: loading|ok|missing|failed, data, error}
     notice: null, // {text, kind, at}
     refusal: null, // {reason, message, at, seq}
@@ -240,6 +241,7 @@ export function receive(state, msg) {
     }
     case 'rooms': {
       state.rooms = msg.rooms || [];
+      state.counts = { online: msg.online, racing: msg.racing };
       return null;
     }
     case 'queued': {

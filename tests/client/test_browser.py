@@ -167,6 +167,17 @@ def test_lobby_keeps_the_name_and_lists_live_races(players, artifacts) -> None:
     visitor.open()
     visitor.set_name("Visitor")
     visitor.page.wait_for_selector(f'#live-rooms [data-watch="{code}"]')
+    # the counts at the top of the lobby, and a link down to the live races
+    visitor.page.wait_for_selector("#lobby-counts:not([hidden])")
+    online = visitor.state("s.counts.online")
+    assert isinstance(online, int) and online >= 2  # the host and this visitor, at least
+    assert visitor.page.text_content("#count-online") == f"{online} online"
+    assert visitor.page.text_content("#count-racing") == "0 racing now"  # the room waits
+    assert visitor.page.get_attribute("#count-racing", "href") == "#live-races"
+    visitor.page.click("#count-racing")  # scrolls there, the address (the route) unchanged
+    assert "live-races" not in visitor.page.url
+    box = visitor.page.locator("#live-races").bounding_box()
+    assert box is not None and 0 <= box["y"] < visitor.page.viewport_size["height"]
     visitor.shot(artifacts / "lobby.png")
     visitor.page.reload()
     visitor.page.wait_for_selector('#conn-state[data-state="open"]')

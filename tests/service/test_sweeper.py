@@ -124,6 +124,16 @@ async def test_the_lobby_lists_no_race_nobody_is_connected_to(redis_url) -> None
 
         await asyncio.sleep(0.6)  # connected through several sweeps: listed
         assert code in await listed()
+        got = await looker.request("rooms", "rooms")  # the lobby's counts: 3 here, racing 1
+        assert (got["online"], got["racing"]) == (3, 1)
+        other = Node(make_config(redis_url), redis_url)  # another node: its heartbeat counts
+        await other.start()
+        try:
+            await other.store.sweeping.heartbeat(5)
+            assert (await looker.request("rooms", "rooms"))["online"] == 8
+        finally:
+            await other.stop()
+        assert (await looker.request("rooms", "rooms"))["online"] == 3  # gone with it
         await a.close()
         await b.close()
         await asyncio.sleep(0.6)  # nobody since: not listed, still a started race

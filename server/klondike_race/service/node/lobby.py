@@ -20,6 +20,7 @@ from ..domain.options import RoomOptions
 from ..domain.room import (
     CODE_LENGTH,
     FINISHED,
+    RACING,
     WAITING,
     Room,
     add_device,
@@ -74,6 +75,7 @@ class Lobby:
         self.solving = solving
         self.spawn = spawn
         self.tickets: dict[str, Conn] = {}  # quick-match tickets of connections here
+        self.open_here: Callable[[], int] = lambda: 0  # connections open on this node
         # called with each room a player enters here (a ghost race's ghost plays on)
         self.entered: list[Callable[[Room], None]] = []
 
@@ -267,7 +269,9 @@ class Lobby:
         idle = now - int(2000 * self.config.sweep_interval_s)
         pairs = zip(live, seen, strict=True)
         listed = [r.listed(now) for r, at in pairs if at is None or at >= idle]
-        conn.send(encode("rooms", rooms=listed))
+        racing = sum(1 for r in listed if r["phase"] == RACING)
+        online = await self.store.sweeping.online(self.open_here())
+        conn.send(encode("rooms", rooms=listed, online=online, racing=racing))
 
     # ---- quick match ------------------------------------------------------------------
     async def quick(self, conn: Conn, name: str, draw: int = 1) -> None:

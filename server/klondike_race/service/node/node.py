@@ -86,6 +86,7 @@ class Node:
             config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist,
             self.players, self.challenges, self.ghosts, self.replays,
         )  # fmt: skip
+        self.lobby.open_here = lambda: self.connections.open
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
         apis: dict[str, Api] = {
             "/api/players/": lambda rest, _query: self.ratings.profile(rest),
@@ -151,7 +152,7 @@ class Node:
         if self.config.dev and self.config.clock_offset_ms:
             clock.shift(self.config.clock_offset_ms)
         await self.redis.ping()
-        await self.store.sweeping.heartbeat()
+        await self.store.sweeping.heartbeat(self.connections.open)
         self.spawn(self._heartbeat())
         self.spawn(self.sweeper.run())
         self.spawn(self.lobby.matcher())
@@ -214,7 +215,7 @@ class Node:
         while True:
             await asyncio.sleep(10)
             try:
-                await self.store.sweeping.heartbeat()
+                await self.store.sweeping.heartbeat(self.connections.open)
             except Exception:
                 log.exception("heartbeat failed")
 

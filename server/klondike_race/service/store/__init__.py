@@ -36,7 +36,10 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
 ``mm:since:{D}``            zset    quick-match ticket of Draw D -> when it came (ms)
 ``mm:t:{T}``                string  a waiting ticket's player JSON (name, who, guest;
                                     1 h TTL: a ticket without it is dropped)
-``node:{NODE}``             string  a live node (30 s TTL, renewed every 10 s)
+``node:{NODE}``             string  a live node: its open connections (30 s TTL, renewed
+                                    every 10 s)
+``nodes``                   set     the nodes that said they were live (the lobby's
+                                    "online" sums their ``node:{NODE}``)
 ``acct:name:{CANONICAL}``   string  the account id holding a name (domain/players.py)
 ``acct:{ID}``               hash    ``name``, ``hash`` (argon2), ``guest`` (the guest key
                                     it was claimed from), ``created``

@@ -9,12 +9,33 @@ from .base import Part
 
 
 class Sweeping(Part):
-    async def heartbeat(self, ttl: int = 30) -> None:
-        """This node is alive for ``ttl`` seconds (its spectator counts count)."""
-        await self._timed(self.redis.set(f"node:{self.node}", 1, ex=ttl))
+    async def heartbeat(self, connections: int = 0, ttl: int = 30) -> None:
+        """This node is alive for ``ttl`` seconds (its spectator counts count), with
+        ``connections`` open (the lobby's "online")."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(f"node:{self.node}", connections, ex=ttl)
+            pipe.sadd("nodes", self.node)
+            await self._timed(pipe.execute())
 
     async def node_gone(self) -> None:
-        await self._timed(self.redis.delete(f"node:{self.node}"))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.delete(f"node:{self.node}")
+            pipe.srem("nodes", self.node)
+            await self._timed(pipe.execute())
+
+    async def online(self, here: int) -> int:
+        """Connections open on the live nodes: ``here`` on this one, on each other one
+        as it said in its last heartbeat."""
+        nodes: Any = await self._timed(self.redis.smembers("nodes"))
+        if not nodes:
+            return here
+        names = sorted(n.decode() for n in nodes)
+        counts: Any = await self._timed(self.redis.mget([f"node:{n}" for n in names]))
+        gone = [n for n, c in zip(names, counts, strict=True) if c is None]
+        if gone:  # a node that died without saying so
+            await self._timed(self.redis.srem("nodes", *gone))
+        others = (int(c) for n, c in zip(names, counts, strict=True) if c and n != self.node)
+        return here + sum(others)
 
     async def track(self, code: str, now: int) -> None:
         """A new room: the sweeper watches it until it finishes."""
