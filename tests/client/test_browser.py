@@ -419,36 +419,25 @@ def near_autocomplete() -> tuple[dict, int]:
     raise AssertionError("no reference deal reaches auto-complete with 8+ cards to go")
 
 
-def test_quick_match_pairs_two_players_on_one_deal(players) -> None:
+@pytest.mark.parametrize(("button", "draw"), [("#btn-quick", 1), ("#btn-quick3", 3)])
+def test_quick_match_pairs_two_players_on_one_deal(players, button, draw) -> None:
     ann, ben = players(), players()
     for p, name in ((ann, "Ann"), (ben, "Ben")):
         p.open()
         p.set_name(name)
-    ann.page.click("#btn-quick")
+    ann.page.click(button)
     ann.screen("queue")
-    ben.page.click("#btn-quick")
+    assert ann.state("s.quickDraw") == draw
+    ben.page.click(button)
     for p in (ann, ben):
         p.wait_racing()
+        assert p.state("s.room.settings.draw") == draw and p.state("s.room.quick") is True
     assert ann.state("s.board.columns") == ben.state("s.board.columns")
     assert ann.state("s.room.code") == ben.state("s.room.code")
     # The quick-matched player kept a token: a reload resumes the race.
     ann.page.reload()
     ann.screen("race")
     ann.page.wait_for_function("() => window.kr.store.state.board !== null")
-
-
-def test_quick_match_draw_three_races_draw_three(players) -> None:
-    cat, dan = players(), players()
-    for p, name in ((cat, "Cat"), (dan, "Dan")):
-        p.open()
-        p.set_name(name)
-    cat.page.click("#btn-quick3")
-    cat.screen("queue")
-    assert cat.state("s.quickDraw") == 3
-    dan.page.click("#btn-quick3")
-    for p in (cat, dan):
-        p.wait_racing()
-        assert p.state("s.room.settings.draw") == 3 and p.state("s.room.quick") is True
 
 
 def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) -> None:
