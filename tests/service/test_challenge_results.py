@@ -335,7 +335,9 @@ async def test_a_leaderboard_is_final_exactly_at_final_at(daily) -> None:
     clock.freeze(c.final_at() - 1)
     board = await g.request("watch_board", "leaderboard", challenge=c.id)
     assert board["type"] == "leaderboard" and board["final"] is False
-    clock.freeze(c.final_at())
+    clock.freeze(c.final_at())  # no move: the push says so all the same
+    changes = await g.expect("leaderboard_changes")
+    assert changes["final"] is True and changes["changed"] == [] and changes["gone"] == []
     board = await g.request("watch_board", "leaderboard", challenge=c.id)
     assert board["type"] == "leaderboard" and board["final"] is True
     await g.close()

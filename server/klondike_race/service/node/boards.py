@@ -36,7 +36,7 @@ class Boards:
         self.fanout = fanout
         self.find = find
         self.watchers: dict[tuple[str, int], set[Conn]] = {}
-        self._seen: dict[tuple[str, int], int] = {}  # board version last pushed
+        self._seen: dict[tuple[str, int], tuple[int, bool]] = {}  # (version, final) pushed
         # the top rows last pushed to every watcher: (v, {who: row without rank}, players,
         # final)
         self._shown: dict[tuple[str, int], tuple[int, dict[str, Any], int, bool]] = {}
@@ -80,15 +80,15 @@ class Boards:
         else as the rows that changed or left since the last push (one frame each, for
         all)."""
         challenge_id, index = key
+        c = self.find(challenge_id)
+        now = now_ms()
+        final = now >= c.final_at()  # becoming final changes the board with no move
         version = await self.store.challenges.version(challenge_id, index)
-        if not conns or (not force and self._seen.get(key) == version):
+        if not conns or (not force and self._seen.get(key) == (version, final)):
             return
         if not force:
-            self._seen[key] = version
-        c = self.find(challenge_id)
+            self._seen[key] = (version, final)
         v, players, rows = await self.store.challenges.top(challenge_id, index, TOP)
-        now = now_ms()
-        final = now >= c.final_at()
         top = ranked_rows(rows, live=True)
         standing = {r["who"]: _unranked(r) for r in top}
         last = self._shown.get(key)
