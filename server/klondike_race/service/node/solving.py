@@ -52,19 +52,13 @@ class Solving:
         return self._pool
 
     async def close(self) -> None:
-        """Stop the workers, a search under way included: nothing waits for one (a race
-        analysis cut short is made again by the sweeper, as when a node dies)."""
         self.stopping = True
         if self._executor is None:
             return
         executor, self._executor, self._pool = self._executor, None, None
-        executor.shutdown(wait=False, cancel_futures=True)
-        # ProcessPoolExecutor.terminate_workers() is Python 3.14's; its workers before that
-        for process in list((getattr(executor, "_processes", None) or {}).values()):
-            process.terminate()
         try:
             await asyncio.get_running_loop().run_in_executor(
-                None, lambda: executor.shutdown(wait=True)
+                None, lambda: executor.shutdown(wait=True, cancel_futures=True)
             )
         except Exception:
             log.exception("solver shutdown failed")
