@@ -129,9 +129,11 @@ class Client:
                     self.token = message["token"]
                 return message
 
-    async def request(self, type: str, *answers: str, **fields: Any) -> dict:
+    async def request(
+        self, type: str, *answers: str, timeout: float = 5.0, **fields: Any
+    ) -> dict:
         await self.send(type, **fields)
-        return await self.expect(*answers, "error")
+        return await self.expect(*answers, "error", timeout=timeout)
 
     async def move(self, step: Any, seq: int | None = None) -> dict:
         """Send one move (a reference-line step, or a wire dict) and wait for its answer."""

@@ -20,6 +20,9 @@ from tests.conftest import reference_deals
 
 from .conftest import Client, make_config, start_race, winnable
 
+# a request the solver answers: its budget (up to 5 s) and a loaded machine's slack
+SOLVER_WAIT = 30.0
+
 
 @cache
 def quick_loss() -> list[str]:
@@ -62,14 +65,14 @@ async def test_practice_hint_then_finish_ends_in_a_win(node, redis_url) -> None:
     joined = await other.request("join", "welcome", code=room["code"], name="x")
     assert joined["type"] == "error" and joined["reason"] == "not_waiting"
     # a hint is a move of a winning line: play it
-    hint = await solo.request("hint", "hint")
+    hint = await solo.request("hint", "hint", timeout=SOLVER_WAIT)
     assert hint["type"] == "hint", hint
     assert hint["result"] == "win" and hint["line"] >= 1
     wire = {k: hint[k] for k in ("from", "to", "count", "action") if k in hint}
     step = wire.get("action") or wire
     assert (await solo.move(step))["type"] == "ack"
     # finish it for me: every move of the line acknowledged, ending in a win
-    finishing = await solo.request("finish", "finishing")
+    finishing = await solo.request("finish", "finishing", timeout=SOLVER_WAIT)
     assert finishing["type"] == "finishing", finishing
     assert finishing["seq"] == 2 and finishing["moves"] >= 1
     last = None
@@ -113,7 +116,7 @@ async def test_hints_refused_in_races_and_finish_only_once_the_race_finished(
     resigned = await a.request("resign", "ack", seq=2)
     assert resigned["type"] == "ack" and resigned["can_finish"] is False
     await a.expect("boards")
-    answer = await a.request("finish", "finishing")
+    answer = await a.request("finish", "finishing", timeout=SOLVER_WAIT)
     assert answer["type"] == "error" and answer["reason"] == "race_not_over"
     assert not [m for m in await a.drain(0.3) if m["type"] in ("welcome", "ack")]
     rds = redis.Redis.from_url(redis_url)
@@ -163,9 +166,9 @@ async def test_hints_refused_in_races_and_finish_only_once_the_race_finished(
 
 async def test_no_winning_line(node) -> None:
     solo = await practice(node.port, quick_loss())
-    answer = await solo.request("hint", "hint")
+    answer = await solo.request("hint", "hint", timeout=SOLVER_WAIT)
     assert answer["type"] == "error" and answer["reason"] == "no_winning_line"
-    answer = await solo.request("finish", "finishing")
+    answer = await solo.request("finish", "finishing", timeout=SOLVER_WAIT)
     assert answer["type"] == "error" and answer["reason"] == "no_winning_line"
     assert (await solo.move("draw"))["type"] == "ack"  # the game itself goes on
     await solo.close()
@@ -184,7 +187,7 @@ async def impatient(redis_url: str) -> AsyncIterator[Node]:
 async def test_unknown_when_the_budget_runs_out(impatient) -> None:
     solo = await practice(impatient.port, winnable(draw=1)["cards"])
     for kind, answer in (("hint", "hint"), ("finish", "finishing")):
-        got = await solo.request(kind, answer)
+        got = await solo.request(kind, answer, timeout=SOLVER_WAIT)
         assert got["type"] == "error" and got["reason"] == "unknown", got
     await solo.close()
 
@@ -235,7 +238,7 @@ async def test_solver_queue_full_is_busy(redis_url) -> None:
     try:
         solo = await practice(port, winnable(draw=1)["cards"])
         for kind, answer in (("hint", "hint"), ("finish", "finishing")):
-            got = await solo.request(kind, answer)
+            got = await solo.request(kind, answer, timeout=SOLVER_WAIT)
             assert got["type"] == "error" and got["reason"] == "busy", got
         got = await solo.request("create", "welcome", name="a", winnable_only=True)
         assert got["type"] == "error" and got["reason"] == "busy", got
@@ -290,9 +293,9 @@ async def test_a_hint_plays_a_safe_card_home_first(node) -> None:
     line = solve_job(cards, {"draw": 1}, [], max_seconds=5)["line"]
     assert line[0] == "d"  # the solver's line would draw first
     solo = await practice(node.port, cards)
-    hint = await solo.request("hint", "hint")
+    hint = await solo.request("hint", "hint", timeout=SOLVER_WAIT)
     assert (hint["move"], hint["from"], hint["result"]) == ("5>d", "col5", "win"), hint
     assert (await solo.move({"from": hint["from"], "to": hint["to"], "count": 1}))["type"] == "ack"
-    hint = await solo.request("hint", "hint")  # the next safe card, or the line again
+    hint = await solo.request("hint", "hint", timeout=SOLVER_WAIT)  # the next safe card, or ...
     assert hint["type"] == "hint" and hint["result"] == "win", hint
     await solo.close()
