@@ -37,6 +37,7 @@ export function pileLabel(pile) {
 const REASONS = {
   illegal_target: "That card doesn't go there",
   kings_only: 'Only a King can go on an empty column',
+  no_target: 'No move for that card',
   card_not_available: "Those cards can't be moved together",
   not_a_run: "Those cards don't form a run",
   foundation_to_column_forbidden: 'This room forbids moves off a foundation',

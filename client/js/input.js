@@ -1,12 +1,14 @@
 // Input: pointer drag and drop (mouse and touch), click-to-select then click-a-target,
-// double-click or double-tap to send a card home, and the keyboard. It turns gestures
-// into intents ({from, to, count} or {action}) and hands them to the app; whether an
-// intent is legal is for the server to say.
+// double-click to send a card home, one tap (touch) to send a card or run where it goes
+// best (the server chooses: docs/rules.md), and the keyboard. It turns gestures into
+// intents ({from, to, count} or {action}) and hands them to the app; whether an intent is
+// legal is for the server to say.
 
 import { COLUMNS } from './cards.js';
 
 const DRAG_START = 6; // px of movement before a press becomes a drag
 const DOUBLE_MS = 400;
+const SAME_SPOT = 24; // px: a second tap this close, this soon, is the first one's double
 
 function isFoundation(pile) {
   return pile === 'foundation' || pile.startsWith('found-');
@@ -22,6 +24,7 @@ export class Input {
     this.press = null;
     this.drag = null;
     this.lastTap = null;
+    this.lastBest = null; // {x, y, at} of the last one-tap move
     root.addEventListener('pointerdown', (e) => this.down(e));
     root.addEventListener('pointermove', (e) => this.move(e));
     root.addEventListener('pointerup', (e) => this.up(e));
@@ -82,14 +85,14 @@ export class Input {
     if (e.button !== 0 || !this.hooks.enabled()) return;
     if (!this.settled()) {
       if (!this.root.contains(e.target) || !e.target.closest('[data-pile]')) return;
-      this.press = { x: e.clientX, y: e.clientY, target: null, id: e.pointerId, type: e.pointerType };
+      this.press = { x: e.clientX, y: e.clientY, target: null, id: e.pointerId, type: e.pointerType, at: performance.now() };
       this.root.setPointerCapture(e.pointerId);
       e.preventDefault();
       return;
     }
     const target = this.targetAt(e.clientX, e.clientY) || this.targetOf(e.target);
     if (!target) return;
-    this.press = { x: e.clientX, y: e.clientY, target, id: e.pointerId, type: e.pointerType };
+    this.press = { x: e.clientX, y: e.clientY, target, id: e.pointerId, type: e.pointerType, at: performance.now() };
     if (target.index !== null) {
       this.root.setPointerCapture(e.pointerId);
       e.preventDefault(); // no text selection, no native drag
@@ -135,11 +138,11 @@ export class Input {
     if (!press.target) { // a held tap: once the board is the move's
       this.whenSettled(() => {
         const target = this.hooks.enabled() ? this.targetAt(press.x, press.y) : null;
-        if (target) this.tap(target);
+        if (target) this.tap(target, press);
       });
       return;
     }
-    this.tap(press.target);
+    this.tap(press.target, press);
   }
 
   cancel() {
@@ -235,7 +238,12 @@ export class Input {
   }
 
   // ---- clicks, taps and their keyboard twin ---------------------------------------------
-  tap(target) {
+  tap(target, press = null) {
+    if (press && press.type === 'touch' && target.index !== null && !this.hooks.selection()) {
+      // a foundation's card comes back down only by a drag, never by a stray tap
+      if (!isFoundation(target.pile)) this.touchTap(target, press);
+      return;
+    }
     const now = performance.now();
     const key = `${target.pile}:${target.index}`;
     const last = this.lastTap;
@@ -246,6 +254,23 @@ export class Input {
       return;
     }
     this.activate(target);
+  }
+
+  // One tap on a touch screen: the card (and the run on it) to where it goes best. A
+  // second tap on the same spot right after it is a double tap's second half (a habit
+  // from double-tap-to-foundation), not a tap on the card the first one uncovered.
+  touchTap(target, press) {
+    const last = this.lastBest;
+    if (last && press.at - last.at < DOUBLE_MS
+        && Math.hypot(press.x - last.x, press.y - last.y) < SAME_SPOT) {
+      this.lastBest = null;
+      return;
+    }
+    this.lastBest = { x: press.x, y: press.y, at: press.at };
+    this.lastTap = null;
+    this.hooks.select(null);
+    const { pile, index } = target;
+    this.hooks.intent({ from: pile, to: 'best', count: this.countFrom(pile, index) }, null);
   }
 
   home(pile, index) {

@@ -253,10 +253,17 @@ def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
     # Touch: tap the stock, double-tap the Ac home.
     page.tap(phone.pile("stock"))
     page.wait_for_selector(f'{phone.pile("waste")} .card[data-card="8c"]')
-    page.tap(phone.card("Ac"))
-    page.tap(phone.card("Ac"))
+    box = page.locator(phone.card("Ac")).bounding_box()
+    assert box is not None
+    spot = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.touchscreen.tap(*spot)  # one tap sends it home (its best place) ...
+    page.touchscreen.tap(*spot)  # ... and a double tap's second half changes nothing
     page.wait_for_selector(f'{phone.pile("found-c")} .card[data-card="Ac"]')
     page.wait_for_selector('#race-standings .bar-row.me .bar[aria-valuenow="1"]')
+    # the double tap's second half did not move the Td the first one uncovered
+    page.wait_for_timeout(300)
+    assert phone.state("s.board.moves") == 2
+    assert page.locator(f'{phone.pile("col5")} .card[data-card="Td"]').count() == 1
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     phone.shot(artifacts / "race-phone.png")
     # A spectator on a phone: both boards, one above the other, no horizontal scroll.
@@ -294,6 +301,21 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     phone.shot(artifacts / f"race-phone-{width}x{height}.png")
     page.tap(phone.pile("stock"))
     page.wait_for_selector(f'{phone.pile("waste")} .card[data-card="8c"]')
+    # one tap: the card where it goes best (the server's choice), slowly enough apart
+    # that no tap is taken as a double tap's second half
+    for card, pile, moves in (("Jh", "col1", 2), ("Th", "col2", 3), ("Ac", "found-c", 4)):
+        page.wait_for_timeout(450)
+        page.tap(phone.card(card))
+        page.wait_for_selector(f'{phone.pile(pile)} .card[data-card="{card}"]')
+        page.wait_for_function(f"() => window.kr.store.state.board.moves === {moves}")
+    page.wait_for_timeout(450)
+    page.tap(phone.card("Qs"), position={"x": 12, "y": 6})  # Qs Jh, all column 1: nowhere
+    page.wait_for_selector('#refusal[data-reason="no_target"]')
+    assert page.text_content("#refusal") == "No move for that card: Q\u2660 has nowhere to go"
+    page.wait_for_timeout(450)
+    page.tap(phone.card("Ac"))  # a foundation's card: a tap leaves it there
+    page.wait_for_timeout(300)
+    assert phone.state("s.board.moves") == 4
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
 
 

@@ -132,7 +132,7 @@ CASES: list[tuple[str, Callable[[], Game], Move | str]] = [
     ("not_supported", playing, "h>w"),
     ("not_supported", playing, Move(CARDS, STOCK, 0, 1)),
     ("not_supported", playing, Move(CARDS, 0, STOCK, 1)),
-    ("not_supported", playing, Move(CARDS, 0, 14, 1)),
+    ("not_supported", playing, Move(CARDS, 0, 15, 1)),
     ("not_supported", playing, Move(CARDS, -1, 0, 1)),
     ("not_supported", playing, Move(7, 0, 0, 0)),
 ]  # fmt: skip

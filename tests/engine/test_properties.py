@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from klondike_race.engine import (
+    BEST,
     CARDS,
     DRAW_MOVE,
     FOUNDATION,
@@ -73,7 +74,7 @@ assert len(EVERY_SETTINGS) == 192
 REQUESTS = [DRAW_MOVE, RECYCLE_MOVE, UNDO_MOVE] + [
     Move(CARDS, src, dst, n)
     for src in range(12)
-    for dst in [*range(12), FOUNDATION]
+    for dst in [*range(12), FOUNDATION, BEST]
     for n in (1, 2, 3, 5, 13)
 ]
 REQUESTS += [Move(CARDS, 12, 0, 1), Move(CARDS, 0, 12, 1), Move(9, 0, 0, 0), "1>2x²", "?"]

@@ -7,11 +7,14 @@ import json
 import pytest
 
 from klondike_race.engine import (
+    BEST,
+    CARDS,
     DRAW_MOVE,
     RECYCLE_MOVE,
     Deal,
     Game,
     GameRecord,
+    IllegalMove,
     Move,
     Settings,
     board_view,
@@ -294,6 +297,41 @@ def test_foundation_refusals() -> None:
     refused(game, "3>c", "illegal_target")  # 2d is next on diamonds, not on clubs
     game.play("3>d")
     assert game.found == [0, 2, 0, 0]
+
+
+def best(game: Game, src: int, count: int = 1) -> str:
+    """The move a request to ``BEST`` becomes, played; its compact notation."""
+    return str(game.play(Move(CARDS, src, BEST, count)))
+
+
+def test_best_target_home_first_then_leftmost_column() -> None:
+    # 2h fits on 3s (column 2) and on 3c (column 4), and could also go home
+    layout = dict(columns=["| 9d", "| 3s", "| Kh", "| 3c 2h", "", "| 7s"], found=(0, 0, 1, 0))
+    game = position(**layout, fill=1)
+    assert best(game, 3) == "4>h"  # home before any column
+    game = position(**{**layout, "found": (0, 0, 0, 0)}, fill=1)
+    assert best(game, 3) == "4>2"  # no home yet: the leftmost column it fits on
+    assert game.log == [Move.parse("4>2")]
+
+
+def test_best_target_runs_empty_columns_and_foundations() -> None:
+    layout = dict(columns=["7h | Kd Qs Jh", "| Ks", "| Qc", "", "| 5d"], found=(0, 0, 0, 4))
+    game = position(**layout, fill=3)
+    refused_best(game, 0, 2, "no_target")  # Qs Jh: no red King free, and Kings only
+    refused_best(game, 1, 1, "no_target")  # the whole column to an empty one changes nothing
+    assert best(game, 0, 3) == "1>4x3"  # a King's run off a face-down card: the empty column
+    game = position(**layout, fill=3, settings=Settings(empty="any"))
+    assert best(game, 0, 2) == "1>4x2"  # any card may fill an empty column here
+    assert best(game, 11) == "s>5"  # off a foundation: the 4s onto the 5d
+    refused_best(game, 7, 1, "empty_source")  # the source is checked first: no waste
+
+
+def refused_best(game: Game, src: int, count: int, reason: str) -> None:
+    before = snapshot(game)
+    with pytest.raises(IllegalMove) as err:
+        game.play(Move(CARDS, src, BEST, count))
+    assert err.value.reason == reason
+    assert snapshot(game) == before
 
 
 def test_foundation_to_column_allowed_and_forbidden() -> None:

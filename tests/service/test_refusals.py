@@ -85,6 +85,21 @@ async def test_every_engine_refusal_reason(node) -> None:
         await c.close()
 
 
+async def test_best_target_is_acknowledged_as_the_move_it_became(node) -> None:
+    (a,) = await start_race(node.port, players=1, deal=DEAL)
+    for src, move in (("col1", "1>h"), ("col2", "2>h")):  # Aces and Twos go home first
+        answer = await a.move(card(src, "best"))
+        assert (answer["type"], answer["move"]) == ("ack", move)
+    await refused(a, card("col2", "best"), "no_target")  # Kh: a whole column already
+    answer = await a.move(card("col7", "best"))  # Kd off the face-down Qd: the empty column
+    assert (answer["type"], answer["move"]) == ("ack", "7>1")
+    assert answer["board"]["columns"][0]["up"] == ["Kd"]
+    await refused(a, card("col7", "best"), "no_target")  # Qd: no black King, no empty column
+    answer = await a.move(card("best", "col1"))  # a target only
+    assert (answer["type"], answer["reason"]) == ("error", "bad_field")
+    await a.close()
+
+
 async def test_settings_refusals(node) -> None:
     settings = {"passes": 1, "undo": True, "foundation_to_column": False}
     (a,) = await start_race(node.port, players=1, deal=DEAL, settings=settings)

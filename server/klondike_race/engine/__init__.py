@@ -11,6 +11,7 @@ from .deal import Deal, shuffle
 from .errors import EngineError, IllegalMove, NotationError
 from .game import OUT_OF_TIME, PLAYING, RESIGNED, STUCK, WON, Game, game_over
 from .moves import (
+    BEST,
     CARDS,
     DRAW,
     DRAW_MOVE,
@@ -30,6 +31,7 @@ from .settings import DEFAULT, UNLIMITED, Settings
 from .views import BoardView, Progress, board_view, progress
 
 __all__ = [
+    "BEST",
     "CARDS",
     "DEFAULT",
     "DRAW",

@@ -18,6 +18,7 @@
                             position reached by legal moves; guards the invariant)
     ``illegal_target``      the card does not fit the target (rank, colour or suit)
     ``kings_only``          an empty column takes only a King (or a run headed by one)
+    ``no_target``           a move to ``best`` (``Game.check``) whose cards go nowhere
     ``foundation_to_column_forbidden``  the room forbids moves off a foundation
     ``stock_empty``         draw with an empty stock (recycle instead)
     ``stock_not_empty``     recycle while the stock still has cards

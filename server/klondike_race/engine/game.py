@@ -21,6 +21,7 @@ from .cards import FITS_ON, HOLDS, KING, NAMES, RANK, SUIT, SUITS
 from .deal import Deal
 from .errors import IllegalMove
 from .moves import (
+    BEST,
     CARDS,
     DRAW,
     DRAW_MOVE,
@@ -186,7 +187,7 @@ class Game:
         if self.over:
             raise IllegalMove("game_over", f"the game is over ({self.status})")
         src, dst, n = move.src, move.dst, move.count
-        if not (0 <= src < 12 and 0 <= dst <= FOUNDATION and dst != 12):
+        if not (0 <= src < 12 and 0 <= dst <= BEST and dst != 12):
             raise IllegalMove("not_supported", "no move goes between those piles")
         if src == dst:
             raise IllegalMove("same_pile", "source and target are the same pile")
@@ -209,7 +210,7 @@ class Game:
                 raise IllegalMove("empty_source", "the waste is empty")
             card = self.waste[-1]
         else:  # a foundation
-            if not to_column:
+            if not to_column and dst != BEST:
                 raise IllegalMove("not_supported", "a foundation card can only go to a column")
             if not self.settings.foundation_to_column:
                 raise IllegalMove(
@@ -221,6 +222,8 @@ class Game:
             card = suit * 13 + self.found[suit] - 1
         if src >= 7 and n != 1:
             raise IllegalMove("bad_count", f"only one card moves from {pile_name(src)}")
+        if dst == BEST:
+            return self._best_target(move, card)
         if to_column:
             self._check_column_target(card, dst)
             return move
@@ -289,6 +292,26 @@ class Game:
                 f"{self.found[suit]} card{'s' if self.found[suit] != 1 else ''}",
             )
         return Move(CARDS, src, FOUND0 + suit, 1) if dst == FOUNDATION else move
+
+    def _best_target(self, move: Move, card: int) -> Move:
+        """``check`` of a move to ``BEST``: the move to where the card goes best, as one
+        tap sends a card in most Klondike programs. Its own foundation (one card, not off
+        a foundation); else the leftmost column whose top card it fits on; else the
+        leftmost empty column it may fill, unless the cards are a whole column already
+        (that move changes nothing). Nowhere: ``no_target``."""
+        src, n = move.src, move.count
+        if n == 1 and src < FOUND0 and self.found[SUIT[card]] == RANK[card] - 1:
+            return Move(CARDS, src, FOUND0 + SUIT[card], 1)
+        columns = self.columns
+        for dst in _COLUMNS:
+            if dst != src and columns[dst] and card in HOLDS[columns[dst][-1]]:
+                return Move(CARDS, src, dst, n)
+        whole = src < 7 and n == len(columns[src])
+        if not whole and (self.settings.empty == "any" or RANK[card] == KING):
+            for dst in _COLUMNS:
+                if not columns[dst]:
+                    return Move(CARDS, src, dst, n)
+        raise IllegalMove("no_target", f"{NAMES[card]} has nowhere to go")
 
     def _check_column_target(self, card: int, dst: int) -> None:
         target = self.columns[dst]

@@ -1,9 +1,10 @@
 """Moves and their text forms.
 
 A move is ``Move(kind, src, dst, count)``. Piles are small integers: columns 0-6, the
-waste 7, the foundations 8-11 (by suit ``c d h s``), the stock 12, and ``FOUNDATION`` 13,
-which in a request means "the foundation of this card's suit" and is replaced by the real
-one when the move is played.
+waste 7, the foundations 8-11 (by suit ``c d h s``), the stock 12, and two targets that
+only a request names, replaced by the real pile when the move is played: ``FOUNDATION``
+13, "the foundation of this card's suit", and ``BEST`` 14, "wherever it goes best"
+(``Game.check`` says which pile that is).
 
 Compact notation (docs/notation.md), used in records, logs, Redis and tests:
 
@@ -21,7 +22,7 @@ Compact notation (docs/notation.md), used in records, logs, Redis and tests:
 
 Wire names (the same ones as the step notation of the reference deal corpus,
 tests/data/README.md) are ``waste``, ``col1`` .. ``col7``, ``found-c`` .. ``found-s``,
-``foundation`` and ``stock``.
+``foundation``, ``best`` and ``stock``; ``best`` has no compact notation.
 """
 
 from __future__ import annotations
@@ -35,15 +36,16 @@ from .errors import NotationError
 WASTE = 7
 STOCK = 12
 FOUNDATION = 13  # "its own foundation" in a request
+BEST = 14  # "wherever it goes best" in a request
 FOUND0 = 8  # foundation of suit s is FOUND0 + s
 
 # kinds
 CARDS, DRAW, RECYCLE, UNDO = 0, 1, 2, 3
 
-_PILE_TEXT = ["1", "2", "3", "4", "5", "6", "7", "w", "c", "d", "h", "s", "", "f"]
+_PILE_TEXT = ["1", "2", "3", "4", "5", "6", "7", "w", "c", "d", "h", "s", "", "f", ""]
 _TEXT_PILE = {t: i for i, t in enumerate(_PILE_TEXT) if t}
 _PILE_WIRE = [f"col{i}" for i in range(1, 8)] + ["waste"] + [f"found-{s}" for s in SUITS]
-_PILE_WIRE += ["stock", "foundation"]
+_PILE_WIRE += ["stock", "foundation", "best"]
 _WIRE_PILE = {t: i for i, t in enumerate(_PILE_WIRE)}
 
 # a card move as wire fields ("from" is a keyword: the functional form)
@@ -103,7 +105,7 @@ class Move(NamedTuple):
         """A card move from wire names; raises NotationError(``bad_pile``/``bad_move``)."""
         s = _WIRE_PILE.get(src) if isinstance(src, str) else None
         d = _WIRE_PILE.get(dst) if isinstance(dst, str) else None
-        if s is None or s in (STOCK, FOUNDATION):
+        if s is None or s in (STOCK, FOUNDATION, BEST):
             raise NotationError("bad_pile", f"not a pile to move from: {src!r}")
         if d is None or d == STOCK:
             raise NotationError("bad_pile", f"not a pile to move to: {dst!r}")
