@@ -12,6 +12,8 @@ import orjson
 import pytest
 import redis
 
+from klondike_race.engine import Deal, Game, Settings
+from klondike_race.service.domain import assist
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 from klondike_race.service.store import moves_key, room_key
@@ -298,4 +300,21 @@ async def test_a_hint_plays_a_safe_card_home_first(node) -> None:
     assert (await solo.move({"from": hint["from"], "to": hint["to"], "count": 1}))["type"] == "ack"
     hint = await solo.request("hint", "hint", timeout=SOLVER_WAIT)  # the next safe card, or ...
     assert hint["type"] == "hint" and hint["result"] == "win", hint
+    await solo.close()
+
+
+async def test_a_hint_turns_a_card_the_solver_proves_keeps_the_win(node) -> None:
+    """Where the solver's line starts by drawing and no card can go home safely, a person
+    would first turn a face-down card: the hint is such a move, checked by the solver (on
+    this deal, of the two moves that turn a card, 3>7 loses and 7>6 keeps the win)."""
+    deal = reference_deals()[20]
+    assert deal["draw"] == 1 and deal["result"] == "win"
+    game = Game(Deal.from_cards(deal["cards"]), Settings(draw=1))
+    assert assist.safe_home(game) is None
+    assert [str(m) for m in assist.turning_moves(game)] == ["7>6", "3>7"]  # most face-down first
+    assert solve_job(deal["cards"], {"draw": 1}, [], max_seconds=5)["line"][0] == "d"
+    solo = await practice(node.port, deal["cards"])
+    hint = await solo.request("hint", "hint", timeout=SOLVER_WAIT)
+    assert (hint["move"], hint["from"], hint["to"], hint["count"]) == ("7>6", "col7", "col6", 1)
+    assert hint["line"] >= 2
     await solo.close()

@@ -46,6 +46,23 @@ def safe_home(game: Game) -> Move | None:
     return None
 
 
+def turning_moves(game: Game) -> list[Move]:
+    """The legal moves that turn a face-down card (every face-up card of a column moved
+    off it), the column with the most face-down cards first: after a safe card home, the
+    moves a person looks for first. Whether one keeps the game won is the solver's to
+    say."""
+    columns, down = game.columns, game.down
+    moves = [
+        move
+        for move in game.legal_moves()
+        if move.kind == CARDS
+        and move.src < 7
+        and down[move.src]
+        and move.count == len(columns[move.src]) - down[move.src]
+    ]
+    return sorted(moves, key=lambda m: -down[m.src])
+
+
 def _playing(phase: str, over: bool) -> str | None:
     if phase == FINISHED:
         return "race_over"

@@ -20,6 +20,8 @@ from .race import Race, player_hub
 from .rooms import RoomOps
 from .solving import Solving
 
+TURNS_TRIED = 3  # moves that turn a card searched for a hint, each with a share of its budget
+
 
 def _check(what: str, hub: RoomHub, conn: Conn) -> None:
     assert conn.game is not None
@@ -38,17 +40,31 @@ class Assist:
         self.config = lobby.config
 
     async def hint(self, conn: Conn) -> None:
-        """A move that keeps the position won: a safe card home when there is one (as a
-        person would play it first), else the next move of the solver's winning line."""
+        """A move that keeps the position won, the one a person would make first: a safe
+        card home when there is one; else a move that turns a face-down card, when the
+        solver proves the position after it won (up to ``TURNS_TRIED`` of them, the column
+        with most face-down cards first); else the next move of the solver's line."""
         hub = player_hub(conn)
         _check(assist.HINT, hub, conn)
         assert hub.room is not None and conn.game is not None
-        moves = [str(m) for m in conn.game.log]
+        game = conn.game
+        moves = [str(m) for m in game.log]
         out = await self.solving.line(hub.room, moves, self.config.solver_hint_s)
-        move = assist.safe_home(conn.game) or Move.parse(out["line"][0])
-        conn.send(
-            encode_text("hint", result="win", move=str(move), line=out["moves"], **move.to_wire())
-        )
+        move = assist.safe_home(game) or Move.parse(out["line"][0])
+        length = out["moves"]
+        turning = assist.turning_moves(game)
+        if move not in turning and assist.safe_home(game) is None:
+            budget = self.config.solver_hint_s / TURNS_TRIED
+            for turn in turning[:TURNS_TRIED]:
+                try:
+                    after = await self.solving.line(hub.room, [*moves, str(turn)], budget)
+                except ServiceError as err:
+                    if err.reason in ("no_winning_line", "unknown"):
+                        continue
+                    raise
+                move, length = turn, after["moves"] + 1
+                break
+        conn.send(encode_text("hint", result="win", move=str(move), line=length, **move.to_wire()))
 
     async def finish(self, conn: Conn) -> None:
         """Finish it for me: play the solver's winning line, each move stored,
