@@ -686,6 +686,24 @@ setInterval(() => {
   }
 }, 1000);
 
+// The system's share sheet (phones, some desktops), where the browser has one: the
+// buttons show only then. A share the player cancels is no error.
+for (const button of document.querySelectorAll('[data-native-share]')) button.hidden = !navigator.share;
+async function nativeShare(data) {
+  try {
+    await navigator.share(data);
+  } catch (err) {
+    if (err && err.name !== 'AbortError') toast('Could not share: copy the link instead', 'error');
+  }
+}
+$('#btn-share-room').addEventListener('click', () => {
+  const code = state.room ? state.room.code : '';
+  nativeShare({ title: 'Klondike Race', text: `Race me at Klondike Race: room ${code}`, url: $('#room-link').value });
+});
+$('#btn-share-result').addEventListener('click', () => {
+  const line = $('#share-line').value;
+  if (line) nativeShare({ title: 'Klondike Race', text: line });
+});
 $('#btn-copy').addEventListener('click', async () => {
   const link = $('#room-link').value;
   try {

@@ -319,6 +319,38 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
 
 
+SHARE_SHEET = """
+window.__shared = [];
+Object.defineProperty(navigator, 'share', { configurable: true, value: async (data) => {
+  window.__shared.push(data);
+  if (window.__shared.length > 1) throw new DOMException('the player closed it', 'AbortError');
+} });
+"""
+
+
+def test_the_share_sheet_where_the_browser_has_one(players) -> None:
+    """A phone's share sheet (navigator.share; headless Chromium has none, so the page is
+    given one that records what it is asked to share): the room's link goes to it; a
+    share the player cancels says nothing. Without one the button is not shown."""
+    phone = players(viewport=PHONE, has_touch=True, is_mobile=True)
+    phone.context.add_init_script(SHARE_SHEET)
+    desktop = players()
+    code = phone.create("Alice")
+    page = phone.page
+    page.click("#btn-share-room")
+    page.wait_for_function("() => window.__shared.length === 1")
+    shared = page.evaluate("() => window.__shared[0]")
+    assert shared["url"] == page.input_value("#room-link") and f"join={code}" in shared["url"]
+    assert code in shared["text"]
+    page.click("#btn-share-room")  # cancelled this time: no error shown
+    page.wait_for_function("() => window.__shared.length === 2")
+    page.wait_for_timeout(200)
+    assert page.locator('#toast[data-kind="error"]').is_hidden()
+    desktop.open()
+    assert desktop.page.locator("#btn-share-room").is_hidden()
+    assert desktop.page.locator("#btn-share-result").is_hidden()
+
+
 def test_a_dropped_connection_shows_it_and_resumes(players) -> None:
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED)
