@@ -13,6 +13,8 @@ Scenarios:
   sat-1v1     closed loop, head-to-head rooms
   open-1000   1,000 racers in head-to-head rooms, 2 moves/s each at random (exponential)
               intervals, open loop: p50/p99 acknowledgement latency
+  open-3+5    1,002 racers in rooms of 3 racers and 5 spectators (1,670 spectators), 2
+              moves/s each, open loop: the watched race's p50/p99 and server CPU per move
   daily-5000  5,000 players on today's daily (Draw 1), each making a move every 2 s at
               random (exponential) intervals, open loop, all watching the live
               leaderboard: p99 acknowledgement, leaderboard frames per watcher per
@@ -332,6 +334,7 @@ async def run_rooms(
         "racer_updates_per_s": stats.updates / elapsed,
         "refused": stats.refused,
         "connections": rooms * (racers + spectators),
+        "server_cpu_us_per_move": cpu_use["cpu_server"] * 1e6 / max(stats.acks / elapsed, 1e-9),
         **cpu_use,
     }
 
@@ -676,6 +679,12 @@ async def load_main(args: argparse.Namespace) -> int:
                 port, racers // 2, 2, 0, seconds, args.rate, warmup=2.0
             )
             print("open-1000", _fmt(results["open-1000"]), flush=True)
+        if want("open-3+5"):
+            racers = args.racers or (201 if args.quick else 1002)
+            results["open-3+5"] = await run_rooms(
+                port, racers // 3, 3, 5, seconds, args.rate, warmup=2.0
+            )
+            print("open-3+5 ", _fmt(results["open-3+5"]), flush=True)
         if want("daily-5000"):
             players = args.players or (500 if args.quick else 5000)
             results["daily-5000"] = await run_daily(port, url, players, seconds, 0.5)

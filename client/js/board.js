@@ -339,6 +339,9 @@ export class BoardView {
       const height = cards.length ? y - (cards.length <= column.down ? downStep : step) + ch : ch;
       tallest = Math.max(tallest, height);
     });
+    // a phone upright: the tableau reaches the bottom of the screen, so each column is a
+    // lane to drop on or tap all the way down, as in phone Klondike apps
+    if (narrow && Number.isFinite(room)) tallest = Math.max(tallest, Math.floor(room));
     this.tableau.style.minHeight = `${tallest}px`;
     for (const c of COLUMNS) this.piles[c].style.height = `${tallest}px`;
   }

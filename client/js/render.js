@@ -119,6 +119,21 @@ export function playerName(player, suffix = '') {
   return span;
 }
 
+// The player's place in the race, "2/3" ("2=/3" shared), from the leaderboard the
+// standings show (an attempt's: the challenge's live leaderboard); null alone or unknown.
+function placeOf(state) {
+  if (state.role !== 'player') return null;
+  if (attemptOf(state.room)) {
+    const row = myLiveRow(state);
+    return row && state.live ? `${thousands(row.rank)}/${thousands(state.live.players)}` : null;
+  }
+  const rows = standings(state);
+  const mine = rows.find((r) => r.player === state.player);
+  if (rows.length < 2 || !mine) return null;
+  const shared = rows.filter((r) => r.rank === mine.rank).length > 1;
+  return `${mine.rank}${shared ? '=' : ''}/${rows.length}`;
+}
+
 const ANALYSIS_WORDS = {
   won: 'won', win: 'could still have won', lose: 'no win was left', unknown: 'not decided',
 };
@@ -434,6 +449,9 @@ export class Renderer {
     $('#stat-score-box').hidden = !scored;
     if (scored) text($('#stat-score'), board.score);
     text($('#stat-found'), board ? board.foundation : 0);
+    const place = placeOf(state);
+    $('#stat-place-box').hidden = !place;
+    if (place) text($('#stat-place'), place);
     $('#btn-auto').hidden = !(board && board.autocomplete);
     $('#btn-undo').hidden = !(room.settings && room.settings.undo);
     $('#btn-undo').disabled = !(board && board.can_undo);

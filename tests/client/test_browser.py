@@ -296,6 +296,15 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     )
     assert len(tops) == 7 and tops[1] - tops[0] > 0.1 * card["height"], tops
     assert tops[-1] + card["height"] <= height  # the whole deal on the first screen
+    # the board uses the screen's height: the tableau reaches its bottom, the header is one
+    # line during the race, and the place in the race shows above the board
+    board = page.locator("#my-board").bounding_box()
+    assert board is not None and board["height"] >= 0.6 * height, board
+    assert height - 40 <= board["y"] + board["height"] <= height, board
+    col = page.locator(phone.pile("col7")).bounding_box()
+    assert col is not None and col["y"] + col["height"] >= height - 40, col  # a lane
+    assert page.locator("#account").is_hidden()
+    assert page.text_content("#stat-place") == "1=/2"
     assert page.locator("#btn-help").is_hidden()  # no "Keys" on a touch screen
     assert alice.page.locator("#btn-help").is_visible()  # ... but on a desktop
     phone.shot(artifacts / f"race-phone-{width}x{height}.png")
