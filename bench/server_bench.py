@@ -88,6 +88,7 @@ async def serve_role(args: argparse.Namespace) -> None:
         challenge_secret="bench-secret",
         solver_challenge_s=2.0,
         solver_challenge_tries=10,
+        reuse_port=args.workers > 1,  # `serve --workers N`: N processes on one port
     )
     if os.environ.get("KR_SPECTATOR_BATCH_MS"):  # otherwise the server's default
         config.spectator_batch_ms = int(os.environ["KR_SPECTATOR_BATCH_MS"])
@@ -100,7 +101,10 @@ async def serve_role(args: argparse.Namespace) -> None:
         async for message in ws:
             await ws.send(message)
 
-    echo_server = await serve(echo, "127.0.0.1", args.echo_port, compression=None, max_size=4096)
+    echo_server = await serve(
+        echo, "127.0.0.1", args.echo_port, compression=None, max_size=4096,
+        reuse_port=args.workers > 1 or None,
+    )  # fmt: skip
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     profile = None
@@ -334,7 +338,9 @@ async def run_rooms(
         "racer_updates_per_s": stats.updates / elapsed,
         "refused": stats.refused,
         "connections": rooms * (racers + spectators),
-        "server_cpu_us_per_move": cpu_use["cpu_server"] * 1e6 / max(stats.acks / elapsed, 1e-9),
+        "server_cpu_us_per_move": sum(v for k, v in cpu_use.items() if k.startswith("cpu_server"))
+        * 1e6
+        / max(stats.acks / elapsed, 1e-9),
         **cpu_use,
     }
 
@@ -574,6 +580,12 @@ def main() -> int:
     parser.add_argument("--racers", type=int, default=None, help="open loop: racers (1000)")
     parser.add_argument("--rate", type=float, default=2.0, help="open loop: moves/s per racer")
     parser.add_argument("--players", type=int, default=None, help="daily-5000: players (5000)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes sharing the ports (SO_REUSEPORT), as `serve --workers N`",
+    )
     args = parser.parse_args()
     if args.pin:
         # the server on the first core, this load client and its redis-server on the rest
@@ -597,6 +609,34 @@ def main() -> int:
     return asyncio.run(load_main(args))
 
 
+def start_server(
+    args: argparse.Namespace, port: int, echo_port: int, url: str
+) -> subprocess.Popen[str]:
+    """One server process (``--role server``); it prints "ready" once listening."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--role",
+            "server",
+            "--port",
+            str(port),
+            "--echo-port",
+            str(echo_port),
+            "--redis",
+            url,
+            "--workers",
+            str(args.workers),
+            *(["--uvloop"] if args.uvloop else []),
+            *(["--pin"] if args.pin else []),
+            *(["--replica-acks", str(args.replica_acks)] if args.replica_acks else []),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
 async def load_main(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(ROOT / "server"))
     from klondike_race.service.embedded import EmbeddedRedis, free_port
@@ -617,31 +657,16 @@ async def load_main(args: argparse.Namespace) -> int:
                 extra=("--replicaof", "127.0.0.1", str(redis.port)),
             ).start()
     port, echo_port = free_port(), free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            __file__,
-            "--role",
-            "server",
-            "--port",
-            str(port),
-            "--echo-port",
-            str(echo_port),
-            "--redis",
-            url,
-            *(["--uvloop"] if args.uvloop else []),
-            *(["--pin"] if args.pin else []),
-            *(["--replica-acks", str(args.replica_acks)] if args.replica_acks else []),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert server.stdout is not None
-    if server.stdout.readline().strip() != "ready":
-        print("server did not start", file=sys.stderr)
-        return 1
-    CPU.pids = {"server": server.pid, "redis": redis.process.pid if redis else None, "client": None}
+    servers = [start_server(args, port, echo_port, url) for _ in range(args.workers)]
+    server = servers[0]
+    for s in servers:
+        assert s.stdout is not None
+        if s.stdout.readline().strip() != "ready":
+            print("server did not start", file=sys.stderr)
+            return 1
+    CPU.pids = {"redis": redis.process.pid if redis else None, "client": None}
+    for i, s in enumerate(servers):
+        CPU.pids["server" if i == 0 else f"server{i + 1}"] = s.pid
     if redis is None:
         del CPU.pids["redis"]
     print(
@@ -649,7 +674,8 @@ async def load_main(args: argparse.Namespace) -> int:
         f"load client loop {'uvloop' if args.client_uvloop else 'asyncio'}, "
         f"redis appendonly=yes "
         f"appendfsync={args.appendfsync if redis else '(given Redis)'}, "
-        f"replica acks={args.replica_acks}, cores={os.cpu_count()}"
+        f"replica acks={args.replica_acks}, server processes={args.workers}, "
+        f"cores={os.cpu_count()}"
     )
 
     def want(name: str) -> bool:
@@ -704,12 +730,15 @@ async def load_main(args: argparse.Namespace) -> int:
                         f"{per_cpu / echo_cpu:.1%}"
                     )
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        server.stdout.close()
+        for s in servers:
+            s.send_signal(signal.SIGTERM)
+        for s in servers:
+            try:
+                s.wait(30)
+            except subprocess.TimeoutExpired:
+                s.kill()
+            assert s.stdout is not None
+            s.stdout.close()
         if replica is not None:
             replica.stop()
         if redis is not None:

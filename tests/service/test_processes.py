@@ -197,3 +197,72 @@ async def test_solver_workers_die_with_a_sigkilled_node(redis_url) -> None:
     while time.monotonic() < deadline and any(_alive(p) for p in workers):
         await asyncio.sleep(0.1)
     assert not [p for p in workers if _alive(p)]
+
+
+def _metric(port: int, name: str) -> float:
+    """A gauge of one worker, read from its own port's /metrics."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    raise AssertionError(f"no {name} on port {port}")
+
+
+def _worker_pid(port: int) -> int:
+    """The process of the worker whose own port is ``port`` (from its environment)."""
+    want = f"KR_WORKER_PORT={port}".encode()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if want in f.read().split(b"\0"):
+                        return int(entry)
+            except OSError:
+                continue
+    raise AssertionError(f"no worker on port {port}")
+
+
+def _ready(port: int) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+async def test_workers_share_the_port_and_come_back(redis_url) -> None:
+    """``serve --workers 2``: two nodes on one port (SO_REUSEPORT), each also on a port of
+    its own; connections spread over both; a race across them; a killed worker is
+    started again; SIGTERM stops them all."""
+    from klondike_race.service.embedded import free_port
+
+    own = free_port()
+    while own + 1 == free_port():  # two consecutive free ports, most likely
+        own = free_port()
+    server = ServerProcess(redis_url, KR_WORKERS="2", KR_WORKER_PORTS=str(own)).start()
+    try:
+        assert "(2 workers)" in "".join(server.output)
+        assert _ready(own) and _ready(own + 1)
+        clients = [await Client.open(server.port) for _ in range(24)]
+        counts = [_metric(p, "kr_connections") for p in (own, own + 1)]
+        assert sum(counts) == 24 and min(counts) >= 1, counts  # both took some
+        host, guest = await seat_race(server.port, server.port, {"seed": "42"})
+        assert (await host.move("draw"))["type"] == "ack"
+        assert (await guest.move("draw"))["type"] == "ack"
+        for c in [*clients, host, guest]:
+            await c.close()
+        # a worker killed outright is started again, on its own port too
+        pid = _worker_pid(own)
+        os.kill(pid, 9)
+        deadline = time.monotonic() + 15
+        while not _ready(own) and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        assert _ready(own)
+        assert "worker 0 exited (-9); starting it again" in "".join(server.output)
+    finally:
+        assert server.stop() == 0
+    assert not _ready(own) and not _ready(own + 1)

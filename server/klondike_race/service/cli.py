@@ -32,6 +32,9 @@ def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
     p.add_argument(
         "--uvloop", action="store_true", default=None, help="run on uvloop if installed (KR_UVLOOP)"
     )
+    p.add_argument(
+        "--workers", type=int, help="server processes sharing the port (KR_WORKERS, default 1)"
+    )
     p.add_argument("--log-json", action="store_true", default=None, help="JSON log lines")
     p.set_defaults(run=_serve)
     p = subparsers.add_parser(
@@ -64,6 +67,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         "countdown_ms",
         "dev",
         "uvloop",
+        "workers",
         "log_json",
     ):
         value = getattr(args, name, None)
@@ -116,6 +120,13 @@ async def run(config: Config, ready: asyncio.Future[int] | None = None) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     config = config_from_args(args)
+    if config.workers < 1:
+        print("--workers must be 1 or more", file=sys.stderr)
+        return 2
+    if config.workers > 1:
+        from .workers import supervise
+
+        return supervise(config)
     if config.uvloop:
         try:
             import uvloop  # type: ignore[import-not-found,unused-ignore]

@@ -36,6 +36,10 @@ class Config:
     log_level: str = "info"  # KR_LOG_LEVEL
     client_dir: str | None = None  # KR_CLIENT_DIR: static files served at /
     uvloop: bool = False  # KR_UVLOOP: run on uvloop when it is installed
+    workers: int = 1  # KR_WORKERS: server processes on this machine sharing the port
+    worker_ports: int = 0  # KR_WORKER_PORTS: worker i also listens on this + i (0: not)
+    reuse_port: bool = False  # KR_REUSE_PORT: listen with SO_REUSEPORT (set for workers)
+    worker_port: int = 0  # KR_WORKER_PORT: a port of this process's own as well (0: none)
     spectator_batch_ms: int = 50  # KR_SPECTATOR_BATCH_MS: others' updates of a move leave together
     keep_finished_s: int = 7 * 86400  # KR_KEEP_FINISHED_S: a finished room's keys expire
     keep_daily_s: int = 90 * 86400  # KR_KEEP_DAILY_S: ... a challenge attempt's (its replay)

@@ -95,6 +95,7 @@ class Node:
         }
         self.routes = Routes(client_dir, self.metrics.render, self.ready, apis)
         self.server: Server | None = None
+        self.own_server: Server | None = None  # KR_WORKER_PORT
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener: asyncio.Task[None] | None = None
         self._pubsub: Any = None
@@ -162,10 +163,18 @@ class Node:
         self._pubsub = self.sub_redis.pubsub(ignore_subscribe_messages=True)
         await self._pubsub.subscribe(CHANNEL)
         self._listener = asyncio.create_task(self._listen(), name="pubsub")
-        self.server = await serve(
+        self.server = await self._listen_on(self.config.port, self.config.reuse_port)
+        if self.config.worker_port:  # a worker's own port, besides the one it shares
+            self.own_server = await self._listen_on(self.config.worker_port, False)
+        port: int = self.server.sockets[0].getsockname()[1]
+        log.info("listening", node=self.id, host=self.config.host, port=port)
+        return port
+
+    async def _listen_on(self, port: int, reuse_port: bool) -> Server:
+        return await serve(
             self.connections.handler,
             self.config.host,
-            self.config.port,
+            port,
             process_request=self.routes,
             max_size=self.config.max_message,
             compression=None,
@@ -173,18 +182,17 @@ class Node:
             ping_timeout=20,
             close_timeout=2,
             max_queue=4,
+            reuse_port=reuse_port or None,
         )
-        port: int = self.server.sockets[0].getsockname()[1]
-        log.info("listening", node=self.id, host=self.config.host, port=port)
-        return port
 
     async def stop(self) -> None:
         """Graceful: stop accepting, close connections (1001), write pending moves."""
         self.stopping = True
         self.solving.stopping = True
-        if self.server is not None:
-            self.server.close()
-            await self.server.wait_closed()
+        for server in (self.server, self.own_server):
+            if server is not None:
+                server.close()
+                await server.wait_closed()
         await self.hubs.close_all()
         await self.store.close()
         if self._listener is not None:
