@@ -88,3 +88,39 @@ def test_two_fanouts_share_nothing() -> None:
     a, b = Fanout(0.05), Fanout(0.0)
     assert a._pending is not b._pending and a._batched is not b._batched
     assert a.batch_interval != b.batch_interval
+
+
+async def test_batched_writes_are_spread_over_the_interval() -> None:
+    """Batched frames for many connections leave phase by phase, each within about the
+    interval, not all in one loop turn; an unbatched frame takes its connection's batched
+    ones along at once, ahead of itself."""
+    from klondike_race.service.fanout import PHASES, phase_of
+
+    pairs = [await _pair() for _ in range(24)]
+    interval = 0.4
+    fanout = Fanout(batch_interval=interval)
+    loop = asyncio.get_running_loop()
+    try:
+        t0 = loop.time()
+        fanout.push([ws for _, ws, _ in pairs], "update", batched=True)
+        fanout.push([pairs[0][1]], "ack")  # the first connection's: both at once
+        first = pairs[0][2]
+        assert await asyncio.wait_for(first.recv(), 0.1) == "update"
+        assert await asyncio.wait_for(first.recv(), 0.1) == "ack"
+
+        async def arrival(client) -> float:
+            assert await asyncio.wait_for(client.recv(), 2) == "update"
+            return loop.time() - t0
+
+        times = await asyncio.gather(*(arrival(c) for _, _, c in pairs[1:]))
+        assert max(times) <= interval + 0.15, times
+        tick = interval / PHASES
+        groups = sorted({round(t / tick) for t in times})
+        assert len(groups) >= 3, times  # several phases, one after another
+        assert len(groups) == len({phase_of(ws) for _, ws, _ in pairs[1:]})
+    finally:
+        fanout.close()
+        for server, _, client in pairs:
+            await client.close()
+            server.close()
+            await server.wait_closed()

@@ -14,6 +14,12 @@ to ``batch_interval`` and leave together, so a connection in a very busy room co
 writes a second, not one per move; anything unbatched for the same connection (an ack)
 takes them along at once, ahead of itself. Connections that are not open are skipped;
 pending data frames of a connection that is closing are dropped.
+
+The batched writes are spread over the interval: each connection belongs to one of
+``PHASES`` phases, and a timer every ``batch_interval / PHASES`` writes one phase's
+connections. Written all at once, the thousands of watchers of a busy node were one
+long loop turn every interval (tens of ms), which every acknowledgement due meanwhile
+waited for.
 """
 
 from __future__ import annotations
@@ -29,13 +35,26 @@ from . import transport
 log = structlog.get_logger("klondike_race.fanout")
 
 
+PHASES = 8  # the batched connections' groups, written one after another (a power of 2)
+_PHASE_SHIFT = 32 - (PHASES.bit_length() - 1)
+
+
+def phase_of(ws: Connection) -> int:
+    """A connection's phase: its address, Fibonacci-hashed (addresses of objects made
+    one after another differ by a fixed stride, which a plain modulo would not spread)."""
+    return ((id(ws) >> 4) * 2654435769 & 0xFFFFFFFF) >> _PHASE_SHIFT
+
+
 class Fanout:
     """One node's outgoing frames: pending until the end of the turn, or batched."""
 
     def __init__(self, batch_interval: float = 0.0) -> None:
         self.batch_interval = batch_interval  # seconds; 0: nothing is batched
         self._pending: dict[Connection, list[bytes]] = {}
-        self._batched: dict[Connection, list[bytes]] = {}
+        # batched frames by phase, then connection; a connection's phase never changes
+        self._batched: list[dict[Connection, list[bytes]]] = [{} for _ in range(PHASES)]
+        self._held = 0  # phases holding anything
+        self._turn = 0  # the phase the timer writes next
         self._flush_scheduled = False
         self._batch_timer: asyncio.TimerHandle | None = None
 
@@ -47,16 +66,18 @@ class Fanout:
         for it (every update still arrives, in order, in fewer writes)."""
         framed = None
         batched = batched and self.batch_interval > 0
-        pending, held = self._pending, self._batched
+        pending, phases = self._pending, self._batched
         for ws in connections:
             if not transport.accepts(ws):
                 continue
             if framed is None:
                 framed = transport.frame(text.encode() if isinstance(text, str) else text)
+            held = phases[phase_of(ws)]
             if batched:
                 later = held.get(ws)
                 if later is None:
                     held[ws] = [framed]
+                    self._held = 1
                 else:
                     later.append(framed)
                 continue
@@ -72,14 +93,14 @@ class Fanout:
         if pending and not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
-        if held and self._batch_timer is None:
+        if self._held and self._batch_timer is None:
             self._batch_timer = asyncio.get_running_loop().call_later(
-                self.batch_interval, self._flush_batched
+                self.batch_interval / PHASES, self._flush_batched
             )
 
     def flush(self, ws: Connection) -> None:
         """Write everything held for ``ws`` now (before the server closes it)."""
-        chunks = self._pending.pop(ws, []) + self._batched.pop(ws, [])
+        chunks = self._pending.pop(ws, []) + self._batched[phase_of(ws)].pop(ws, [])
         if chunks:
             _write([(ws, chunks)])
 
@@ -89,7 +110,8 @@ class Fanout:
             self._batch_timer.cancel()
             self._batch_timer = None
         self._pending.clear()
-        self._batched.clear()
+        for held in self._batched:
+            held.clear()
 
     def _flush(self) -> None:
         self._flush_scheduled = False
@@ -98,10 +120,20 @@ class Fanout:
         _write(pending)
 
     def _flush_batched(self) -> None:
+        """Write one phase's batched frames; again after the next slice of the interval
+        while any phase holds frames. Each phase's turn comes once an interval, so a
+        frame waits at most about ``batch_interval``."""
         self._batch_timer = None
-        pending = list(self._batched.items())
-        self._batched.clear()
+        held = self._batched[self._turn]
+        self._turn = (self._turn + 1) % PHASES
+        pending = list(held.items())
+        held.clear()
         _write(pending)
+        self._held = 1 if any(self._batched) else 0
+        if self._held:
+            self._batch_timer = asyncio.get_running_loop().call_later(
+                self.batch_interval / PHASES, self._flush_batched
+            )
 
 
 def _write(pending: list[tuple[Connection, list[bytes]]]) -> None:
