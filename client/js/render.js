@@ -757,7 +757,7 @@ export class Renderer {
         const holder = document.createElement('div');
         cell.append(head, holder);
         container.append(cell);
-        view = { cell, head, board: new BoardView(holder, { maxCard: 80, markLast: true }), last: null };
+        view = { cell, head, board: new BoardView(holder, { maxCard: 80, markLast: true, animate: true }), last: null };
         views.set(id, view);
       }
       const row = byPlayer[id];

@@ -328,6 +328,32 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
 
 
+def test_a_spectators_boards_slide_the_cards_that_moved(players) -> None:
+    """A spectator who has not asked for reduced motion sees a racer's card slide to its
+    new place on the grid (and the pile it went to marked), not jump there."""
+    alice, bob = players(), players()
+    watcher = players(viewport={"width": 1280, "height": 900}, reduced_motion="no-preference")
+    start_race(alice, [bob], seed=SEED, watchers=(watcher,))
+    grid = '.grid-cell[data-player="p1"]'
+    watcher.page.wait_for_selector(f'{grid} .pile[data-pile="col5"] [data-card="Ac"]')
+    watcher.page.evaluate(
+        """(grid) => {
+          window.__slid = [];
+          new MutationObserver((changes) => {
+            for (const c of changes) {
+              if (c.target.classList.contains('sliding')) window.__slid.push(c.target.dataset.card);
+            }
+          }).observe(document.querySelector(grid), { subtree: true, attributes: true,
+                                                    attributeFilter: ['class'] });
+        }""",
+        grid,
+    )
+    alice.page.dblclick(alice.card("Ac"))
+    watcher.page.wait_for_selector(f'{grid} .pile[data-pile="found-c"] [data-card="Ac"]')
+    watcher.page.wait_for_function("() => window.__slid.includes('Ac')")
+    watcher.page.wait_for_selector(f'{grid} .pile.last-move[data-pile="found-c"]')
+
+
 SHARE_SHEET = """
 window.__shared = [];
 Object.defineProperty(navigator, 'share', { configurable: true, value: async (data) => {
