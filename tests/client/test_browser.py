@@ -279,9 +279,21 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     """At both phone sizes: no horizontal scroll, every pile on screen, cards at least
     44 px wide (a finger), and the strips of covered cards grown into the height."""
     width, height = size
+    tag = f"{width}x{height}"
     alice = players()
     phone = players(viewport={"width": width, "height": height}, has_touch=True, is_mobile=True)
-    start_race(alice, [phone], seed=SEED)
+    watcher = players(viewport={"width": width, "height": height}, has_touch=True, is_mobile=True)
+    # every screen at this size: the lobby, the waiting room, the race, watching, results
+    phone.open()
+    phone.shot(artifacts / f"lobby-phone-{tag}.png", full_page=True)
+    code = alice.create("Alice", seed=SEED)
+    phone.join("Bob", code)
+    phone.shot(artifacts / f"room-phone-{tag}.png")
+    watcher.watch(code)
+    for p in (alice, phone):
+        p.ready()
+    for p in (alice, phone):
+        p.wait_racing()
     page = phone.page
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
     for pile in ("stock", "waste", "found-c", "found-s", "col1", "col7"):
@@ -326,6 +338,19 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     page.wait_for_timeout(300)
     assert phone.state("s.board.moves") == 4
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    watcher.page.wait_for_selector(
+        '.grid-cell[data-player="p2"] [data-pile="found-c"] [data-card="Ac"]'
+    )
+    assert watcher.page.evaluate("() => document.documentElement.scrollWidth") <= width
+    watcher.shot(artifacts / f"watch-phone-{tag}.png", full_page=True)
+    for p in (phone, alice):
+        p.page.click("#btn-resign")
+        p.page.click("#btn-resign")
+    phone.screen("results")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    table = page.locator("#results-table").bounding_box()  # whole, not scrolled sideways
+    assert table is not None and table["x"] + table["width"] <= width, table
+    phone.shot(artifacts / f"results-phone-{tag}.png", full_page=True)
 
 
 def test_a_spectators_boards_slide_the_cards_that_moved(players) -> None:
