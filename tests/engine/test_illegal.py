@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from klondike_race.engine import (
+    BEST,
     CARDS,
     DRAW,
     RECYCLE,
@@ -119,6 +120,7 @@ CASES: list[tuple[str, Callable[[], Game], Move | str]] = [
     ("kings_only", playing, "1>2x2"),
     ("kings_only", playing, "w>2"),
     ("kings_only", playing, "h>2"),
+    ("no_target", playing, Move(CARDS, 2, BEST, 1)),  # Td: no black J on top, not home
     ("foundation_to_column_forbidden", lambda: playing(settings=NO_F2C), "h>4"),
     ("stock_empty", drawn_out, "d"),
     ("stock_not_empty", playing, "r"),
