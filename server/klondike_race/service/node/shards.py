@@ -26,6 +26,7 @@ from ..store.cluster import primary_of
 
 log = structlog.get_logger("klondike_race.shards")
 CHECK_S = 2.0  # how often the placement is checked against the slot map
+CONFIRM_S = 5.0  # how long a subscription may take to be confirmed
 
 
 class _Shard:
@@ -67,6 +68,8 @@ class ShardedEvents:
         self._lock = asyncio.Lock()
         self._dirty = asyncio.Event()
         self._checker: asyncio.Task[None] | None = None
+        self._closing = False
+        self._confirmed: dict[str, asyncio.Event] = {}  # channel -> its ssubscribe came
 
     def start(self) -> None:
         self._checker = asyncio.create_task(self._check(), name="sharded-pubsub")
@@ -99,17 +102,32 @@ class ShardedEvents:
         if shard is None:
             shard = _Shard(node.name, node.host, int(node.port), self.options)
             self.shards[node.name] = shard
-        await shard.pubsub.ssubscribe(channel)
-        shard.channels.add(channel)
-        self.placed[channel] = node.name
-        if shard.task is None:
-            shard.task = asyncio.create_task(self._read(shard), name=f"ssubscribe {node.name}")
+        confirmed = self._confirmed[channel] = asyncio.Event()
+        try:
+            await shard.pubsub.ssubscribe(channel)
+            shard.channels.add(channel)
+            self.placed[channel] = node.name
+            if shard.task is None:
+                shard.task = asyncio.create_task(self._read(shard), name=f"ssubscribe {node.name}")
+            # subscribed once the primary says so: only then may the room's events be
+            # counted on (the caller joins the room's node set and reads its snapshot next)
+            async with asyncio.timeout(CONFIRM_S):
+                await confirmed.wait()
+        finally:
+            self._confirmed.pop(channel, None)
 
     async def _read(self, shard: _Shard) -> None:
         try:
-            async for message in shard.pubsub.listen():
+            while True:  # not listen(): it ends whenever no channel is subscribed
+                message = await shard.pubsub.get_message(timeout=None)
+                if message is None:
+                    continue
                 kind = message.get("type")
-                if kind == "smessage":
+                if kind == "ssubscribe":
+                    confirmed = self._confirmed.get(message["channel"].decode())
+                    if confirmed is not None:
+                        confirmed.set()
+                elif kind == "smessage":
                     try:
                         self.received(message["data"])
                     except Exception:
@@ -125,9 +143,12 @@ class ShardedEvents:
         self._dirty.set()  # its channels are placed again by the checker
 
     async def _check(self) -> None:
-        while True:
+        while not self._closing:
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation
+            # that comes as the wait ends, and this loop would never stop
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._dirty.wait(), CHECK_S)
+                async with asyncio.timeout(CHECK_S):
+                    await self._dirty.wait()
             dirty = self._dirty.is_set()
             self._dirty.clear()
             try:
@@ -174,6 +195,7 @@ class ShardedEvents:
             self.resubscribed(moved)
 
     async def close(self) -> None:
+        self._closing = True
         if self._checker is not None:
             self._checker.cancel()
             await asyncio.gather(self._checker, return_exceptions=True)
