@@ -42,6 +42,11 @@ class ClusterNodeProcess:
             f"cluster-node-timeout {NODE_TIMEOUT_MS}\ncluster-replica-validity-factor 0\n"
             'appendonly no\nsave ""\nrepl-diskless-sync-delay 0\n'
         )
+        self.start()
+
+    def start(self) -> None:
+        """Start (or start again, with its cluster configuration) the process."""
+        folder = self.folder
         self.process = spawn([debian(REDIS_SERVER, "redis-server"), "redis.conf"], folder)
         try:
             wait_for(self.ping, f"redis-server on port {self.port}")
@@ -121,6 +126,12 @@ class Cluster:
     def _nodes(node: ClusterNodeProcess) -> bytes:
         with node.client() as c:
             return bytes(c.execute_command("CLUSTER", "NODES"))
+
+    def current_primaries(self) -> list[ClusterNodeProcess]:
+        return [p for p in self.processes if p.info("replication")["role"] == "master"]
+
+    def replica_now(self) -> ClusterNodeProcess:
+        return next(p for p in self.processes if p.info("replication")["role"] == "slave")
 
     @property
     def seeds(self) -> str:

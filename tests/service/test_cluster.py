@@ -20,9 +20,10 @@ from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 from klondike_race.service.store import moves_key, room_key
 
-from .cluster import Cluster
+from .cluster import NODE_TIMEOUT_MS, Cluster
 from .conftest import Client, make_config, winnable
 from .test_topology import Racer, until
+from .topology import kill_group
 
 SECRET = "cluster-secret"
 
@@ -36,6 +37,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @pytest.fixture
 async def nodes(cluster: Cluster) -> AsyncIterator[list[Node]]:
+    """Two nodes on the cluster (emptied first)."""
     configure(json=False, level="warning")
     with cluster.client() as c:
         c.flushall()  # every primary
@@ -50,12 +52,7 @@ async def nodes(cluster: Cluster) -> AsyncIterator[list[Node]]:
         yield made
     finally:
         for node in made:
-            try:
-                await asyncio.wait_for(node.stop(), 30)
-            except TimeoutError:
-                for t in asyncio.all_tasks():
-                    t.print_stack()
-                raise
+            await node.stop()
 
 
 async def hello(port: int) -> tuple[Client, str]:
@@ -97,7 +94,7 @@ async def races_on(cluster: Cluster, nodes: list[Node], shards: set[int], least:
 
 async def test_races_on_every_shard_cross_nodes_and_are_rated(cluster, nodes) -> None:
     began = time.monotonic()
-    races = await races_on(cluster, nodes, {p.port for p in cluster.primaries})
+    races = await races_on(cluster, nodes, {p.port for p in cluster.current_primaries()})
     watchers = []
     for _, _, code in races:  # a spectator of each room on the other node
         w = await Client.open(nodes[1].port)  # type: ignore[attr-defined]
@@ -169,7 +166,7 @@ async def test_a_quick_match_across_nodes_and_daily_attempts(cluster, nodes) -> 
 
 
 async def test_a_primary_failover_mid_race_loses_no_acknowledged_move(cluster, nodes) -> None:
-    replica = next(p for p in cluster.processes if p.info("replication")["role"] == "slave")
+    replica = cluster.replica_now()
     primary_port = int(replica.info("replication")["master_port"])
     races = await races_on(cluster, nodes, {primary_port}, least=4)
     on_shard = [r for r in races if cluster.owner(room_key(r[2])).port == primary_port]
@@ -189,12 +186,13 @@ async def test_a_primary_failover_mid_race_loses_no_acknowledged_move(cluster, n
             _wait, lambda: replica.info("replication")["role"] == "master", "the promotion"
         )
         promoted_in = time.monotonic() - failed_over
-        recovered_in = await until(
+        await until(
             lambda: all(r.acks_since(failed_over) >= 5 for r in racers),
             "every racer to play on after the failover",
             tasks,
             timeout=30,
         )
+        recovered_in = time.monotonic() - failed_over
         # the spectator on the other node still gets the watched room's moves
         host = next(r for r in racers if r.code == watched)
         since = max(host.acked)
@@ -242,3 +240,71 @@ def _wait(check, what: str, timeout: float = 15.0) -> None:  # type: ignore[no-u
     while not check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.02)
+
+
+async def test_a_killed_primary_loses_no_move_acknowledged_by_its_replica(cluster, nodes) -> None:
+    """KR_REPLICA_ACKS=1: a move is acknowledged once the replica of its room's primary
+    holds it (WAIT on the primary's connection, store/cluster.py). The primary is
+    SIGKILLed; the cluster promotes the replica; the old primary, started again, follows
+    it, and moves are acknowledged again."""
+    replica = cluster.replica_now()
+    primary = next(p for p in cluster.processes
+                   if p.port == int(replica.info("replication")["master_port"]))  # fmt: skip
+    races = await races_on(cluster, nodes, {primary.port}, least=1)
+    on_shard = [r for r in races if cluster.owner(room_key(r[2])).port == primary.port][:2]
+    for r in races:
+        if r not in on_shard:
+            for c in r[:2]:
+                await c.close()
+    for node in nodes:
+        node.store.replicas = (1, 500)
+    racers = [Racer(c, nodes[i].port)  # type: ignore[attr-defined]
+              for r in on_shard for i, c in enumerate(r[:2])]  # fmt: skip
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(r.run(stop)) for r in racers]
+    try:
+        await until(lambda: all(len(r.acked) >= 10 for r in racers), "the races", tasks)
+        kill_group(primary.process)
+        killed = time.monotonic()
+        await asyncio.to_thread(
+            _wait, lambda: replica.info("replication")["role"] == "master", "the promotion"
+        )
+        promoted_in = time.monotonic() - killed
+        primary.start()  # back from its nodes.conf: a replica of the new primary
+        await asyncio.to_thread(
+            _wait,
+            lambda: primary.info("replication").get("master_link_status") == "up",
+            "the old primary to follow the new one",
+        )
+        await until(
+            lambda: all(r.acks_since(killed) >= 5 for r in racers),
+            "every racer to play on after the failover",
+            tasks,
+            timeout=30,
+        )
+        recovered_in = time.monotonic() - killed
+        stop.set()
+        await asyncio.gather(*tasks)
+    finally:
+        stop.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    with cluster.client() as rds:
+        for r in racers:
+            log = [e.decode() for e in rds.lrange(moves_key(r.code, r.player), 0, -1)]
+            assert len(log) >= max(r.acked)
+            for seq, move in r.acked.items():
+                assert log[seq - 1].split("@")[0] == move, (r.player, seq)
+    lost = sorted({how for r in racers for how in r.lost})
+    assert set(lost) <= {"close 1006", "close 1013"}, lost
+    print(
+        f"\nprimary SIGKILLed: replica promoted after {promoted_in:.2f} s (cluster-node-timeout"
+        f" {NODE_TIMEOUT_MS} ms); every racer playing again {recovered_in:.2f} s after the"
+        f" kill (the old primary started again at once and followed it); lost connections:"
+        f" {lost}; {sum(len(r.acked) for r in racers)} moves"
+        " acknowledged, each held by a replica"
+    )
+    for r in racers:
+        if r.client is not None:
+            await r.client.close()
