@@ -12,6 +12,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
 
+import orjson
 import pytest
 
 from klondike_race.service import clock
@@ -179,12 +180,18 @@ async def test_a_quick_match_across_nodes_and_daily_attempts(cluster, nodes) -> 
         assert got["type"] == "welcome", got
         for seq in (1, 2):
             assert (await fresh.move("draw", seq=seq))["type"] == "ack"
+        if node is nodes[1]:  # an attempt that ends: its row says so
+            assert (await fresh.request("resign", "ack", seq=3))["type"] == "ack"
+            room = (await fresh.expect("room"))["room"]
+            while room["phase"] != "finished":
+                room = (await fresh.expect("room"))["room"]
         await fresh.close()
     with cluster.client() as rds:
         board = f"ch:{{{cid}}}:0"
         assert rds.zcard(board + ":board") == 2
-        rows = rds.hgetall(board + ":rows")
+        rows = [orjson.loads(r) for r in rds.hvals(board + ":rows")]
         assert len(rows) == 2 and rds.hlen(board + ":att") == 2
+        assert sorted(r["status"] for r in rows) == ["playing", "resigned"], rows
     for c in (a, b):
         await c.close()
 

@@ -89,12 +89,17 @@ class Challenges(Part):
                 await self._replicated(pipe)
         return str(got.decode())
 
-    async def set_row(self, challenge: str, index: int, who: str, row: dict[str, Any]) -> None:
-        """An attempt's row as it ended (its status; the rank does not change)."""
+    async def set_row(
+        self, challenge: str, index: int, who: str, row: dict[str, Any], score: int | None = None
+    ) -> None:
+        """An attempt's row as it ended (its status; the rank does not change, unless
+        ``score`` is given: on a cluster the row of the attempt's last move may have
+        missed the board, its step being the board's slot's, after the move's)."""
         base = self.board(challenge, index)
-        await self._timed(
-            self._set_row(keys=self._board_keys(base), args=[base, who, orjson.dumps(row)])
-        )
+        args: list[Any] = [base, who, orjson.dumps(row)]
+        if score is not None:
+            args.append(score)
+        await self._timed(self._set_row(keys=self._board_keys(base), args=args))
 
     # ---- leaderboards -------------------------------------------------------------------
     async def version(self, challenge: str, index: int) -> int:

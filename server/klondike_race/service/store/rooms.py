@@ -163,6 +163,11 @@ class Rooms(Part):
         await self._timed(self.redis.zrem("rooms:analysis", code))
         return int(v)
 
+    async def rank_of(self, code: str, player: str) -> int | None:
+        """A player's composite in ``room:{CODE}:rank`` (written with each move)."""
+        got = await self._timed(self.redis.zscore(room_key(code) + ":rank", player))
+        return None if got is None else int(got)
+
     async def load_analysis(self, code: str) -> dict[str, Any] | None:
         raw = await self._timed(self.redis.hget(room_key(code), "analysis"))
         return orjson.loads(raw) if raw else None

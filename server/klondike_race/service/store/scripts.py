@@ -270,10 +270,12 @@ redis.call('RPUSH', KEYS[5], record)
 return record
 """
 
-# KEYS as REMOVE_ROW. ARGV: leaderboard base, player key, row JSON. An ended attempt's
-# row, if the player is still on the board (not taken off by an operator).
+# KEYS as REMOVE_ROW. ARGV: leaderboard base, player key, row JSON, optionally its score.
+# An ended attempt's row, if the player is still on the board (not taken off by an
+# operator).
 SET_ROW = """
 if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return 0 end
+if ARGV[4] then redis.call('ZADD', KEYS[1], 'XX', ARGV[4], ARGV[2]) end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 redis.call('INCR', KEYS[3])
 return 1
