@@ -21,6 +21,7 @@ from typing import Any
 import redis.asyncio as aioredis
 import structlog
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..store.cluster import primary_of
 
@@ -80,9 +81,8 @@ class ShardedEvents:
         count = self.wanted.get(channel, 0) + (1 if on else -1)
         if count > 0:
             self.wanted[channel] = count
-            if channel not in self.placed:
-                async with self._lock:
-                    await self._place(channel)
+            async with self._lock:  # also waits for a placing of it under way
+                await self._place(channel)
         else:
             self.wanted.pop(channel, None)
             async with self._lock:
@@ -111,8 +111,11 @@ class ShardedEvents:
                 shard.task = asyncio.create_task(self._read(shard), name=f"ssubscribe {node.name}")
             # subscribed once the primary says so: only then may the room's events be
             # counted on (the caller joins the room's node set and reads its snapshot next)
-            async with asyncio.timeout(CONFIRM_S):
-                await confirmed.wait()
+            try:
+                async with asyncio.timeout(CONFIRM_S):
+                    await confirmed.wait()
+            except TimeoutError:  # as Redis being unreachable: the client tries again
+                raise RedisTimeoutError(f"{channel} not confirmed by {node.name}") from None
         finally:
             self._confirmed.pop(channel, None)
 

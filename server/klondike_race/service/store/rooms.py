@@ -104,9 +104,11 @@ class Rooms(Part):
         await self._timed(self.redis.sadd(room_key(code) + ":nodes", self.node))
 
     async def exit(self, code: str) -> None:
-        await self._timed(self.redis.srem(room_key(code) + ":nodes", self.node))
-        if self.listen is not None:
-            await self.listen(code, False)
+        try:
+            await self._timed(self.redis.srem(room_key(code) + ":nodes", self.node))
+        finally:
+            if self.listen is not None:
+                await self.listen(code, False)
 
     async def set_spectators(self, code: str, count: int) -> tuple[int, int]:
         """This node's spectator count of a room: (event version, total of live nodes)."""
