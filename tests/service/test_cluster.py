@@ -339,3 +339,50 @@ async def test_a_killed_primary_loses_no_move_acknowledged_by_its_replica(cluste
     for r in racers:
         if r.client is not None:
             await r.client.close()
+
+
+async def test_ratings_steps_repair_a_crash_and_rebase_a_stale_plan(cluster) -> None:
+    """store/ratings.py on a cluster, on a race stored by hand: a plan left by a node that
+    died after applying one player is finished without applying that player again, and a
+    player whose statistics changed since the plan gets an outcome computed again from
+    their current ones (no application overwrites another)."""
+    from redis.asyncio.cluster import RedisCluster
+
+    from klondike_race.service.store import Store
+
+    client = RedisCluster(host="127.0.0.1", port=cluster.primaries[1].port)
+    try:
+        await client.flushall()
+        store = Store(client, "test")
+        code, a, b = "RATEME", "g-ann", "g-bob"
+
+        def settle(room, progress, composites, stored):  # type: ignore[no-untyped-def]
+            """Each player's games counted: one more than stored."""
+            return [(w, {"games": (stored[w] or {"games": 0})["games"] + 1}, {"code": code})
+                    for w in (a, b)]  # fmt: skip
+
+        state = {"seats": [["p1", "A", "", False, a], ["p2", "B", "", False, b]]}
+        await client.hset(room_key(code), mapping={
+            "state": orjson.dumps(state), "status": "finished"})  # fmt: skip
+        stats = {w: f"player:{{{w}}}:stats" for w in (a, b)}
+        # a node planned the race on Ann 1 game and Bob none, applied Bob, then died
+        plan = {"stored": {a: orjson.dumps({"games": 1}).decode(), b: None},
+                "outcomes": [[a, {"games": 2}, {"code": code}],
+                             [b, {"games": 1}, {"code": code}]]}  # fmt: skip
+        await client.hset(room_key(code), "plan", orjson.dumps(plan))
+        await client.hset(stats[b], "draw1", orjson.dumps({"games": 1}))
+        await client.zadd(f"player:{{{b}}}:applied", {code: 1})
+        # meanwhile another race of Ann's was applied: she has 5 games, not 1
+        await client.hset(stats[a], "draw1", orjson.dumps({"games": 5}))
+        await client.zadd("rooms:rating", {code: 0})
+        assert await store.ratings.apply(code, lambda _room: "draw1", settle)
+        assert orjson.loads(await client.hget(stats[a], "draw1")) == {"games": 6}
+        assert orjson.loads(await client.hget(stats[b], "draw1")) == {"games": 1}  # once
+        assert await client.llen(f"player:{{{b}}}:races") == 0  # Bob's entry: not again
+        assert await client.llen(f"player:{{{a}}}:races") == 1
+        assert await client.zscore("rooms:rating", code) is None
+        # applied: a later run (a sweep) changes nothing
+        assert not await store.ratings.apply(code, lambda _room: "draw1", settle)
+        assert orjson.loads(await client.hget(stats[a], "draw1")) == {"games": 6}
+    finally:
+        await client.aclose()
