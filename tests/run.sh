@@ -18,11 +18,12 @@ python3 -c 'import ensurepip' 2>/dev/null || apt_install python3-venv
 [ -x /usr/bin/chromium ] || apt_install chromium fonts-dejavu-core
 # tests/service/test_balancer.py and test_topology.py run deploy/haproxy.cfg with Debian's
 # HAProxy; test_topology.py and test_failover.py run Debian's redis-server and
-# redis-sentinel on free ports of their own (a system Redis the package may start on port
-# 6379 is neither used nor needed).
+# redis-sentinel on free ports of their own, test_cluster.py a Redis Cluster of Debian's
+# redis-server made with its redis-cli (redis-tools) (a system Redis the package may
+# start on port 6379 is neither used nor needed).
 [ -x /usr/sbin/haproxy ] || apt_install haproxy
-[ -x /usr/bin/redis-server ] && [ -x /usr/bin/redis-sentinel ] \
-  || apt_install redis-server redis-sentinel
+[ -x /usr/bin/redis-server ] && [ -x /usr/bin/redis-sentinel ] && [ -x /usr/bin/redis-cli ] \
+  || apt_install redis-server redis-sentinel redis-tools
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 

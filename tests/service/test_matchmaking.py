@@ -41,7 +41,9 @@ async def test_close_ratings_pair_at_once_with_the_closest(mm) -> None:
     # c arrives close to a: paired at once, the older first
     got = await mm.match(T0 + 100, 1, "c", 1560, player("g-c"))
     assert tickets(got) == [("a", "c")]
-    assert got[0][0][1] == player("g-a") and got[0][1][1] == player("g-c")
+    # each with the node holding its ticket (quick-match news goes to it)
+    assert got[0][0][1] == {**player("g-a"), "node": "test"}
+    assert got[0][1][1] == {**player("g-c"), "node": "test"}
     assert await mm.waiting(1) == 0
     # the closest of several: d waits, e comes far from it, g close to it
     assert await mm.match(T0, 1, "d", 1500, player("g-d")) == []
@@ -85,8 +87,8 @@ async def test_cancelled_and_expired_tickets_never_pair(mm, redis_url) -> None:
     assert await mm.match(T0, 1, "a", 1500, player("g-a")) == []
     await mm.cancel("a", 1)
     assert await mm.match(T0, 1, "b", 1500, player("g-b")) == []
-    await mm.redis.delete("mm:t:b")  # its 1 h TTL ran out
-    assert await mm.match(T0, 1, "c", 1500, player("g-c")) == []
+    # b waited over an hour: dropped
+    assert await mm.match(T0 + 3_600_001, 1, "c", 1500, player("g-c")) == []
     assert await mm.waiting(1) == 1
 
 

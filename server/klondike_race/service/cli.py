@@ -95,7 +95,7 @@ async def run(config: Config, ready: asyncio.Future[int] | None = None) -> None:
     configure(config.log_json, config.log_level)
     embedded = None
     url = config.redis_url
-    if not url and not config.sentinels:
+    if not url and not config.sentinels and not config.redis_cluster:
         embedded = EmbeddedRedis(config.data_dir, appendfsync=config.appendfsync).start()
         url = embedded.url
     node = Node(config, url or "")

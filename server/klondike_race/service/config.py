@@ -20,6 +20,7 @@ class Config:
     redis_url: str | None = None  # REDIS_URL; None starts an embedded redis-server
     sentinels: str | None = None  # KR_SENTINELS: "host:port,host:port": follow failovers
     sentinel_master: str = "kr"  # KR_SENTINEL_MASTER: the primary's name in Sentinel
+    redis_cluster: str | None = None  # KR_REDIS_CLUSTER: "host:port,...": Redis Cluster nodes
     replica_acks: int = 0  # KR_REPLICA_ACKS: replicas that must hold a move before its ack
     replica_wait_ms: int = 500  # KR_REPLICA_WAIT_MS: how long a move waits for them
     redis_connections: int = 64  # KR_REDIS_CONNECTIONS: commands in flight to Redis at once

@@ -49,8 +49,8 @@ def _environment(config: Config, url: str, port: int, index: int) -> dict[str, s
         REDIS_URL=url,
         KR_WORKER_PORT=str(config.worker_ports + index) if config.worker_ports else "0",
     )
-    if config.sentinels:
-        env.pop("REDIS_URL")  # the workers follow the Sentinels themselves
+    if config.sentinels or config.redis_cluster:
+        env.pop("REDIS_URL")  # the workers follow the Sentinels or the cluster themselves
     for name in ("dev", "uvloop"):
         if getattr(config, name):
             env["KR_" + name.upper()] = "1"
@@ -81,7 +81,7 @@ def supervise(config: Config) -> int:
     """Run ``config.workers`` workers until SIGTERM or SIGINT; the exit status."""
     embedded = None
     url = config.redis_url or ""
-    if not url and not config.sentinels:
+    if not url and not config.sentinels and not config.redis_cluster:
         embedded = EmbeddedRedis(config.data_dir, appendfsync=config.appendfsync).start()
         url = embedded.url
     port = config.port or free_port()

@@ -325,14 +325,17 @@ class Lobby:
         room, pids = await self.rooms.create(
             RoomOptions(settings=settings, quick=True), {"seed": secrets.token_hex(8)}, seat
         )
-        for ticket, pid, secret in ((ticket1, pids[0], secret1), (ticket2, pids[1], secret2)):
+        for ticket, pid, secret, held in (
+            (ticket1, pids[0], secret1, p1),
+            (ticket2, pids[1], secret2, p2),
+        ):
             token = f"{room.code}.{pid}.{secret}"
             if conn is not None and ticket == conn.ticket:
                 self.tickets.pop(ticket, None)
                 conn.ticket = None
                 await self.enter(conn, room, pid, token)
             else:
-                await self.store.matchmaking.notify(ticket, {"token": token})
+                await self.store.matchmaking.notify(ticket, held, {"token": token})
 
     def matched(self, ticket: str, payload: dict[str, Any]) -> None:
         """News from any node: the connection waiting with ``ticket`` has a race."""

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import redis.asyncio as aioredis
 import structlog
+from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import ExponentialBackoff
@@ -32,6 +33,7 @@ from ..fanout import Fanout
 from ..http import Api, Routes
 from ..metrics import Metrics
 from ..store import CHANNEL, Store
+from ..store.slot_scripts import events_channel, node_channel
 from .assist import Assist
 from .challenges import Challenges
 from .connection import Connections
@@ -43,6 +45,7 @@ from .ratings import RatingOps
 from .registry import Hubs
 from .replays import Replays
 from .rooms import RoomOps
+from .shards import ShardedEvents
 from .solving import Solving
 from .sweeper import Sweeper
 
@@ -99,6 +102,13 @@ class Node:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listener: asyncio.Task[None] | None = None
         self._pubsub: Any = None
+        # on a Redis Cluster: sharded pub/sub, per room (node/shards.py)
+        self.shards: ShardedEvents | None = None
+        if isinstance(self.redis, RedisCluster):
+            self.shards = ShardedEvents(self.redis, self._received, self._resubscribed)
+            shards = self.shards
+            self.store.rooms.listen = lambda code, on: shards.listen(events_channel(code), on)
+            self.store.rooms.live_nodes = self.store.sweeping.live
         self.stopping = False
 
     # ---- HubHost --------------------------------------------------------------------------
@@ -160,9 +170,13 @@ class Node:
         self.spawn(self.challenges.boards.run())
         self.spawn(self._prepare_challenges())
         self.store.start()
-        self._pubsub = self.sub_redis.pubsub(ignore_subscribe_messages=True)
-        await self._pubsub.subscribe(CHANNEL)
-        self._listener = asyncio.create_task(self._listen(), name="pubsub")
+        if self.shards is not None:
+            self.shards.start()
+            await self.shards.listen(node_channel(self.id), True)
+        else:
+            self._pubsub = self.sub_redis.pubsub(ignore_subscribe_messages=True)
+            await self._pubsub.subscribe(CHANNEL)
+            self._listener = asyncio.create_task(self._listen(), name="pubsub")
         self.server = await self._listen_on(self.config.port, self.config.reuse_port)
         if self.config.worker_port:  # a worker's own port, besides the one it shares
             self.own_server = await self._listen_on(self.config.worker_port, False)
@@ -199,13 +213,16 @@ class Node:
             self._listener.cancel()
             await asyncio.gather(self._listener, return_exceptions=True)
         await self._quietly("closing pub/sub", self._pubsub and self._pubsub.aclose())
+        if self.shards is not None:
+            await self._quietly("closing sharded pub/sub", self.shards.close())
         for task in list(self._tasks):
             task.cancel()
         await self._quietly("leaving the live nodes", self.store.sweeping.node_gone())
         await self.solving.close()
         self.fanout.close()
         await self.redis.aclose()
-        await self.sub_redis.aclose()
+        if self.sub_redis is not self.redis:
+            await self.sub_redis.aclose()
         for client in self._sentinel.sentinels if self._sentinel else ():
             await client.aclose()
         log.info("stopped", node=self.id)
@@ -260,6 +277,22 @@ class Node:
         if hub is not None:
             hub.feed(orjson.loads(payload))
 
+    def _resubscribed(self, channels: list[str]) -> None:
+        """Rooms listened to again after a gap (a failover): their events since, read
+        back from the rooms' kept events."""
+        for channel in channels:
+            code = channel.partition("{")[2].rstrip("}")
+            hub = self.hubs.get(code)
+            if channel.startswith("kr:events:") and hub is not None:
+                self.spawn(self._catch_up(code))
+
+    async def _catch_up(self, code: str) -> None:
+        hub = self.hubs.get(code)
+        if hub is None or hub.version is None:
+            return
+        for event in await self.store.rooms.events_since(code, hub.version):
+            hub.feed(event)
+
 
 class _SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
     """Sentinel's pool of the primary, bounded as ``BlockingConnectionPool`` is."""
@@ -267,10 +300,11 @@ class _SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionP
 
 def _clients(
     config: Config, redis_url: str
-) -> tuple[aioredis.Redis, aioredis.Redis, Sentinel | None]:
+) -> tuple[Any, Any, Sentinel | None]:
     """The command client and the pub/sub client: of ``redis_url``, or of the primary
     that Sentinel names (``KR_SENTINELS``), followed through failovers (with the
-    Sentinel client).
+    Sentinel client), or of a Redis Cluster (``KR_REDIS_CLUSTER``: one client, which
+    follows moved slots and failovers; node/shards.py does its sharded pub/sub).
 
     The command client's pool is bounded (``KR_REDIS_CONNECTIONS``): a burst of
     commands waits for a connection rather than opening one each, as redis-py's
@@ -284,6 +318,17 @@ def _clients(
         "max_connections": config.redis_connections,
         "timeout": 10,  # waiting for a free connection
     }
+    if config.redis_cluster:
+        nodes = [h.rsplit(":", 1) for h in config.redis_cluster.split(",") if h.strip()]
+        cluster = RedisCluster(
+            startup_nodes=[ClusterNode(host.strip(), int(port)) for host, port in nodes],
+            socket_timeout=options["socket_timeout"],
+            socket_connect_timeout=options["socket_connect_timeout"],
+            health_check_interval=options["health_check_interval"],
+            max_connections=config.redis_connections,
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 6),
+        )
+        return cluster, cluster, None
     if config.sentinels:
         hosts = [h.rsplit(":", 1) for h in config.sentinels.split(",") if h.strip()]
         sentinel = Sentinel(  # type: ignore[no-untyped-call]

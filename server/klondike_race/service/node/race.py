@@ -33,7 +33,9 @@ def player_hub(conn: Conn) -> RoomHub:
     return conn.hub
 
 
-def _board_of(hub: RoomHub, player: str, prog: dict[str, Any]) -> tuple[str, str, bytes] | None:
+def _board_of(
+    hub: RoomHub, player: str, prog: dict[str, Any], tagged: bool
+) -> tuple[str, str, bytes] | None:
     """(leaderboard, player key, row JSON) of a challenge attempt's move, else None."""
     attempt = hub.public.get("challenge")
     if not attempt:
@@ -41,7 +43,7 @@ def _board_of(hub: RoomHub, player: str, prog: dict[str, Any]) -> tuple[str, str
     seat = next(p for p in hub.public["players"] if p["id"] == player)
     challenge, _, index = attempt.rpartition("/")
     row = challenge_row(hub.code, seat["name"], seat["guest"], prog)
-    return board_key(challenge, int(index)), seat["who"], orjson.dumps(row)
+    return board_key(challenge, int(index), tagged), seat["who"], orjson.dumps(row)
 
 
 class Race:
@@ -107,7 +109,7 @@ class Race:
         body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
         v = await self.store.log.append(
             hub.code, player, seq, entry, prog, key, orjson.dumps(body),
-            _board_of(hub, player, prog),
+            _board_of(hub, player, prog, self.store.log.cluster),
         )  # fmt: skip
         if v <= 0:  # not stored: the log moved on elsewhere, or the race ended
             await self._not_stored(conn, hub, seq, v)

@@ -133,7 +133,13 @@ class RoomOps:
             if seat.who and seat.id in progress:
                 prog = progress[seat.id]
                 row = challenge_row(room.code, seat.name, seat.guest, prog)
-                await self.store.challenges.set_row(challenge, int(index), seat.who, row)
+                # on a cluster its place too: the board is written after the move's step
+                score = (
+                    await self.store.rooms.rank_of(room.code, seat.id)
+                    if self.store.challenges.cluster
+                    else None
+                )
+                await self.store.challenges.set_row(challenge, int(index), seat.who, row, score)
                 if challenge.startswith("daily-"):  # the player's daily results, streaks
                     result = {"code": room.code, "status": prog["status"],
                               "foundation": prog["foundation"], "moves": prog["moves"],

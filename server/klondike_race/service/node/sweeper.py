@@ -66,9 +66,14 @@ class Sweeper:
                 closed += 1
         for code in await self.store.sweeping.claim_analyses(now):
             loaded = await self.store.rooms.load(code)
-            if loaded is not None and await self.store.rooms.load_analysis(code) is None:
+            room = Room.from_json(loaded[0]) if loaded is not None else None
+            # a room not finished is owed nothing (on a cluster it joins the list just
+            # before the step that finishes it, which another node may have won)
+            if room is None or room.status != FINISHED:
+                continue
+            if await self.store.rooms.load_analysis(code) is None:
                 log.info("race analysed again: its analysis was never stored", room=code)
-                self.analyse(Room.from_json(loaded[0]))
+                self.analyse(room)
         for code in await self.store.ratings.claim_due(now, RATING_GRACE_MS):
             if await self.rate(code):
                 log.info("race rated by the sweeper: its node never applied it", room=code)

@@ -1,17 +1,27 @@
 """Redis, split by what it stores: rooms (store/rooms.py), move logs and their group
 commit (store/moves.py), matchmaking (store/matchmaking.py), sweeping
 (store/sweeping.py), accounts (store/accounts.py) and ratings (store/ratings.py); key
-names in store/keys.py, the Lua scripts in store/scripts.py.
+names in store/keys.py, the Lua scripts in store/scripts.py (one Redis) and
+store/slot_scripts.py (a Redis Cluster: every script touches one slot, its keys declared;
+store/cluster.py).
 
-Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
+Keys. Literal braces are hash tags: ``room:{CODE}`` means the key ``room:{K4X9QZ}``,
+whose slot is the slot of ``K4X9QZ``, so a room's keys share a Redis Cluster slot; a
+name without braces (``node:NODE``) is a plain placeholder. On a cluster (only) the
+player keys are ``player:{WHO}:...`` and the challenge keys ``ch:{ID}:N:...``, tagged so
+that each player's keys share a slot and each challenge's do; one Redis keeps the
+untagged names below. Each global structure is one key, so one slot (docs/operations.md,
+"Redis Cluster", says what that costs).
 
 ==========================  ======  ===================================================
 ``room:{CODE}``             hash    ``state`` (the Room as JSON, secrets included),
                                     ``rev`` (compare-and-set revision), ``status``,
                                     ``analysis`` (JSON, once a finished race is analysed),
                                     ``rated`` (players stored, once the race's statistics
-                                    and ratings are applied: the exactly-once marker)
-``room:{CODE}:moves:{pid}`` list    the player's accepted moves ``TEXT@AT_MS`` in order
+                                    and ratings are applied: the exactly-once marker),
+                                    on a cluster ``plan`` (each player's outcome, stored
+                                    once before they are applied)
+``room:{CODE}:moves:PID``  list    the player's accepted moves ``TEXT@AT_MS`` in order
                                     (``resign@AT_MS`` for a resignation); the source of
                                     truth: index + 1 is the client's sequence number
 ``room:{CODE}:prog``        hash    pid -> latest progress JSON (a cache of the log)
@@ -32,36 +42,42 @@ Keys (the ``{CODE}`` hash tag keeps one room's keys in one Redis Cluster slot):
                                     and ratings are due to the sweeper (its node died
                                     before applying them); applying takes it off
 ``kr:sweep``                string  the node sweeping now (a lock with a short TTL)
-``mm:rating:{D}``           zset    quick-match ticket of Draw D -> its player's rating
-``mm:since:{D}``            zset    quick-match ticket of Draw D -> when it came (ms)
-``mm:t:{T}``                string  a waiting ticket's player JSON (name, who, guest;
-                                    1 h TTL: a ticket without it is dropped)
-``node:{NODE}``             string  a live node: its open connections (30 s TTL, renewed
+``mm:{D}:rating``           zset    quick-match ticket of Draw D -> its player's rating
+``mm:{D}:since``            zset    quick-match ticket of Draw D -> when it came (ms); a
+                                    ticket waiting over an hour is dropped
+``mm:{D}:players``          hash    quick-match ticket of Draw D -> its player JSON
+                                    (name, who, guest, the node holding it)
+``node:NODE``               string  a live node: its open connections (30 s TTL, renewed
                                     every 10 s)
 ``nodes``                   set     the nodes that said they were live (the lobby's
-                                    "online" sums their ``node:{NODE}``)
-``acct:name:{CANONICAL}``   string  the account id holding a name (domain/players.py)
-``acct:{ID}``               hash    ``name``, ``hash`` (argon2), ``guest`` (the guest key
+                                    "online" sums their ``node:NODE``)
+``acct:name:CANONICAL``     string  the account id holding a name (domain/players.py)
+``acct:ID``                 hash    ``name``, ``hash`` (argon2), ``guest`` (the guest key
                                     it was claimed from), ``created``
-``acct:{ID}:sess``          set     SHA-256 of each live session token of the account
-``sess:{SHA256}``           string  account id of a session token (30 days TTL)
-``player:{WHO}:rooms``      zset    code -> when seated, the rooms a player sits in
-``player:{WHO}:stats``      hash    variant (``draw1``, ``draw3``) -> JSON: mu, sigma,
+``acct:ID:sess``            set     SHA-256 of each live session token of the account
+``sess:SHA256``             string  account id of a session token (30 days TTL)
+``player:WHO:rooms``        zset    code -> when seated, the rooms a player sits in
+``player:WHO:stats``        hash    variant (``draw1``, ``draw3``) -> JSON: mu, sigma,
                                     races, wins, solved, best time, fewest moves,
                                     foundation total, streaks, the last 100 rating points
-``player:{WHO}:races``      list    the last 50 counted races, newest first (JSON); a
+``player:WHO:races``        list    the last 50 counted races, newest first (JSON); a
                                     guest's two keys expire 180 days after their last
                                     race, an account's never
-``player:{WHO}:daily``      hash    daily challenge id -> the ended attempt's result
+``player:{WHO}:applied``    zset    cluster only: code -> when, the last 200 races
+                                    applied to the player (the per-player exactly-once
+                                    marker of store/ratings.py)
+``player:WHO:daily``        hash    daily challenge id -> the ended attempt's result
                                     JSON (store/challenges.py; streaks on the profile)
-``rl:{KIND}:{SUBJECT}``     string  attempts counted in a rate-limit window (its TTL)
+``rl:KIND:SUBJECT``         string  attempts counted in a rate-limit window (its TTL)
 ==========================  ======  ===================================================
 
 Events are published on the channel ``kr:events`` as ``CODE|NODE|JSON`` (NODE: the node
 that committed it) only when another live node has a connection in the room
-(``room:{CODE}:nodes``; a node whose ``node:{NODE}`` key expired leaves the set at the
+(``room:{CODE}:nodes``; a node whose ``node:NODE`` key expired leaves the set at the
 room's next event); the committing node delivers its own, and ignores its own
-publications.
+publications. On a cluster each room has its own sharded channel ``kr:events:{CODE}``
+(``SPUBLISH`` from the room's scripts, in the room's slot) and each node one for
+quick-match news, ``kr:node:{NODE}`` (node/shards.py).
 """
 
 from __future__ import annotations

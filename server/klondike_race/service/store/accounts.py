@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from .base import Part
+from .keys import player_key
 from .scripts import CREATE_ACCOUNT, HIT
 
 SESSION_S = 30 * 86400  # a session lasts 30 days from its sign-in
@@ -34,10 +35,31 @@ class Accounts(Part):
         taken. ``guest``: the guest key whose statistics the account takes over."""
         account = secrets.token_hex(16)
         now = str(int(time.time() * 1000))
+        if self.cluster:  # the name and the account are two slots: two steps
+            return await self._create_slots(canonical, account, name, password_hash, guest, now)
         made = await self._durably(
             self._create, [canonical, account, name, password_hash, guest, now]
         )
         return account if int(made) else None
+
+    async def _create_slots(
+        self, canonical: str, account: str, name: str, password_hash: str, guest: str, now: str
+    ) -> str | None:
+        """The account first (nobody can reach it yet), then its name (``SET NX``); a name
+        taken meanwhile deletes the account again. A node dying in between leaves an
+        account no name leads to: unreachable, a few bytes."""
+        key = f"acct:{account}"
+        fields = {"name": name, "hash": password_hash, "guest": guest, "created": now}
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(key, mapping=fields)
+            await self._replicated(pipe)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(f"acct:name:{canonical}", account, nx=True)
+            made = (await self._replicated(pipe))[0]
+        if not made:
+            await self._timed(self.redis.delete(key))
+            return None
+        return account
 
     async def find(self, canonical: str) -> tuple[str, str, str] | None:
         """(account id, name, password hash) of a claimed name, or None."""
@@ -67,7 +89,7 @@ class Accounts(Part):
         """A new session token for ``account`` (only its hash is stored)."""
         token = secrets.token_urlsafe(32)
         hashed = session_hash(token)
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self.redis.pipeline(transaction=not self.cluster) as pipe:
             pipe.set(f"sess:{hashed}", account, ex=SESSION_S)
             pipe.sadd(f"acct:{account}:sess", hashed)
             pipe.expire(f"acct:{account}:sess", SESSION_S)
@@ -83,7 +105,7 @@ class Accounts(Part):
         return (account.decode(), name) if name is not None else None
 
     async def end_session(self, account: str, token_hash: str) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self.redis.pipeline(transaction=not self.cluster) as pipe:
             pipe.delete(f"sess:{token_hash}")
             pipe.srem(f"acct:{account}:sess", token_hash)
             await self._replicated(pipe)
@@ -91,7 +113,7 @@ class Accounts(Part):
     async def end_sessions(self, account: str) -> int:
         """Sign ``account`` out everywhere: the number of sessions ended."""
         hashes: Any = await self._timed(self.redis.smembers(f"acct:{account}:sess"))
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self.redis.pipeline(transaction=not self.cluster) as pipe:
             for hashed in hashes:
                 pipe.delete(f"sess:{hashed.decode()}")
             pipe.delete(f"acct:{account}:sess")
@@ -101,7 +123,7 @@ class Accounts(Part):
     # ---- where a player sits ------------------------------------------------------------
     async def seated(self, who: str, code: str, at: int) -> None:
         """``who`` has a seat in room ``code`` (every device of theirs may resume it)."""
-        key = f"player:{who}:rooms"
+        key = player_key(who, "rooms", self.cluster)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(key, {code: at})
             pipe.zremrangebyrank(key, 0, -ROOMS_KEPT - 1)
@@ -109,12 +131,13 @@ class Accounts(Part):
             await self._timed(pipe.execute())
 
     async def rooms_of(self, who: str) -> list[str]:
-        raw: Any = await self._timed(self.redis.zrevrange(f"player:{who}:rooms", 0, -1))
+        key = player_key(who, "rooms", self.cluster)
+        raw: Any = await self._timed(self.redis.zrevrange(key, 0, -1))
         return [c.decode() for c in raw]
 
     async def unseat(self, who: str, codes: list[str]) -> None:
         if codes:
-            await self._timed(self.redis.zrem(f"player:{who}:rooms", *codes))
+            await self._timed(self.redis.zrem(player_key(who, "rooms", self.cluster), *codes))
 
     # ---- rate limits --------------------------------------------------------------------
     async def hit(self, key: str, limit: int, window_s: int, count: bool = True) -> int:
@@ -122,7 +145,9 @@ class Accounts(Part):
         starting at the first): 0 when it is allowed, else the seconds until the window
         ends. With ``count`` False it only checks."""
         retry_ms = await self._timed(
-            self._hit(args=[f"rl:{key}", limit, window_s * 1000, 1 if count else 0])
+            self._hit(
+                keys=[f"rl:{key}"], args=[f"rl:{key}", limit, window_s * 1000, 1 if count else 0]
+            )
         )
         return (int(retry_ms) + 999) // 1000
 

@@ -8,7 +8,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
+
+from .cluster import script_and_wait
 
 T = TypeVar("T")
 
@@ -22,8 +25,12 @@ class NotReplicated(RedisError):
 class Part:
     """One part of the store. ``latency`` is called with the seconds of each round trip."""
 
-    def __init__(self, redis: aioredis.Redis, node: str, latency: Callable[[float], None]) -> None:
-        self.redis = redis
+    def __init__(
+        self, redis: aioredis.Redis | RedisCluster, node: str, latency: Callable[[float], None]
+    ) -> None:
+        self.redis: Any = redis
+        # on a Redis Cluster every step touches one slot (store/cluster.py)
+        self.cluster = isinstance(redis, RedisCluster)
         self.node = node
         self._latency = latency
         # (replicas, ms): a write that answers a client returns only once that many
@@ -40,19 +47,32 @@ class Part:
     def _script(self, source: str) -> Any:
         return self.redis.register_script(source)
 
-    async def _durably(self, script: Any, args: list[Any]) -> Any:
+    async def _durably(self, script: Any, args: list[Any], keys: list[str] | None = None) -> Any:
         """Run ``script``; with ``replicas`` set, a ``WAIT`` follows in the same round trip
-        on the same connection (WAIT counts the writes of its own connection)."""
+        on the same connection (WAIT counts the writes of its own connection). On a
+        cluster, ``keys`` (of one slot) route it."""
         if not self.replicas[0]:
-            return await self._timed(script(args=args))
+            return await self._timed(script(keys=keys, args=args))
+        if self.cluster:
+            assert keys, "a cluster script declares its keys"
+            replicas, ms = self.replicas
+            result, acked = await self._timed(
+                script_and_wait(self.redis, script, keys, args, replicas, ms)
+            )
+            if acked < replicas:
+                raise NotReplicated(f"{acked} of {replicas} replicas acknowledged within {ms} ms")
+            return result
         async with self.redis.pipeline(transaction=False) as pipe:
             await script(args=args, client=pipe)
             return (await self._replicated(pipe))[0]
 
     async def _replicated(self, pipe: Any) -> list[Any]:
         """Execute ``pipe``, its commands followed by the ``WAIT`` of ``replicas`` when set:
-        the commands' results, or NotReplicated."""
+        the commands' results, or NotReplicated. On a cluster the commands go to their
+        slots' primaries and no ``WAIT`` follows (only script steps wait there)."""
         replicas, ms = self.replicas
+        if self.cluster:
+            replicas = 0
         if replicas:
             pipe.execute_command("WAIT", replicas, ms)
         results: list[Any] = await self._timed(pipe.execute())

@@ -15,15 +15,15 @@ from typing import Any
 import orjson
 
 from .base import Part
+from .keys import player_key
 from .scripts import REMOVE_ROW, SET_ROW
 
 
-def board_key(challenge: str, index: int) -> str:
-    return f"ch:{challenge}:{index}"
-
-
-def daily_key(who: str) -> str:
-    return f"player:{who}:daily"
+def board_key(challenge: str, index: int, tagged: bool = False) -> str:
+    """``ch:ID:N``; on a cluster (``tagged``) ``ch:{ID}:N``: a challenge's keys, every
+    deal's, share a slot (its scripts touch several; its boards' versions are read in one
+    ``MGET``)."""
+    return f"ch:{{{challenge}}}:{index}" if tagged else f"ch:{challenge}:{index}"
 
 
 class Challenges(Part):
@@ -40,20 +40,27 @@ class Challenges(Part):
         got: Any = await self._timed(self.redis.get("ch:secret"))
         return bytes(got)
 
+    def board(self, challenge: str, index: int) -> str:
+        return board_key(challenge, index, self.cluster)
+
+    def _board_keys(self, base: str) -> list[str]:
+        """The keys REMOVE_ROW and SET_ROW touch (one slot: the challenge's)."""
+        return [f"{base}:{part}" for part in ("board", "rows", "ver", "out", "removed")]
+
     # ---- deals --------------------------------------------------------------------------
     async def deal(self, challenge: str, index: int) -> dict[str, Any] | None:
         """A prepared deal: ``seed``, ``salt``, ``commitment``, ``candidate``."""
-        raw: Any = await self._timed(self.redis.get(f"{board_key(challenge, index)}:deal"))
+        raw: Any = await self._timed(self.redis.get(f"{self.board(challenge, index)}:deal"))
         return orjson.loads(raw) if raw else None
 
     async def preparing(self, challenge: str, index: int, ms: int) -> bool:
         """True when this node is now the one preparing the deal (for ``ms``; another
         node takes over if it dies before storing it)."""
-        key = f"{board_key(challenge, index)}:prep"
+        key = f"{self.board(challenge, index)}:prep"
         return bool(await self._timed(self.redis.set(key, self.node, nx=True, px=ms)))
 
     async def store_deal(self, challenge: str, index: int, deal: dict[str, Any]) -> None:
-        key = f"{board_key(challenge, index)}:deal"
+        key = f"{self.board(challenge, index)}:deal"
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.set(key, orjson.dumps(deal), nx=True)
             await self._replicated(pipe)
@@ -61,7 +68,7 @@ class Challenges(Part):
     # ---- attempts -----------------------------------------------------------------------
     async def attempt(self, challenge: str, index: int, who: str) -> str | None:
         """The room code of ``who``'s attempt at a deal, if they made one."""
-        raw: Any = await self._timed(self.redis.hget(f"{board_key(challenge, index)}:att", who))
+        raw: Any = await self._timed(self.redis.hget(f"{self.board(challenge, index)}:att", who))
         return raw.decode() if raw else None
 
     async def claim_attempt(
@@ -69,7 +76,7 @@ class Challenges(Part):
     ) -> str:
         """``who``'s one attempt is room ``code``, unless another of their devices came
         first: the attempt's room code either way. Its first row goes on the board."""
-        base = board_key(challenge, index)
+        base = self.board(challenge, index)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hsetnx(f"{base}:att", who, code)
             pipe.hget(f"{base}:att", who)
@@ -82,25 +89,32 @@ class Challenges(Part):
                 await self._replicated(pipe)
         return str(got.decode())
 
-    async def set_row(self, challenge: str, index: int, who: str, row: dict[str, Any]) -> None:
-        """An attempt's row as it ended (its status; the rank does not change)."""
-        base = board_key(challenge, index)
-        await self._timed(self._set_row(args=[base, who, orjson.dumps(row)]))
+    async def set_row(
+        self, challenge: str, index: int, who: str, row: dict[str, Any], score: int | None = None
+    ) -> None:
+        """An attempt's row as it ended (its status; the rank does not change, unless
+        ``score`` is given: on a cluster the row of the attempt's last move may have
+        missed the board, its step being the board's slot's, after the move's)."""
+        base = self.board(challenge, index)
+        args: list[Any] = [base, who, orjson.dumps(row)]
+        if score is not None:
+            args.append(score)
+        await self._timed(self._set_row(keys=self._board_keys(base), args=args))
 
     # ---- leaderboards -------------------------------------------------------------------
     async def version(self, challenge: str, index: int) -> int:
-        raw: Any = await self._timed(self.redis.get(f"{board_key(challenge, index)}:ver"))
+        raw: Any = await self._timed(self.redis.get(f"{self.board(challenge, index)}:ver"))
         return int(raw or 0)
 
     async def versions(self, challenge: str, deals: int) -> tuple[int, ...]:
         """The versions of a challenge's ``deals`` boards, in one round trip."""
-        keys = [f"{board_key(challenge, i)}:ver" for i in range(deals)]
+        keys = [f"{self.board(challenge, i)}:ver" for i in range(deals)]
         raw: Any = await self._timed(self.redis.mget(keys))
         return tuple(int(v or 0) for v in raw)
 
     async def top(self, challenge: str, index: int, count: int) -> tuple[int, int, list[Any]]:
         """(version, players, the first ``count`` rows with their scores), best first."""
-        base = board_key(challenge, index)
+        base = self.board(challenge, index)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.get(f"{base}:ver")
             pipe.zcard(f"{base}:board")
@@ -114,7 +128,7 @@ class Challenges(Part):
         """For each of ``whos`` on the board: (their 0-based position, the place of the
         first row shown, the rows ``reach`` above and below them). Three round trips
         whatever the number of players asked about."""
-        base = board_key(challenge, index)
+        base = self.board(challenge, index)
         async with self.redis.pipeline(transaction=False) as pipe:
             for who in whos:
                 pipe.zrank(f"{base}:board", who)
@@ -147,7 +161,7 @@ class Challenges(Part):
     ) -> dict[str, tuple[int, int, list[Any]]]:
         """``around`` for many players at once (most of a board's): the whole order in
         one read and each row needed once, in two round trips."""
-        base = board_key(challenge, index)
+        base = self.board(challenge, index)
         ranked: Any = await self._timed(self.redis.zrange(f"{base}:board", 0, -1, withscores=True))
         position = {w: i for i, (w, _) in enumerate(ranked)}
         found = [(w, position[w.encode()]) for w in whos if w.encode() in position]
@@ -166,7 +180,7 @@ class Challenges(Part):
 
     async def every(self, challenge: str, index: int) -> list[Any]:
         """Every row with its score, best first (a closed challenge's archive)."""
-        base = board_key(challenge, index)
+        base = self.board(challenge, index)
         ranked: Any = await self._timed(self.redis.zrange(f"{base}:board", 0, -1, withscores=True))
         return await self._rows(base, ranked)
 
@@ -187,15 +201,16 @@ class Challenges(Part):
         ``record`` (who, when, reason, by) with the removed ``row``, kept in
         ``ch:{ID}:{N}:removed``; None if they were not on it. Their attempt stays
         theirs: they cannot play again, and its later moves do not put it back."""
+        base = self.board(challenge, index)
         got: Any = await self._timed(
-            self._remove(args=[board_key(challenge, index), who, orjson.dumps(record)])
+            self._remove(keys=self._board_keys(base), args=[base, who, orjson.dumps(record)])
         )
         return orjson.loads(got) if got else None
 
     async def removed(self, challenge: str, index: int) -> list[dict[str, Any]]:
         """Every removal from a leaderboard, oldest first."""
         raw: Any = await self._timed(
-            self.redis.lrange(f"{board_key(challenge, index)}:removed", 0, -1)
+            self.redis.lrange(f"{self.board(challenge, index)}:removed", 0, -1)
         )
         return [orjson.loads(r) for r in raw]
 
@@ -203,7 +218,7 @@ class Challenges(Part):
     async def record_daily(self, who: str, challenge: str, result: dict[str, Any],
                            expire_s: int | None) -> bool:  # fmt: skip
         """A player's ended daily attempt (once: a second record of it changes nothing)."""
-        key = daily_key(who)
+        key = player_key(who, "daily", self.cluster)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hsetnx(key, challenge, orjson.dumps(result))
             if expire_s:
@@ -213,5 +228,5 @@ class Challenges(Part):
 
     async def dailies_of(self, who: str) -> dict[str, dict[str, Any]]:
         """challenge id -> result of each daily attempt a player ended."""
-        raw: Any = await self._timed(self.redis.hgetall(daily_key(who)))
+        raw: Any = await self._timed(self.redis.hgetall(player_key(who, "daily", self.cluster)))
         return {k.decode(): orjson.loads(v) for k, v in raw.items()}

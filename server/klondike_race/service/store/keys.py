@@ -13,3 +13,9 @@ def room_key(code: str) -> str:
 
 def moves_key(code: str, player: str) -> str:
     return f"room:{{{code}}}:moves:{player}"
+
+
+def player_key(who: str, part: str, tagged: bool = False) -> str:
+    """``player:WHO:PART``; on a cluster (``tagged``) ``player:{WHO}:PART``, so that a
+    player's keys share a slot (their ratings step touches three of them)."""
+    return f"player:{{{who}}}:{part}" if tagged else f"player:{who}:{part}"

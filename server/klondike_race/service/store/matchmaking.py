@@ -1,6 +1,7 @@
 """Quick match by rating: tickets waiting for an opponent (a sorted set by display
-rating and one by arrival time), paired atomically in Lua with a window that widens with
-the time waited, and the news of a match."""
+rating, one by arrival time and a hash of their players, the three in one slot per
+variant: ``mm:{D}:...``), paired atomically in Lua with a window that widens with the
+time waited, and the news of a match, sent to the node holding the ticket."""
 
 from __future__ import annotations
 
@@ -11,12 +12,18 @@ import orjson
 from .base import Part
 from .keys import CHANNEL
 from .scripts import QUICK_MATCH
+from .slot_scripts import node_channel
 
 WINDOW = 100  # rating points either side at first ...
 PER_S = 50  # ... widened by this many per second waited ...
 ANYONE_MS = 10_000  # ... and anyone at all after this long
 
 Pair = tuple[tuple[str, dict[str, Any]], tuple[str, dict[str, Any]]]
+
+
+def queue_keys(draw: int) -> list[str]:
+    """``mm:{D}:rating``, ``mm:{D}:since``, ``mm:{D}:players`` of variant ``draw``."""
+    return [f"mm:{{{draw}}}:{part}" for part in ("rating", "since", "players")]
 
 
 class Matchmaking(Part):
@@ -36,11 +43,12 @@ class Matchmaking(Part):
         """Add ``ticket`` (its player's display ``rating``; ``player``: name, who, guest)
         to the queue of variant ``draw`` when given, then pair whoever in that queue can
         be paired at ``now`` (epoch ms): each pair's tickets (the one waiting longer
-        first) and players, taken off the queue."""
+        first) and players (with the ``node`` holding the ticket), taken off the queue."""
         args: list[Any] = [now, draw]
         if ticket is not None:
-            args += [ticket, rating, orjson.dumps(player or {}).decode()]
-        got: Any = await self._timed(self._match(args=args))
+            held = {**(player or {}), "node": self.node}
+            args += [ticket, rating, orjson.dumps(held).decode()]
+        got: Any = await self._timed(self._match(keys=queue_keys(draw), args=args))
         out: list[Pair] = []
         for i in range(0, len(got), 4):
             first = (got[i].decode(), orjson.loads(got[i + 1]))
@@ -49,19 +57,22 @@ class Matchmaking(Part):
         return out
 
     async def cancel(self, ticket: str, draw: int) -> None:
+        by_rating, by_since, players = queue_keys(draw)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.delete(f"mm:t:{ticket}")
-            pipe.zrem(f"mm:since:{draw}", ticket)
-            pipe.zrem(f"mm:rating:{draw}", ticket)
+            pipe.hdel(players, ticket)
+            pipe.zrem(by_since, ticket)
+            pipe.zrem(by_rating, ticket)
             await self._timed(pipe.execute())
 
     async def waiting(self, draw: int) -> int:
-        return int(await self._timed(self.redis.zcard(f"mm:since:{draw}")))
+        return int(await self._timed(self.redis.zcard(queue_keys(draw)[1])))
 
-    async def notify(self, ticket: str, payload: dict[str, Any]) -> None:
-        """Tell the node holding ``ticket`` (whichever it is) that it was matched."""
-        await self._timed(
-            self.redis.publish(
-                CHANNEL, f"mm:{ticket}|{self.node}|".encode() + orjson.dumps(payload)
-            )
-        )
+    async def notify(self, ticket: str, player: dict[str, Any], payload: dict[str, Any]) -> None:
+        """Tell the node holding ``ticket`` (``player["node"]``; on one Redis, whichever
+        it is) that it was matched."""
+        message = f"mm:{ticket}|{self.node}|".encode() + orjson.dumps(payload)
+        if self.cluster:
+            channel = node_channel(str(player.get("node", "")))
+            await self._timed(self.redis.spublish(channel, message))
+        else:
+            await self._timed(self.redis.publish(CHANNEL, message))

@@ -3,8 +3,11 @@
 All moves that arrive while a write is in flight go to Redis in the next single round
 trip: one ``EVALSHA`` of ``APPEND_MOVES`` that, per move and atomically, checks that its
 sequence number is the next one, appends it, updates progress and rank, and emits the
-event. A move is acknowledged only when that call has returned. A batch spans rooms, so
-on Redis Cluster it would have to be split per slot (not done: one Redis is assumed).
+event. A move is acknowledged only when that call has returned.
+
+On a Redis Cluster a batch is split per slot: one call per slot (the room's, declared
+in KEYS), the slots' calls at once; a challenge attempt's leaderboard rows are then
+written in the board's slot, before the moves are acknowledged (store/slot_scripts.py).
 """
 
 from __future__ import annotations
@@ -15,16 +18,23 @@ from typing import Any
 
 import orjson
 
+from . import slot_scripts
 from .base import Part
+from .cluster import slot_of
 from .keys import moves_key, room_key
 from .scripts import APPEND_MOVES
+
+# a queued move: its packed fields, its future, its room and player, its board row
+Pending = tuple[bytes, "asyncio.Future[int]", str, str, "tuple[str, str, bytes, int] | None"]
 
 
 class MoveLog(Part):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._append = self._script(APPEND_MOVES)
-        self._pending: list[tuple[bytes, asyncio.Future[int]]] = []
+        self._append_slot = self._script(slot_scripts.APPEND_MOVES)
+        self._rows = self._script(slot_scripts.BOARD_ROWS)
+        self._pending: list[Pending] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self.max_batch = 1000
@@ -73,7 +83,8 @@ class MoveLog(Part):
         if board is not None:
             fields += [board[0].encode(), board[1].encode(), board[2]]
         args = b"\x1f".join(fields)
-        self._pending.append((args, fut))
+        row = None if board is None else (*board, rank)
+        self._pending.append((args, fut, code, player, row))
         self._wake.set()
         return fut
 
@@ -84,19 +95,58 @@ class MoveLog(Part):
             while self._pending:
                 batch = self._pending[: self.max_batch]
                 del self._pending[: self.max_batch]
-                args = [self.node.encode()]
-                args += [item for item, _ in batch]
                 try:
-                    results = await self._durably(self._append, args)
+                    if self.cluster:
+                        results = await self._write_slots(batch)
+                    else:
+                        args = [self.node.encode()] + [item[0] for item in batch]
+                        results = (await self._durably(self._append, args)).split(b",")
                 except Exception as err:  # each waiting move gets the error
-                    for _, fut in batch:
-                        if not fut.done():
-                            fut.set_exception(err)
+                    for item in batch:
+                        if not item[1].done():
+                            item[1].set_exception(err)
                     continue
                 self.batches += 1
-                for (_, fut), result in zip(batch, results.split(b","), strict=True):
-                    if not fut.done():
-                        fut.set_result(int(result))
+                for item, result in zip(batch, results, strict=True):
+                    if not item[1].done():
+                        item[1].set_result(int(result))
+
+    async def _write_slots(self, batch: list[Pending]) -> list[bytes]:
+        """A batch on a cluster: one call per slot, all at once, then the leaderboard
+        rows of the attempts' moves stored, each board's in one call. The answers in
+        the batch's order; any slot's failure fails the whole batch (a move that was
+        stored after all is found by the client's resume, as after any failure)."""
+        slots: dict[int, list[int]] = {}
+        for i, item in enumerate(batch):
+            slots.setdefault(slot_of(room_key(item[2])), []).append(i)
+        answers: list[bytes] = [b""] * len(batch)
+
+        async def one(indexes: list[int]) -> None:
+            keys: list[str] = []
+            for i in indexes:
+                code, player = batch[i][2], batch[i][3]
+                base = room_key(code)
+                keys += slot_scripts.room_keys(code)
+                keys += [moves_key(code, player), base + ":prog", base + ":rank"]
+            args = [self.node.encode()] + [batch[i][0] for i in indexes]
+            got = await self._durably(self._append_slot, args, keys)
+            for i, answer in zip(indexes, got.split(b","), strict=True):
+                answers[i] = answer
+
+        await asyncio.gather(*(one(indexes) for indexes in slots.values()))
+        rows: dict[str, list[Any]] = {}
+        for item, answer in zip(batch, answers, strict=True):
+            if item[4] is not None and int(answer) > 0:
+                base, who, row, rank = item[4]
+                rows.setdefault(base, []).extend([who, rank, row])
+        if rows:
+            await asyncio.gather(
+                *(
+                    self._timed(self._rows(keys=_board_keys(base), args=args))
+                    for base, args in rows.items()
+                )
+            )
+        return answers
 
     async def read(self, code: str, player: str) -> list[str]:
         """A player's whole log, ``TEXT@AT_MS`` entries in order (domain/movelog.py)."""
@@ -115,3 +165,7 @@ class MoveLog(Part):
             pipe.hset(base + ":prog", player, orjson.dumps(progress))
             pipe.zadd(base + ":rank", {player: rank})
             await self._replicated(pipe)
+
+
+def _board_keys(base: str) -> list[str]:
+    return [f"{base}:{part}" for part in ("board", "rows", "ver", "out")]

@@ -8,22 +8,32 @@ the new statistics, the history entries, the marker and the race's removal from
 ``rooms:rating``; a WatchError (another writer) starts it over. So two nodes applying the
 same race at once, or a sweep after the finishing node applied it, change nothing twice.
 
-One Redis is assumed: the room's keys (slot of ``{CODE}``) and the players' keys are in
-different Redis Cluster slots, which a transaction cannot span; a Cluster deployment
-would need another shape (e.g. a per-player inbox of race outcomes, each applied with
-its own marker in the player's slot).
+On a Redis Cluster the room's keys (slot of ``{CODE}``) and each player's keys (slot of
+``{WHO}``: ``player:{WHO}:stats``, ``:races``, ``:applied``) are in different slots, which
+no transaction spans; the race is applied in per-slot steps instead (``_apply_slots``):
+the plan (every player's outcome, and the statistics it was computed from) is stored
+once in the room's hash (``HSETNX plan``), then each player's outcome is applied in
+their own slot by one script that does nothing when the race is already in that
+player's ``:applied`` set, then the room's ``rated`` marker is set and the race leaves
+``rooms:rating``. A node dying between steps leaves the race on ``rooms:rating``: the
+sweeper reruns it, the stored plan is reused and applied players are skipped, so each
+player gets the race once. A player whose statistics changed since the plan (another
+race of theirs applied in between) gets their outcome computed again from their
+current statistics and the other players' planned ones.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 import orjson
-from redis.exceptions import WatchError
+from redis.exceptions import ResponseError, WatchError
 
+from . import slot_scripts
 from .base import Part
-from .keys import room_key
+from .keys import player_key, room_key
 from .scripts import CLAIM, CLAIM_DUE
 
 RATING = "rooms:rating"
@@ -38,12 +48,12 @@ Settle = Callable[
 ]
 
 
-def stats_key(who: str) -> str:
-    return f"player:{who}:stats"
+def stats_key(who: str, tagged: bool = False) -> str:
+    return player_key(who, "stats", tagged)
 
 
-def races_key(who: str) -> str:
-    return f"player:{who}:races"
+def races_key(who: str, tagged: bool = False) -> str:
+    return player_key(who, "races", tagged)
 
 
 class Ratings(Part):
@@ -51,12 +61,15 @@ class Ratings(Part):
         super().__init__(*args)
         self._claim = self._script(CLAIM)
         self._claim_due = self._script(CLAIM_DUE)
+        self._apply_player = self._script(slot_scripts.APPLY_PLAYER)
 
     async def apply(self, code: str, variant_of: Callable[[dict[str, Any]], str],
                     settle: Settle) -> bool:  # fmt: skip
         """Apply a finished race once: True when this call applied it, False when it was
         applied before (or the room is gone). ``variant_of(state)`` names the variant
         whose statistics ``settle`` reads and writes."""
+        if self.cluster:
+            return await self._apply_slots(code, variant_of, settle)
         base = room_key(code)
         for _ in range(100):
             pipe: Any
@@ -102,21 +115,92 @@ class Ratings(Part):
                     continue
         raise RuntimeError(f"race {code}: ratings not applied under contention")
 
+    async def _apply_slots(self, code: str, variant_of: Callable[[dict[str, Any]], str],
+                           settle: Settle) -> bool:  # fmt: skip
+        """``apply`` on a cluster, in per-slot steps (the module's docstring)."""
+        base = room_key(code)
+        state, status, marker, plan = await self._timed(
+            self.redis.hmget(base, "state", "status", "rated", "plan")
+        )
+        if state is None or marker is not None or status != b"finished":
+            await self._timed(self.redis.zrem(RATING, code))
+            return False
+        room = orjson.loads(state)
+        variant = variant_of(room)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(base + ":prog")
+            pipe.zrange(base + ":rank", 0, -1, withscores=True)
+            prog, ranks = await self._timed(pipe.execute())
+        progress = {k.decode(): orjson.loads(v) for k, v in prog.items()}
+        composites = {k.decode(): int(v) for k, v in ranks}
+        if plan is None:
+            who = sorted({s[4] for s in room["seats"] if s[4]})
+            stored = {w: await self._raw_stats(w, variant) for w in who}
+            outcomes = settle(room, progress, composites, _parsed(stored))
+            made = {"stored": stored, "outcomes": outcomes}
+            await self._timed(self.redis.hsetnx(base, "plan", orjson.dumps(made)))
+            plan = await self._timed(self.redis.hget(base, "plan"))  # the first one stored
+        planned = orjson.loads(plan)
+        for w, stats, entry in planned["outcomes"]:
+            based = planned["stored"].get(w) or ""
+            for _ in range(100):
+                keys = [stats_key(w, True), races_key(w, True), player_key(w, "applied", True)]
+                keep = GUEST_KEEP_S if w.startswith("g-") else 0
+                args = [code, variant, based, orjson.dumps(stats), orjson.dumps(entry),
+                        _now_ms(), keep, RACES_KEPT]  # fmt: skip
+                if int(await self._durably(self._apply_player, args, keys)) == 1:
+                    break
+                # stale: computed again on this player's current statistics
+                based = await self._raw_stats(w, variant) or ""
+                stored = {**planned["stored"], w: based or None}
+                mine = [o for o in settle(room, progress, composites, _parsed(stored))
+                        if o[0] == w]  # fmt: skip
+                if not mine:
+                    break
+                stats, entry = mine[0][1], mine[0][2]
+            else:
+                raise RuntimeError(f"race {code}: ratings not applied under contention")
+        applied = await self._timed(self.redis.hsetnx(base, "rated", len(planned["outcomes"])))
+        await self._timed(self.redis.zrem(RATING, code))
+        return bool(applied)
+
+    async def _raw_stats(self, who: str, variant: str) -> str | None:
+        raw = await self._timed(self.redis.hget(stats_key(who, True), variant))
+        return raw.decode() if raw else None
+
     async def claim_due(self, now: int, grace_ms: int, limit: int = 20) -> list[str]:
         """Races whose ratings are overdue (their node died before applying them); each
         is due again ``grace_ms`` later unless applied by then."""
-        codes: Any = await self._timed(self._claim_due(args=[RATING, now, grace_ms, limit]))
+        args = [RATING, now, grace_ms, limit]
+        codes: Any = await self._timed(self._claim_due(keys=[RATING], args=args))
         return [c.decode() for c in codes]
 
     async def claim_guest(self, guest: str, account: str) -> int:
-        """A guest's statistics and history become the account's: how many keys moved."""
-        return int(await self._timed(self._claim(args=[guest, account])))
+        """A guest's statistics and history become the account's: how many keys moved.
+        On a cluster the two players' keys are in different slots: each key is copied
+        (``DUMP``, ``RESTORE`` without a TTL, refused when the account has that key) and
+        then deleted; a node dying in between leaves the guest's copy to expire."""
+        if not self.cluster:
+            return int(await self._timed(self._claim(args=[guest, account])))
+        moved = 0
+        for part in ("stats", "races", "daily", "applied"):
+            source, target = player_key(guest, part, True), player_key(account, part, True)
+            dumped = await self._timed(self.redis.dump(source))
+            if dumped is None or await self._timed(self.redis.exists(target)):
+                continue
+            try:
+                await self._timed(self.redis.restore(target, 0, dumped))
+            except ResponseError:  # BUSYKEY: the account got it meanwhile
+                continue
+            await self._timed(self.redis.delete(source))
+            moved += part != "applied"
+        return moved
 
     async def profile(self, who: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         """(stats by variant, races newest first) of a player, or None when none stored."""
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hgetall(stats_key(who))
-            pipe.lrange(races_key(who), 0, RACES_KEPT - 1)
+            pipe.hgetall(stats_key(who, self.cluster))
+            pipe.lrange(races_key(who, self.cluster), 0, RACES_KEPT - 1)
             stats, races = await self._timed(pipe.execute())
         if not stats and not races:
             return None
@@ -127,5 +211,13 @@ class Ratings(Part):
 
     async def variant_stats(self, who: str, variant: str) -> dict[str, Any] | None:
         """A player's stored statistics of one variant, or None."""
-        raw = await self._timed(self.redis.hget(stats_key(who), variant))
+        raw = await self._timed(self.redis.hget(stats_key(who, self.cluster), variant))
         return orjson.loads(raw) if raw else None
+
+
+def _parsed(stored: dict[str, str | None]) -> dict[str, Any]:
+    return {w: orjson.loads(raw) if raw else None for w, raw in stored.items()}
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

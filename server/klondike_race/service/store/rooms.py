@@ -3,10 +3,12 @@ events, the nodes and spectators in each room, the public list, analyses, expiry
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
 
+from . import slot_scripts
 from .base import Part
 from .keys import moves_key, room_key
 from .scripts import ANALYSIS, ROOM_CAS, SPECTATORS
@@ -18,6 +20,14 @@ class Rooms(Part):
         self._cas = self._script(ROOM_CAS)
         self._spect = self._script(SPECTATORS)
         self._analysis = self._script(ANALYSIS)
+        if self.cluster:
+            self._cas = self._script(slot_scripts.ROOM_CAS)
+            self._spect = self._script(slot_scripts.SPECTATORS)
+            self._analysis = self._script(slot_scripts.ANALYSIS)
+        # on a cluster: (room code, True to listen / False to stop) for the room's sharded
+        # channel, called as this node enters and leaves a room; and the live nodes
+        self.listen: Callable[[str, bool], Awaitable[None]] | None = None
+        self.live_nodes: Callable[[], Awaitable[list[str]]] | None = None
 
     async def load(self, code: str) -> tuple[dict[str, Any], int] | None:
         """The room's stored state and its revision, or None."""
@@ -53,7 +63,16 @@ class Rooms(Part):
         ]
         for pid, prog, key in ranks or ():
             args += [pid, orjson.dumps(prog).decode(), str(key)]
-        return int(await self._durably(self._cas, args))
+        if not self.cluster:
+            return int(await self._durably(self._cas, args))
+        # the follow-up lists are other slots: the room joins them first (due later), so
+        # a node dying after the room's step leaves the work owed to the sweeper; should
+        # the compare-and-set fail, the sweeper drops an entry whose room is not finished
+        for name, due in owed or ():
+            await self._timed(self.redis.zadd(name, {code: due}))
+        base = room_key(code)
+        keys = [*slot_scripts.room_keys(code), base + ":prog", base + ":rank"]
+        return int(await self._durably(self._cas, args, keys))
 
     async def snapshot(self, code: str) -> tuple[int, dict[str, dict[str, Any]], int]:
         """(version, progress by player, spectators) of a room."""
@@ -80,14 +99,26 @@ class Rooms(Part):
 
     async def enter(self, code: str) -> None:
         """This node has a connection in the room: its events are published to us."""
+        if self.listen is not None:  # listening before joining: no event is missed
+            await self.listen(code, True)
         await self._timed(self.redis.sadd(room_key(code) + ":nodes", self.node))
 
     async def exit(self, code: str) -> None:
-        await self._timed(self.redis.srem(room_key(code) + ":nodes", self.node))
+        try:
+            await self._timed(self.redis.srem(room_key(code) + ":nodes", self.node))
+        finally:
+            if self.listen is not None:
+                await self.listen(code, False)
 
     async def set_spectators(self, code: str, count: int) -> tuple[int, int]:
         """This node's spectator count of a room: (event version, total of live nodes)."""
-        v, total = await self._timed(self._spect(args=[code, self.node, count, self.node]))
+        args: list[Any] = [code, self.node, count, self.node]
+        if not self.cluster:
+            v, total = await self._timed(self._spect(args=args))
+            return int(v), int(total)
+        live = await self.live_nodes() if self.live_nodes is not None else []
+        keys = [*slot_scripts.room_keys(code), room_key(code) + ":spect"]
+        v, total = await self._timed(self._spect(keys=keys, args=args + live))
         return int(v), int(total)
 
     async def list_public(self, limit: int = 50) -> list[dict[str, Any]]:
@@ -128,11 +159,16 @@ class Rooms(Part):
         """Store a finished race's analysis once; the event version, or 0 if already kept.
         The race leaves ``rooms:analysis`` after (a key of another slot than the room's:
         should this node die in between, the sweeper finds the analysis stored)."""
-        v = await self._timed(
-            self._analysis(args=[code, orjson.dumps(analysis).decode(), self.node])
-        )
+        args = [code, orjson.dumps(analysis).decode(), self.node]
+        keys = slot_scripts.room_keys(code) if self.cluster else None
+        v = await self._timed(self._analysis(keys=keys, args=args))
         await self._timed(self.redis.zrem("rooms:analysis", code))
         return int(v)
+
+    async def rank_of(self, code: str, player: str) -> int | None:
+        """A player's composite in ``room:{CODE}:rank`` (written with each move)."""
+        got = await self._timed(self.redis.zscore(room_key(code) + ":rank", player))
+        return None if got is None else int(got)
 
     async def load_analysis(self, code: str) -> dict[str, Any] | None:
         raw = await self._timed(self.redis.hget(room_key(code), "analysis"))

@@ -138,21 +138,22 @@ return emit(rid, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
 """
 )
 
-# ARGV: now (epoch ms), the variant (draw count), then optionally a new ticket: ticket,
-# display rating, player JSON (name, who, guest). Quick match by rating, one queue per
-# variant: the new ticket joins the waiting ones (``mm:rating:{D}`` ticket -> rating,
-# ``mm:since:{D}`` ticket -> when it came, ``mm:t:{T}`` the player, 1 h TTL); then,
-# oldest first, each waiting ticket is paired with the closest-rated other one (the older
-# of equals) that is not the same player (``who``) and within its window: WINDOW points
-# at first, + PER_S per second waited, anyone after ANYONE_MS. The older ticket of a
-# pair has waited longest, so its window is the wider of the two. Tickets whose player
-# key expired are dropped. Returns the pairs, each as older ticket, its player JSON,
-# other ticket, its player JSON.
+# KEYS: the queue of a variant (draw count D): ``mm:{D}:rating`` (ticket -> display
+# rating), ``mm:{D}:since`` (ticket -> when it came, ms), ``mm:{D}:players`` (ticket ->
+# player JSON: name, who, guest, node). ARGV: now (epoch ms), the variant, then
+# optionally a new ticket: ticket, display rating, player JSON. Quick match by rating:
+# the new ticket joins the waiting ones; then, oldest first, each waiting ticket is
+# paired with the closest-rated other one (the older of equals) that is not the same
+# player (``who``) and within its window: WINDOW points at first, + PER_S per second
+# waited, anyone after ANYONE_MS. The older ticket of a pair has waited longest, so its
+# window is the wider of the two. Tickets waiting over an hour, or without a player,
+# are dropped. Returns the pairs, each as older ticket, its player JSON, other ticket,
+# its player JSON.
 QUICK_MATCH = """
 local now = tonumber(ARGV[1])
-local by_rating, by_since = 'mm:rating:' .. ARGV[2], 'mm:since:' .. ARGV[2]
+local by_rating, by_since, players = KEYS[1], KEYS[2], KEYS[3]
 if ARGV[3] then
-  redis.call('SET', 'mm:t:' .. ARGV[3], ARGV[5], 'EX', 3600)
+  redis.call('HSET', players, ARGV[3], ARGV[5])
   redis.call('ZADD', by_rating, ARGV[4], ARGV[3])
   redis.call('ZADD', by_since, now, ARGV[3])
 end
@@ -160,14 +161,16 @@ local waiting = {}
 local listed = redis.call('ZRANGE', by_since, 0, 199, 'WITHSCORES')
 for i = 1, #listed, 2 do
   local t = listed[i]
-  local player = redis.call('GET', 'mm:t:' .. t)
-  if player then
-    waiting[#waiting + 1] = {t = t, since = tonumber(listed[i + 1]), player = player,
+  local since = tonumber(listed[i + 1])
+  local player = redis.call('HGET', players, t)
+  if player and now - since <= 3600000 then
+    waiting[#waiting + 1] = {t = t, since = since, player = player,
       who = cjson.decode(player)['who'] or '',
       rating = tonumber(redis.call('ZSCORE', by_rating, t) or '1500')}
   else
     redis.call('ZREM', by_since, t)
     redis.call('ZREM', by_rating, t)
+    redis.call('HDEL', players, t)
   end
 end
 local taken, out = {}, {}
@@ -189,7 +192,7 @@ for i, a in ipairs(waiting) do
       for _, t in ipairs({a.t, b.t}) do
         redis.call('ZREM', by_since, t)
         redis.call('ZREM', by_rating, t)
-        redis.call('DEL', 'mm:t:' .. t)
+        redis.call('HDEL', players, t)
       end
       for _, v in ipairs({a.t, a.player, b.t, b.player}) do out[#out + 1] = v end
     end
@@ -213,13 +216,13 @@ end
 return moved
 """
 
-# ARGV: list, now (epoch ms), grace (ms), limit. Entries of a follow-up list due by now,
-# each made due again a grace later (the work itself takes it off when done, so a node
-# dying with a claim leaves it to a later sweep).
+# KEYS: the list. ARGV: the list, now (epoch ms), grace (ms), limit. Entries of a
+# follow-up list due by now, each made due again a grace later (the work itself takes it
+# off when done, so a node dying with a claim leaves it to a later sweep).
 CLAIM_DUE = """
-local codes = redis.call('ZRANGEBYSCORE', ARGV[1], '-inf', ARGV[2], 'LIMIT', 0, ARGV[4])
+local codes = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, ARGV[4])
 for _, code in ipairs(codes) do
-  redis.call('ZADD', ARGV[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), code)
+  redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), code)
 end
 return codes
 """
@@ -233,43 +236,47 @@ redis.call('HSET', 'acct:' .. ARGV[2], 'name', ARGV[3], 'hash', ARGV[4],
 return 1
 """
 
-# ARGV: counter key, limit, window (ms), count (1) or only check (0). A fixed window that
-# starts at its first attempt. Returns 0 when allowed, else the ms until the window ends.
+# KEYS: the counter. ARGV: counter key, limit, window (ms), count (1) or only check (0).
+# A fixed window that starts at its first attempt. Returns 0 when allowed, else the ms
+# until the window ends.
 HIT = """
-local n = tonumber(redis.call('GET', ARGV[1]) or '0')
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 if n >= tonumber(ARGV[2]) then
-  local left = redis.call('PTTL', ARGV[1])
+  local left = redis.call('PTTL', KEYS[1])
   if left < 1 then left = 1 end
   return left
 end
-if ARGV[4] == '1' and redis.call('INCR', ARGV[1]) == 1 then
-  redis.call('PEXPIRE', ARGV[1], ARGV[3])
+if ARGV[4] == '1' and redis.call('INCR', KEYS[1]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
 end
 return 0
 """
 
-# ARGV: leaderboard base (``ch:ID:N``), player key, the removal record JSON (an object).
+# KEYS: a leaderboard's board, rows, ver, out, removed (``ch:ID:N:...``). ARGV: the
+# leaderboard base, player key, the removal record JSON (an object).
 # Takes the player off the board for good (``:out``, which the move script honours) and
 # appends the record, with the removed row, to ``:removed``: that JSON, or nil when the
 # player was not on the board (nothing is written).
 REMOVE_ROW = """
-local base, who = ARGV[1], ARGV[2]
-if not redis.call('ZSCORE', base .. ':board', who) then return false end
-local row = redis.call('HGET', base .. ':rows', who) or 'null'
-redis.call('ZREM', base .. ':board', who)
-redis.call('HDEL', base .. ':rows', who)
-redis.call('INCR', base .. ':ver')
-redis.call('SADD', base .. ':out', who)
+local who = ARGV[2]
+if not redis.call('ZSCORE', KEYS[1], who) then return false end
+local row = redis.call('HGET', KEYS[2], who) or 'null'
+redis.call('ZREM', KEYS[1], who)
+redis.call('HDEL', KEYS[2], who)
+redis.call('INCR', KEYS[3])
+redis.call('SADD', KEYS[4], who)
 local record = string.sub(ARGV[3], 1, -2) .. ',"row":' .. row .. '}'
-redis.call('RPUSH', base .. ':removed', record)
+redis.call('RPUSH', KEYS[5], record)
 return record
 """
 
-# ARGV: leaderboard base, player key, row JSON. An ended attempt's row, if the player is
-# still on the board (not taken off by an operator).
+# KEYS as REMOVE_ROW. ARGV: leaderboard base, player key, row JSON, optionally its score.
+# An ended attempt's row, if the player is still on the board (not taken off by an
+# operator).
 SET_ROW = """
-if not redis.call('ZSCORE', ARGV[1] .. ':board', ARGV[2]) then return 0 end
-redis.call('HSET', ARGV[1] .. ':rows', ARGV[2], ARGV[3])
-redis.call('INCR', ARGV[1] .. ':ver')
+if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return 0 end
+if ARGV[4] then redis.call('ZADD', KEYS[1], 'XX', ARGV[4], ARGV[2]) end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('INCR', KEYS[3])
 return 1
 """

@@ -26,16 +26,31 @@ class Sweeping(Part):
     async def online(self, here: int) -> int:
         """Connections open on the live nodes: ``here`` on this one, on each other one
         as it said in its last heartbeat."""
-        nodes: Any = await self._timed(self.redis.smembers("nodes"))
-        if not nodes:
+        names, counts = await self._heartbeats()
+        if not names:
             return here
-        names = sorted(n.decode() for n in nodes)
-        counts: Any = await self._timed(self.redis.mget([f"node:{n}" for n in names]))
         gone = [n for n, c in zip(names, counts, strict=True) if c is None]
         if gone:  # a node that died without saying so
             await self._timed(self.redis.srem("nodes", *gone))
         others = (int(c) for n, c in zip(names, counts, strict=True) if c and n != self.node)
         return here + sum(others)
+
+    async def live(self) -> list[str]:
+        """The nodes whose heartbeat has not expired."""
+        names, counts = await self._heartbeats()
+        return [n for n, c in zip(names, counts, strict=True) if c is not None]
+
+    async def _heartbeats(self) -> tuple[list[str], list[Any]]:
+        """(the nodes that said they were live, each one's ``node:{NODE}`` or None); on a
+        cluster the ``node:`` keys are read per slot (``MGET`` cannot span slots)."""
+        nodes: Any = await self._timed(self.redis.smembers("nodes"))
+        names = sorted(n.decode() for n in nodes)
+        if not names:
+            return [], []
+        keys = [f"node:{n}" for n in names]
+        read = self.redis.mget_nonatomic if self.cluster else self.redis.mget
+        counts: Any = await self._timed(read(keys))
+        return names, list(counts)
 
     async def track(self, code: str, now: int) -> None:
         """A new room: the sweeper watches it until it finishes."""
