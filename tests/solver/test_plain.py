@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from klondike_race.engine import Deal, Game, Settings
+from klondike_race.solver import solve
 from klondike_race.solver.search import Search
 
-from .helpers import reference, reference_game
+from .helpers import assert_line_wins, reference, reference_game
 
 
 def plain(game: Game) -> Search:
@@ -28,7 +29,15 @@ def test_the_plain_search_agrees_with_the_reference(deal_id: int, draw: int) -> 
 
 
 def test_the_plain_search_wins_eval_deal_1000074() -> None:
-    """Seed 1,000,074 in Draw 1 is won: the plain search finds it (the full search's
-    answer on it is wrong today: docs/solver.md, "What is doubtful")."""
+    """Seed 1,000,074 in Draw 1 is won: the plain search finds it."""
     search = plain(Game(Deal.from_seed(1_000_074), Settings(draw=1)))
     assert search.run() is True
+
+
+def test_the_full_solver_wins_eval_deal_1000074() -> None:
+    """The full solver once answered lose on this won deal: two parking moves with one
+    use (docs/solver.md, "Parking moves: obligations"). It finds a win (in about 110,000
+    positions), and the line replays."""
+    game = Game(Deal.from_seed(1_000_074), Settings(draw=1))
+    solution = solve(game, max_seconds=None, max_states=300_000)
+    assert_line_wins(game, solution)

@@ -21,7 +21,7 @@ def bare(game: Game, **options: object) -> Search:
                   foundation_to_column=settings.foundation_to_column, **options)  # fmt: skip
 
 
-@pytest.mark.parametrize(("deal_id", "draw"), [(11, 1), (13, 1), (10, 1), (16, 3), (12, 3)])
+@pytest.mark.parametrize(("deal_id", "draw"), [(11, 1), (35, 1), (10, 1), (16, 3), (12, 3)])
 @pytest.mark.parametrize("first", [300, 3500])
 def test_a_search_using_what_another_proved_lost_still_finds_the_win(
     deal_id: int, draw: int, first: int
@@ -75,8 +75,8 @@ def test_the_relaxation_tests_cut_a_draw_three_loss_short() -> None:
     ref = reference(220, 3)
     assert ref["result"] == "lose"
     game = reference_game(ref)
-    plain = bare(game, max_states=30_000)
-    tested = bare(game, max_states=30_000, relaxation=Relaxation())
+    plain = bare(game, max_states=45_000)
+    tested = bare(game, max_states=45_000, relaxation=Relaxation())
     assert tested.run() is False
     assert tested.cuts > 0
     assert tested.relaxation is not None and tested.relaxation.lost
@@ -135,15 +135,15 @@ def test_a_search_in_a_random_order_reaches_the_same_answer(deal_id: int, draw: 
 
 
 def test_restarts_in_random_orders_find_a_win_the_fixed_orders_miss() -> None:
-    """Deal 289 (Draw 3) is won, but neither fixed move order finds the win in hundreds
-    of thousands of positions (nor in millions); with the restarts the solver finds it in
-    far fewer, and a shared proven-lost set stays sound with them."""
-    ref = reference(289, 3)
+    """Deal 166 (Draw 3) is won, but neither fixed move order finds the win in 100,000
+    positions; with the restarts the solver finds it in fewer, and a shared proven-lost
+    set stays sound with them."""
+    ref = reference(166, 3)
     assert ref["result"] == "win"
     game = reference_game(ref)
     for deck_first in (False, True):
-        assert bare(game, deck_first=deck_first).advance(200_000) is None
-    solution = solve(game, max_seconds=None, max_states=100_000)
+        assert bare(game, deck_first=deck_first).advance(100_000) is None
+    solution = solve(game, max_seconds=None, max_states=60_000)
     assert solution.result == "win"
     assert_line_wins(game, solution)
 

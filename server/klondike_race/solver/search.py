@@ -79,13 +79,9 @@ Steps: TypeAlias = list[Step | int]
 Node: TypeAlias = bytes | tuple[bytes, int]
 
 
-# obligations (``Search.ob``; -1: none): a card c (the next move puts one of its children
-# on a column), FOUNDATION_OB + suit (the next move uses that foundation), LIFTED_OB + c
-# (a card just taken off its foundation: a child on it, or the card under it off too)
-FOUNDATION_OB = 100
-LIFTED_OB = 200
-HOMED_OB = 1000  # + c * 52 + x: card c went home off card x (see _homed_uses)
-EMPTY_OB = 9000  # a column was emptied by moving its root: the next move fills one
+# obligations (``Search.ob``; -1: none): a card c (a deck card just put on a column, Draw
+# 1 with unlimited passes: the next move puts one of its children on a column), or
+EMPTY_OB = 100  # a column was emptied by moving its root: the next move fills one
 
 
 # the Draw 1 relaxation tests (docs/solver.md, "The Draw 1 relaxation"): a position is
@@ -477,24 +473,14 @@ class Search:
         others: list[SearchMove] = []
         where = self.where
         # an obligation keeps only some moves (the filters at the end): skip building the
-        # others. A card obligation (Draw 1, unlimited passes) or a lifted card's keeps the
-        # moves that put one of ``only`` on a column (and, lifted, that foundation's top
-        # card to a column), a foundation one that foundation's moves, EMPTY_OB the moves
-        # into an empty column
+        # others. A card obligation (Draw 1, unlimited passes) keeps the moves that put one
+        # of ``only`` on a column, EMPTY_OB the moves into an empty column
         ob = self.ob
-        only = None
-        lifted = suit_only = -1
-        if 0 <= ob < FOUNDATION_OB:
-            only = HOLDS[ob]
-        elif ob < LIFTED_OB:
-            suit_only = ob - FOUNDATION_OB if ob >= 0 else -1
-        elif ob < HOMED_OB:
-            only = HOLDS[ob - LIFTED_OB]
-            lifted = SUIT[ob - LIFTED_OB]
+        only = HOLDS[ob] if 0 <= ob < EMPTY_OB else None
         to_empty = ob == EMPTY_OB
         for suit in range(4 if not to_empty else 0):
             n = found[suit]
-            if n < 13 and (suit_only < 0 or suit == suit_only):
+            if n < 13:
                 c = suit * 13 + n
                 s = where[c]
                 if s < 0:
@@ -510,7 +496,7 @@ class Search:
                     i = col.index(c)
                     if i >= down[s]:
                         homes.append((SWAP_HOME, s, s2, len(col) - 1 - i))
-        for s in range(7 if suit_only < 0 else 0):
+        for s in range(7):
             col = cols[s]
             if not col:
                 continue
@@ -538,16 +524,16 @@ class Search:
             if only is None and not to_empty:
                 for suit in range(4):
                     c = suit * 13 + found[suit]
-                    if c in dk and found[suit] < 13 and (suit_only < 0 or suit == suit_only):
+                    if c in dk and found[suit] < 13:
                         deck_moves.append((DECK, dk.find(c), -1, 0))
             # a deck card put on a column must be covered at once (see _uses): only when
             # one of its children can come
-            for c, d in target.items() if suit_only < 0 and not to_empty else ():
+            for c, d in target.items() if not to_empty else ():
                 if c in dk and (only is None or c in only) and (
                     not self.prune or self._child_available(c)
                 ):
                     deck_moves.append((DECK, dk.find(c), d, 0))
-            if empty >= 0 and suit_only < 0:
+            if empty >= 0:
                 candidates: Sequence[int] = range(52) if any_empty else KINGS
                 if only is not None:  # (a child is never a King; ``only`` is sorted)
                     candidates = only if any_empty else ()
@@ -561,9 +547,9 @@ class Search:
         if self.f2c:
             for suit in range(4):
                 n = found[suit]
-                if n and (suit_only < 0 or suit == suit_only):
+                if n:
                     c = suit * 13 + n - 1
-                    if only is not None and c not in only and suit != lifted:
+                    if only is not None and c not in only:
                         continue
                     d = target.get(c)
                     if to_empty and d is not None:
@@ -575,13 +561,6 @@ class Search:
                     # never for a card the safe rule would send straight back home
                     o1, o2 = _OPP[suit]
                     if found[o1] >= n - 1 and found[o2] >= n - 1 and found[_SAME[suit]] >= n - 2:
-                        continue
-                    # useful only if a child can come next, or the card under it goes out
-                    if (
-                        self.prune
-                        and not self._child_available(c)
-                        and (n < 2 or c - 1 not in target)
-                    ):
                         continue
                     others.append((FOUND, suit, d))
         if len(reveal) > 1:
@@ -606,16 +585,6 @@ class Search:
                 cols = self.cols
                 return [m for m in out if m[0] in (MOVE, DECK, FOUND) and m[2] >= 0
                         and not cols[m[2]]]  # fmt: skip
-            if ob >= HOMED_OB:
-                return self._homed_uses(out, *divmod(ob - HOMED_OB, 52))
-            if ob >= LIFTED_OB:
-                card = ob - LIFTED_OB
-                keep = self._uses(out, HOLDS[card])
-                suit = SUIT[card]
-                keep += [m for m in out if m[0] == FOUND and m[1] == suit]
-                return keep
-            if ob >= FOUNDATION_OB:
-                return self._suit_uses(out, ob - FOUNDATION_OB)
             return self._uses(out, HOLDS[ob])
         return out
 
@@ -637,52 +606,6 @@ class Search:
             elif y in self.dk or (found[SUIT[y]] == RANK[y] and self.f2c):
                 return True
         return False
-
-    def _homed_uses(self, out: list[SearchMove], c: int, x: int) -> list[SearchMove]:
-        """Card ``c`` just went home off card ``x`` (not a root, not safe): the next move
-        uses c's foundation, puts a child of ``x`` (or of its twin) on a column, or sends
-        ``x`` (or its twin) home."""
-        suit = SUIT[c]
-        children = HOLDS[x]
-        homes = (x, TWIN[x])
-        cols, deck = self.cols, self.deck
-        keep = []
-        for m in out:
-            kind = m[0]
-            if kind == HOME:
-                top = cols[m[1]][-1]
-                ok = SUIT[top] == suit or top in homes
-            elif kind == SWAP_HOME:
-                col = cols[m[1]]
-                card = col[-1 - m[3]]
-                ok = SUIT[card] == suit or card in homes or col[-m[3]] in children
-            elif kind == DECK:
-                card = deck[m[1]]
-                ok = (SUIT[card] == suit) if m[2] < 0 else (card in children)
-            elif kind == FOUND:
-                ok = m[1] == suit or m[1] * 13 + self.found[m[1]] - 1 in children
-            else:  # MOVE
-                col = cols[m[1]]
-                ok = col[len(col) - m[3]] in children and bool(cols[m[2]])
-            if ok:
-                keep.append(m)
-        return keep
-
-    def _suit_uses(self, out: list[SearchMove], suit: int) -> list[SearchMove]:
-        """The moves of ``out`` that use foundation ``suit``: its next card home, or its
-        top card back to a column."""
-        keep = []
-        for m in out:
-            kind = m[0]
-            if kind in (HOME, SWAP_HOME):
-                if SUIT[self.cols[m[1]][-1 - (m[3] if kind == SWAP_HOME else 0)]] == suit:
-                    keep.append(m)
-            elif kind == DECK:
-                if m[2] < 0 and SUIT[self.deck[m[1]]] == suit:
-                    keep.append(m)
-            elif kind == FOUND and m[1] == suit:
-                keep.append(m)
-        return keep
 
     def _uses(self, out: list[SearchMove], children: tuple[int, ...]) -> list[SearchMove]:
         """The moves of ``out`` that put one of ``children`` on a column."""
@@ -714,8 +637,6 @@ class Search:
             steps = [self._move(m[1], m[2], m[3])]
             emptied = not self.cols[m[1]]
         elif kind == HOME:
-            col = self.cols[m[1]]
-            under = col[-2] if len(col) - 1 > self.down[m[1]] else -1
             steps = [self._home(m[1])]
         elif kind == SWAP_HOME:
             steps = [self._move(m[1], m[2], m[3]), self._home(m[1])]
@@ -725,13 +646,8 @@ class Search:
             steps = [self._f2c(m[1], m[2])]
         steps.append(self.ob)  # restored by undo
         self.ob = -1
-        if kind == DECK and self.park:
-            c = steps[0][1]
-            self.ob = c if m[2] >= 0 else FOUNDATION_OB + SUIT[c]
-        elif kind == FOUND:
-            self.ob = LIFTED_OB + m[1] * 13 + self.found[m[1]]
-        elif kind == HOME and under >= 0:
-            self.ob = HOMED_OB + steps[0][2] * 52 + under
+        if kind == DECK and self.park and m[2] >= 0:
+            self.ob = steps[0][1]
         elif kind == MOVE and emptied and self.cols[m[2]] and len(self.cols[m[2]]) > m[3]:
             self.ob = EMPTY_OB  # a root moved onto another card, emptying its column
         # safe cards home: the position before had none left to play (``_autos`` ran
