@@ -20,7 +20,7 @@ from .race import Race, player_hub
 from .rooms import RoomOps
 from .solving import Solving
 
-TURNS_TRIED = 3  # moves that turn a card searched for a hint, each with a share of its budget
+TURNS_TRIED = 3  # moves that turn a card searched for a hint, sharing what is left of its budget
 
 
 def _check(what: str, hub: RoomHub, conn: Conn) -> None:
@@ -43,7 +43,8 @@ class Assist:
         """A move that keeps the position won, the one a person would make first: a safe
         card home when there is one; else a move that turns a face-down card, when the
         solver proves the position after it won (up to ``TURNS_TRIED`` of them, the column
-        with most face-down cards first); else the next move of the solver's line."""
+        with most face-down cards first, sharing what the first search left of the hint
+        budget); else the next move of the solver's line."""
         hub = player_hub(conn)
         _check(assist.HINT, hub, conn)
         assert hub.room is not None and conn.game is not None
@@ -53,8 +54,10 @@ class Assist:
         move = assist.safe_home(game) or Move.parse(out["line"][0])
         length = out["moves"]
         turning = assist.turning_moves(game)
-        if move not in turning and assist.safe_home(game) is None:
-            budget = self.config.solver_hint_s / TURNS_TRIED
+        # what the first search left of the budget, shared by the moves tried: a hint
+        # answers within its budget
+        budget = (self.config.solver_hint_s - out["seconds"]) / TURNS_TRIED
+        if move not in turning and assist.safe_home(game) is None and budget > 0.01:
             for turn in turning[:TURNS_TRIED]:
                 try:
                     after = await self.solving.line(hub.room, [*moves, str(turn)], budget)
