@@ -34,6 +34,22 @@ local function emit(rid, body, origin)
 end
 """.replace("KEPT", str(EVENTS_KEPT)).replace("CHANNEL", CHANNEL)
 
+# Lua: ``fields(s)``, the parts of ``s`` between \x1f separators (a move's fields in
+# APPEND_MOVES, here and in slot_scripts.py).
+FIELDS = """
+local function fields(s)
+  local f, start = {}, 1
+  while true do
+    local stop = string.find(s, '\\31', start, true)
+    if not stop then break end
+    f[#f + 1] = string.sub(s, start, stop - 1)
+    start = stop + 1
+  end
+  f[#f + 1] = string.sub(s, start)
+  return f
+end
+"""
+
 # ARGV: origin, then one per move: room, player, seq, entry, progress, rank score and event
 # body joined by \x1f; a challenge attempt's move adds its leaderboard (``ch:ID:N``), the
 # player's key and their row JSON, which go on the board in the same step (unless an
@@ -43,18 +59,12 @@ end
 # was not length + 1 (a duplicate or a gap; nothing was written).
 APPEND_MOVES = (
     _EMIT
+    + FIELDS
     + """
 local origin = ARGV[1]
 local out = {}
 for i = 2, #ARGV do
-  local f, start = {}, 1
-  while true do
-    local stop = string.find(ARGV[i], '\\31', start, true)
-    if not stop then break end
-    f[#f + 1] = string.sub(ARGV[i], start, stop - 1)
-    start = stop + 1
-  end
-  f[#f + 1] = string.sub(ARGV[i], start)
+  local f = fields(ARGV[i])
   local rid, pid = f[1], f[2]
   local base = 'room:{' .. rid .. '}'
   local key = base .. ':moves:' .. pid

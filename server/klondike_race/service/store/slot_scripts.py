@@ -15,6 +15,7 @@ what lives in another slot (docs/operations.md, "Redis Cluster"):
 from __future__ import annotations
 
 from .keys import EVENTS_KEPT, room_key
+from .scripts import FIELDS
 
 ROOM_KEYS = ("", ":ver", ":events", ":nodes")
 
@@ -61,18 +62,12 @@ end
 # Returns what APPEND_MOVES returns.
 APPEND_MOVES = (
     _EMIT
+    + FIELDS
     + """
 local origin = ARGV[1]
 local out = {}
 for i = 2, #ARGV do
-  local f, start = {}, 1
-  while true do
-    local stop = string.find(ARGV[i], '\\31', start, true)
-    if not stop then break end
-    f[#f + 1] = string.sub(ARGV[i], start, stop - 1)
-    start = stop + 1
-  end
-  f[#f + 1] = string.sub(ARGV[i], start)
+  local f = fields(ARGV[i])
   local k = (i - 2) * 7
   local base, key = KEYS[k + 1], KEYS[k + 5]
   local len = redis.call('LLEN', key)
