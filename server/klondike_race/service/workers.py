@@ -40,6 +40,8 @@ class _Worker:
 
 
 def _environment(config: Config, url: str, port: int, index: int) -> dict[str, str]:
+    """Worker ``index``'s environment: the supervisor's, with what ``serve``'s flags set
+    (they override the environment) and the shared Redis, port and worker settings."""
     env = dict(os.environ)
     env.update(
         KR_WORKERS="1",
@@ -55,6 +57,8 @@ def _environment(config: Config, url: str, port: int, index: int) -> dict[str, s
         if getattr(config, name):
             env["KR_" + name.upper()] = "1"
     env["KR_COUNTDOWN_MS"] = str(config.countdown_ms)
+    if config.log_json is not None:
+        env["KR_LOG_JSON"] = "1" if config.log_json else "0"
     return env
 
 
