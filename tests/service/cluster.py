@@ -12,7 +12,7 @@ from pathlib import Path
 
 import redis
 
-from .topology import REDIS_SERVER, debian, kill_group, spawn, wait_for
+from .topology import debian, kill_group, start_redis, wait_for
 
 REDIS_CLI = "/usr/bin/redis-cli"  # Debian's redis-tools package
 NODE_TIMEOUT_MS = 1000  # cluster-node-timeout: a primary unreachable this long is failed
@@ -46,13 +46,7 @@ class ClusterNodeProcess:
 
     def start(self) -> None:
         """Start (or start again, with its cluster configuration) the process."""
-        folder = self.folder
-        self.process = spawn([debian(REDIS_SERVER, "redis-server"), "redis.conf"], folder)
-        try:
-            wait_for(self.ping, f"redis-server on port {self.port}")
-        except AssertionError:
-            kill_group(self.process)
-            raise
+        self.process = start_redis(self.folder, self.port, self.ping)
 
     def client(self) -> redis.Redis:
         return redis.Redis(port=self.port, socket_timeout=2)

@@ -75,6 +75,18 @@ async def until_answers(port: int, path: str = "/healthz", timeout: float = 10.0
         await asyncio.sleep(0.05)
 
 
+def start_redis(folder: Path, port: int, ping: Callable[[], bool]) -> subprocess.Popen[bytes]:
+    """Debian's redis-server on ``folder/redis.conf``, once ``ping`` answers (killed if it
+    never does)."""
+    process = spawn([debian(REDIS_SERVER, "redis-server"), str(folder / "redis.conf")], folder)
+    try:
+        wait_for(ping, f"redis-server on port {port}")
+    except AssertionError:
+        kill_group(process)
+        raise
+    return process
+
+
 class RedisProcess:
     """Debian's redis-server as docker-compose.yml runs it (append-only, ``everysec``, no
     snapshots), optionally a replica of ``replica_of`` (a port). One setting differs: a
@@ -91,13 +103,7 @@ class RedisProcess:
         if replica_of is not None:
             conf += f"replicaof 127.0.0.1 {replica_of}\n"
         (folder / "redis.conf").write_text(conf)
-        binary = debian(REDIS_SERVER, "redis-server")
-        self.process = spawn([binary, str(folder / "redis.conf")], folder)
-        try:
-            wait_for(self.ping, f"redis-server on port {self.port}")
-        except AssertionError:
-            kill_group(self.process)
-            raise
+        self.process = start_redis(folder, self.port, self.ping)
 
     def client(self) -> redis.Redis:
         return redis.Redis(port=self.port, socket_timeout=2)
