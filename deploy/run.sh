@@ -10,7 +10,10 @@ if ! python3 -c 'import ensurepip' 2>/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[native]'
+# the solver's compiled core (about twice as fast) when a C compiler and Python's headers
+# are here (Debian: apt install gcc python3-dev); else the plain Python core, said once
+.venv/bin/klondike-race build-solver || true
 
 if [ $# -eq 0 ]; then set -- serve; fi  # prints the URL to open
 exec .venv/bin/klondike-race "$@"

@@ -26,7 +26,13 @@ from ..engine.deal import Deal
 from ..engine.game import OUT_OF_TIME, RESIGNED, WON, Game
 from ..engine.moves import CARDS, DRAW_MOVE, FOUND0, RECYCLE_MOVE, WASTE, Move
 from ..engine.settings import DEFAULT, Settings
+from . import native
 from .search import Relaxation, Restarts, Search, Steps
+
+# the module that searches: search.py compiled by mypyc when built and current, else
+# search.py itself (native.py); its Search, Relaxation and Restarts (the types named in
+# annotations here are the plain module's, the same code)
+CORE = native.core()
 
 WIN = "win"
 LOSE = "lose"
@@ -116,7 +122,7 @@ def _searcher(game: Game) -> Callable[..., Search]:
         shuffle: int | None = None,
         won: set[bytes] | None = None,
     ) -> Search:
-        return Search(
+        made: Search = CORE.Search(
             game.columns,
             game.down,
             game.found,
@@ -135,6 +141,7 @@ def _searcher(game: Game) -> Callable[..., Search]:
             won=won,
             deadlock_test=shuffle is None,  # once is enough
         )
+        return made
 
     return search
 
@@ -155,7 +162,7 @@ class _Turns:
 
     def __init__(self, search: Callable[..., Search], relax: bool) -> None:
         lost: set[bytes] = set()  # positions proven lost, shared by the searches
-        relaxation = Relaxation() if relax else None
+        relaxation: Relaxation | None = CORE.Relaxation() if relax else None
         self.relax = relaxation
         self.searches: list[Search | Restarts] = []
         self.slices: list[int] = []
@@ -175,7 +182,7 @@ class _Turns:
         if RESTART_SLICE:
             self.restarting = len(self.searches)
             self.searches.append(
-                Restarts(
+                CORE.Restarts(
                     lambda seed: search(
                         False, lost=lost, relaxation=relaxation, tests=False, shuffle=seed
                     )

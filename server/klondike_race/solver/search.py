@@ -42,28 +42,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from random import Random
-from typing import Any, TypeAlias, cast
+from typing import Any, Final, TypeAlias, cast
 
-from ..engine.cards import HOLDS, RANK, SUIT
+from ..engine import cards
 
-KING = 13
+# Final: the compiled core (native.py, mypyc) keeps these in C variables, not a dict
+HOLDS: Final = cards.HOLDS
+RANK: Final = cards.RANK
+SUIT: Final = cards.SUIT
+KING: Final = 13
 # the two suits of the other colour, and the other suit of the same colour (c d h s)
-_OPP = ((1, 2), (0, 3), (0, 3), (1, 2))
-_SAME = (3, 2, 1, 0)
-KINGS = (12, 25, 38, 51)
-TWIN = tuple(_SAME[SUIT[c]] * 13 + RANK[c] - 1 for c in range(52))
-_BYTE = tuple(bytes((i,)) for i in range(256))
-NO_DOWN = [0] * 7  # ``down`` with no face-down card left
+_OPP: Final = ((1, 2), (0, 3), (0, 3), (1, 2))
+_SAME: Final = (3, 2, 1, 0)
+KINGS: Final = (12, 25, 38, 51)
+TWIN: Final = tuple(_SAME[SUIT[c]] * 13 + RANK[c] - 1 for c in range(52))
+_BYTE: Final = tuple(bytes((i,)) for i in range(256))
+NO_DOWN: Final = [0] * 7  # ``down`` with no face-down card left
 # the cards each card may be put on (rank one higher, the other colour)
-PARENTS = tuple(tuple(p for p in range(52) if c in HOLDS[p]) for c in range(52))
+PARENTS: Final = tuple(tuple(p for p in range(52) if c in HOLDS[p]) for c in range(52))
 
 # moves (tuples; the first item is the kind)
-MOVE = 0  # (MOVE, src, dst, count): a run from column to column
-HOME = 1  # (HOME, src): a column's top card to its foundation
-SWAP_HOME = 2  # (SWAP_HOME, src, twin_col, count): the run on a card onto its twin, then
+MOVE: Final = 0  # (MOVE, src, dst, count): a run from column to column
+HOME: Final = 1  # (HOME, src): a column's top card to its foundation
+SWAP_HOME: Final = 2  # (SWAP_HOME, src, twin_col, count): the run on a card onto its twin, then
 #                the card home
-DECK = 3  # (DECK, index, dst, recycles): deck card ``index`` to column dst (-1: home)
-FOUND = 4  # (FOUND, suit, dst): a foundation's top card to a column
+DECK: Final = 3  # (DECK, index, dst, recycles): deck card ``index`` to column dst (-1: home)
+FOUND: Final = 4  # (FOUND, suit, dst): a foundation's top card to a column
 
 # primitive steps (what the line is made of, with what undo needs): ("m", src, dst, count,
 # flipped), ("h", src, card, flipped), ("w", card, dst, ...), ("f", suit, dst); each entry
@@ -81,7 +85,7 @@ Node: TypeAlias = bytes | tuple[bytes, int]
 
 # obligations (``Search.ob``; -1: none): a card c (a deck card just put on a column, Draw
 # 1 with unlimited passes: the next move puts one of its children on a column), or
-EMPTY_OB = 100  # a column was emptied by moving its root: the next move fills one
+EMPTY_OB: Final = 100  # a column was emptied by moving its root: the next move fills one
 
 
 # the Draw 1 relaxation tests (docs/solver.md, "The Draw 1 relaxation"): a position is
@@ -89,12 +93,12 @@ EMPTY_OB = 100  # a column was emptied by moving its root: the next move fills o
 # and so on; a test may search TEST_RATIO times the positions its position has cost; and
 # tests stop while more than FREE_FAILS + FAILS_PER_CUT * (tests that cut) found nothing;
 # no test searches more than TEST_MAX positions (a budget can be overrun by one test)
-TEST_AFTER = 1024
-TEST_MAX = 32768
-TEST_GROWTH = 2
-TEST_RATIO = 8
-FREE_FAILS = 16
-FAILS_PER_CUT = 2
+TEST_AFTER: Final = 1024
+TEST_MAX: Final = 32768
+TEST_GROWTH: Final = 2
+TEST_RATIO: Final = 8
+FREE_FAILS: Final = 16
+FAILS_PER_CUT: Final = 2
 
 
 class Budget(Exception):

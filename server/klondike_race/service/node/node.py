@@ -25,6 +25,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from websockets.asyncio.server import Server, serve
 
+from ... import solver
 from .. import clock
 from ..config import Config
 from ..domain import rating
@@ -181,7 +182,8 @@ class Node:
         if self.config.worker_port:  # a worker's own port, besides the one it shares
             self.own_server = await self._listen_on(self.config.worker_port, False)
         port: int = self.server.sockets[0].getsockname()[1]
-        log.info("listening", node=self.id, host=self.config.host, port=port)
+        core = solver.native.describe(solver.CORE)
+        log.info("listening", node=self.id, host=self.config.host, port=port, solver=core)
         return port
 
     async def _listen_on(self, port: int, reuse_port: bool) -> Server:

@@ -1,0 +1,89 @@
+"""The solver's compiled core (solver/native.py) and its plain fallback: the same search.
+
+tests/run.sh builds the compiled core before pytest (``klondike-race build-solver``), so
+both are tested here: every other solver test runs the compiled one (the default when it
+is built and current) or search.Search directly (the plain one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from klondike_race import solver
+from klondike_race.engine import Deal, Game, Settings
+from klondike_race.solver import native, search
+from tests.conftest import reference_deals
+
+from .helpers import assert_line_wins, reference_game
+
+
+def test_the_compiled_core_is_built_current_and_chosen() -> None:
+    module, why = native.compiled()
+    assert module is not None, f"{why}: run `klondike-race build-solver` (tests/run.sh does)"
+    assert module is not search
+    assert native.source_hash() == module.SOURCE_SHA256
+    assert native.core() is module
+    assert solver.CORE is module  # what solve() searches with in this process
+    assert native.describe(module) == "compiled (mypyc)"
+
+
+def test_the_plain_core_is_chosen_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(native.ENV, "python")
+    assert native.core() is search
+    monkeypatch.setenv(native.ENV, "fast")
+    with pytest.raises(native.CoreError, match="'python' or 'native'"):
+        native.core()
+
+
+def test_a_stale_build_is_never_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """search.py edited after the build: the plain module searches (never the old code),
+    and asking for the compiled one is an error that says why."""
+    edited = tmp_path / "search.py"
+    edited.write_text(native.SOURCE.read_text() + "\n# an edit\n")
+    monkeypatch.setattr(native, "SOURCE", edited)
+    module, why = native.compiled()
+    assert module is None and why.startswith("stale")
+    assert native.core() is search
+    with pytest.raises(native.CoreError, match="stale"):
+        native.core("native")
+
+
+def test_build_is_a_no_op_when_current(capsys: pytest.CaptureFixture[str]) -> None:
+    from klondike_race.cli import main
+
+    assert main(["build-solver"]) == 0
+    assert "current" in capsys.readouterr().out
+
+
+def _solve_with(monkeypatch: pytest.MonkeyPatch, core: object, game: Game) -> solver.Solution:
+    monkeypatch.setattr(solver, "CORE", core)
+    return solver.solve(game, max_seconds=None, max_states=20_000)
+
+
+# reference deals (the tuning corpus) and evaluation seeds, both draw modes: wins, losses
+# and budgets run out, through every part of ``solve`` (turns, relaxation, restarts)
+REFERENCE = [(draw, i) for draw in (1, 3) for i in (0, 1, 6, 13, 20, 41, 42)]
+SEEDS = [(draw, 1_000_000 + n) for draw in (1, 3) for n in (0, 5, 8, 23)]
+
+
+def _games() -> list[tuple[str, Game]]:
+    refs = {(r["draw"], r["id"]): r for r in reference_deals()}
+    games = [(f"ref{i}-d{draw}", reference_game(refs[draw, i])) for draw, i in REFERENCE]
+    for draw, seed in SEEDS:
+        games.append((f"seed{seed}-d{draw}", Game(Deal.from_seed(seed), Settings(draw=draw))))
+    return games
+
+
+@pytest.mark.parametrize(("name", "game"), _games(), ids=lambda v: v if isinstance(v, str) else "")
+def test_both_cores_search_the_same_positions(
+    monkeypatch: pytest.MonkeyPatch, name: str, game: Game
+) -> None:
+    """The same answer, the same number of positions and the same line: the compiled core
+    is search.py, so what the other tests show of one holds for the other."""
+    compiled = native.core("native")
+    plain = _solve_with(monkeypatch, search, game)
+    fast = _solve_with(monkeypatch, compiled, game)
+    assert (fast.result, fast.states, fast.line) == (plain.result, plain.states, plain.line)
+    if plain.result == "win":
+        assert_line_wins(game, plain)
