@@ -51,11 +51,10 @@ HOLDS: Final = cards.HOLDS
 RANK: Final = cards.RANK
 SUIT: Final = cards.SUIT
 KING: Final = 13
-# the two suits of the other colour, and the other suit of the same colour (c d h s)
-_OPP: Final = ((1, 2), (0, 3), (0, 3), (1, 2))
-_SAME: Final = (3, 2, 1, 0)
+# suits c d h s (0-3): the other suit of the same colour is 3 - suit; the other colour
+# of a black suit (0, 3) is suits 1 and 2, of a red one 0 and 3 (``_other_colour``)
 KINGS: Final = (12, 25, 38, 51)
-TWIN: Final = tuple(_SAME[SUIT[c]] * 13 + RANK[c] - 1 for c in range(52))
+TWIN: Final = tuple((3 - SUIT[c]) * 13 + RANK[c] - 1 for c in range(52))
 _BYTE: Final = tuple(bytes((i,)) for i in range(256))
 NO_DOWN: Final = [0] * 7  # ``down`` with no face-down card left
 # the cards each card may be put on (rank one higher, the other colour)
@@ -185,7 +184,8 @@ class Search:
                 self.where[c] = i
         # key -> the obligation it was seen with (-1: none), or a set of them
         self.seen: dict[bytes, int | set[int]] = {}
-        self._reach_cache: dict[tuple[int, int, bool], list[tuple[int, int]]] = {}
+        # (deck size, pointer, whether a recycle is left) as one int -> ``_reach``'s list
+        self._reach_cache: dict[int, list[tuple[int, int]]] = {}
         # Draw 1 with unlimited passes: a deck card played to a column must be used at
         # once (a card put on it, or on its twin): ``ob`` is that card, or -1
         self.park = draw == 1 and recycles_allowed is None
@@ -214,7 +214,8 @@ class Search:
         # pointer last (``advance`` swaps that last byte to look up dominating pointers)
         rootb = self.rootb
         if rootb is None:  # the roots changed since the last key (see ``rootb``)
-            roots = [col[0] for col, d in zip(self.cols, self.down, strict=False) if not d and col]
+            cols, down = self.cols, self.down
+            roots = [cols[s][0] for s in range(7) if not down[s] and cols[s]]
             roots.sort()
             rootb = self.rootb = _BYTE[len(roots)] + bytes(roots)
         p = self.p
@@ -272,8 +273,8 @@ class Search:
         c = deck.pop(i)
         step = ("w", c, d, i, self.p, self.rec, self.dk)
         self.p = i
-        self.rec += r
         self.dk = bytes(deck)
+        self.rec += r
         if d < 0:
             self.found[SUIT[c]] += 1
         else:
@@ -376,11 +377,11 @@ class Search:
                 if n == 13:
                     continue
                 # the safe rules (docs/solver.md): n + 1 is the rank of the next card
-                o1, o2 = _OPP[suit]
+                other = _other_colour(found, suit)
                 if f2c:
-                    if found[o1] < n or found[o2] < n or found[_SAME[suit]] < n - 1:
+                    if other < n or found[3 - suit] < n - 1:
                         continue
-                elif n >= 2 and (found[o1] < n or found[o2] < n):
+                elif n >= 2 and other < n:
                     continue
                 c = suit * 13 + n
                 s = where[c]
@@ -413,7 +414,7 @@ class Search:
         by drawing (and recycling once if needed), fewest recycles first."""
         n = len(self.deck)
         can_recycle = self.allowed is None or self.rec < self.allowed
-        key = (n, self.p, can_recycle)
+        key = (n * 256 + self.p) * 2 + can_recycle
         found = self._reach_cache.get(key)
         if found is None:
             found = self._reach_cache[key] = self._reach(n, self.p, can_recycle)
@@ -444,14 +445,14 @@ class Search:
         return out
 
     # ---- move generation ----------------------------------------------------------------
-    def _deck_moves(self, out: list[SearchMove], target: dict[int, int], empty: int) -> None:
+    def _deck_moves(self, out: list[SearchMove], target: list[int], empty: int) -> None:
         found, deck, any_empty = self.found, self.deck, self.any_empty
         for i, r in self._reachable():
             c = deck[i]
             if found[SUIT[c]] == RANK[c] - 1:
                 out.append((DECK, i, -1, r))
-            d = target.get(c)
-            if d is not None:
+            d = target[c]
+            if d >= 0:
                 out.append((DECK, i, d, r))
             elif empty >= 0 and (any_empty or RANK[c] == KING):
                 out.append((DECK, i, empty, r))
@@ -459,21 +460,26 @@ class Search:
     def moves(self) -> list[SearchMove]:
         cols, down, found = self.cols, self.down, self.found
         any_empty = self.any_empty
-        target: dict[int, int] = {}  # card -> one column whose top it fits (twins: alike)
+        target = [-1] * 52  # card -> one column whose top it fits (twins: alike), or -1
+        fits: list[int] = []  # the cards with a target, in the order found
         empty = -1
-        d: int | None
         for d in range(7):
             col = cols[d]
             if col:
                 # the two children of the top card (none on an Ace); the twin's are the same
                 kids = HOLDS[col[-1]]
-                if kids and kids[0] not in target:
-                    target[kids[0]] = d
-                    target[kids[1]] = d
+                if kids and target[kids[0]] < 0:
+                    c = kids[0]
+                    target[c] = d
+                    fits.append(c)
+                    c = kids[1]
+                    target[c] = d
+                    fits.append(c)
             elif empty < 0:
                 empty = d
         homes: list[SearchMove] = []
-        reveal: list[tuple[int, SearchMove]] = []  # (face-down cards under the run, move)
+        # (face-down cards under the run, move), most face-down cards first (``_by_down``)
+        reveal: list[tuple[int, SearchMove]] = []
         others: list[SearchMove] = []
         where = self.where
         # an obligation keeps only some moves (the filters at the end): skip building the
@@ -508,16 +514,16 @@ class Search:
             c = col[h]  # the root: on face-down cards, or the bottom of the column
             if only is not None and c not in only:
                 continue
-            d = target.get(c)
-            if d is not None:
+            d = target[c]
+            if d >= 0:
                 if to_empty:
                     pass  # onto a card, not into the empty column
                 elif h:
-                    reveal.append((h, (MOVE, s, d, len(col) - h)))
+                    _by_down(reveal, h, (MOVE, s, d, len(col) - h))
                 else:
                     others.append((MOVE, s, d, len(col)))  # empties the column
             elif h and empty >= 0 and (any_empty or RANK[c] == KING):
-                reveal.append((h, (MOVE, s, empty, len(col) - h)))
+                _by_down(reveal, h, (MOVE, s, empty, len(col) - h))
             if any_empty and empty >= 0:
                 # a run off another card into an empty column makes a new root
                 for i in range(h + 1, len(col)):
@@ -532,7 +538,8 @@ class Search:
                         deck_moves.append((DECK, dk.find(c), -1, 0))
             # a deck card put on a column must be covered at once (see _uses): only when
             # one of its children can come
-            for c, d in target.items() if not to_empty else ():
+            for c in fits if not to_empty else ():
+                d = target[c]
                 if c in dk and (only is None or c in only) and (
                     not self.prune or self._child_available(c)
                 ):
@@ -542,7 +549,7 @@ class Search:
                 if only is not None:  # (a child is never a King; ``only`` is sorted)
                     candidates = only if any_empty else ()
                 for c in candidates:
-                    if c in dk and c not in target and (
+                    if c in dk and target[c] < 0 and (
                         not self.prune or self._child_available(c)
                     ):
                         deck_moves.append((DECK, dk.find(c), empty, 0))
@@ -555,20 +562,17 @@ class Search:
                     c = suit * 13 + n - 1
                     if only is not None and c not in only:
                         continue
-                    d = target.get(c)
-                    if to_empty and d is not None:
+                    d = target[c]
+                    if to_empty and d >= 0:
                         continue
-                    if d is None:
+                    if d < 0:
                         if empty < 0 or not (any_empty or n == KING):
                             continue
                         d = empty
                     # never for a card the safe rule would send straight back home
-                    o1, o2 = _OPP[suit]
-                    if found[o1] >= n - 1 and found[o2] >= n - 1 and found[_SAME[suit]] >= n - 2:
+                    if _other_colour(found, suit) >= n - 1 and found[3 - suit] >= n - 2:
                         continue
                     others.append((FOUND, suit, d))
-        if len(reveal) > 1:
-            reveal.sort(key=_first, reverse=True)
         rng = self.rng
         if rng is not None:  # a random order (the restarts): homes first, then the moves
             # that turn a face-down card and the deck cards, each group shuffled, in a
@@ -663,7 +667,7 @@ class Search:
                 x = col[-1]
                 r = RANK[x] - 1
                 found = self.found
-                if found[SUIT[x]] == r or found[_SAME[SUIT[x]]] == r:
+                if found[SUIT[x]] == r or found[3 - SUIT[x]] == r:
                     self._autos(steps)
         else:
             self._autos(steps)
@@ -1032,5 +1036,19 @@ class Restarts:
         return self.search.start_steps
 
 
-def _first(item: tuple[int, SearchMove]) -> int:
-    return item[0]
+def _other_colour(found: list[int], suit: int) -> int:
+    """The lower foundation of the other colour's two suits."""
+    if suit == 0 or suit == 3:
+        a, b = found[1], found[2]
+    else:
+        a, b = found[0], found[3]
+    return a if a < b else b
+
+
+def _by_down(reveal: list[tuple[int, SearchMove]], h: int, move: SearchMove) -> None:
+    """Add (h, move) to ``reveal`` after every item with h or more face-down cards and
+    before those with fewer (a stable sort by face-down cards, most first)."""
+    i = len(reveal)
+    while i and reveal[i - 1][0] < h:
+        i -= 1
+    reveal.insert(i, (h, move))
