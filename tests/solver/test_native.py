@@ -87,3 +87,20 @@ def test_both_cores_search_the_same_positions(
     assert (fast.result, fast.states, fast.line) == (plain.result, plain.states, plain.line)
     if plain.result == "win":
         assert_line_wins(game, plain)
+
+
+@pytest.mark.parametrize("core", ["python", "native"])
+def test_the_restarts_shuffle_as_random_does(core: str) -> None:
+    """The restarts' own shuffle gives random.shuffle's permutation from the same state
+    (so their move orders, and the solver's answers, are what they were)."""
+    from random import Random
+
+    module = native.core(core)
+    for seed in range(30):
+        for size in (0, 1, 2, 5, 13, 40):
+            ours, theirs = Random(seed), Random(seed)
+            a, b = list(range(size)), list(range(size))
+            module._shuffle(ours, a)
+            theirs.shuffle(b)
+            assert a == b
+            assert ours.random() == theirs.random()  # the same state after

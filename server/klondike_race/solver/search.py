@@ -178,6 +178,7 @@ class Search:
         # a step may have changed them: a column's last face-down card turned up (or
         # turned back down by undo), a column emptied, a card put into an empty column
         self.rootb: bytes | None = None
+        self.downb: bytes | None = None  # bytes(down), or None when a count changed
         self.where = [-1] * 52  # the column of each card in a column, else -1
         for i, col in enumerate(self.cols):
             for c in col:
@@ -218,6 +219,9 @@ class Search:
             roots = [cols[s][0] for s in range(7) if not down[s] and cols[s]]
             roots.sort()
             rootb = self.rootb = _BYTE[len(roots)] + bytes(roots)
+        downb = self.downb
+        if downb is None:
+            downb = self.downb = bytes(self.down)
         p = self.p
         if not self.use_p:
             p = 0
@@ -225,7 +229,7 @@ class Search:
             p = 0  # on the cycle: every such pointer reaches every other (free recycles)
         return b"".join(
             (
-                bytes(self.down),
+                downb,
                 bytes(self.found),
                 _BYTE[self.rec] if self.use_rec else b"\x00",
                 rootb,
@@ -247,6 +251,7 @@ class Search:
         flipped = bool(src) and len(src) == down[s]
         if flipped:
             down[s] -= 1
+            self.downb = None
             if not down[s]:
                 self.rootb = None
         if not src or len(cols[d]) == n:
@@ -262,6 +267,7 @@ class Search:
         flipped = bool(src) and len(src) == down[s]
         if flipped:
             down[s] -= 1
+            self.downb = None
             if not down[s]:
                 self.rootb = None
         elif not src:
@@ -302,6 +308,7 @@ class Search:
             _, s, d, n, flipped = step
             if flipped:
                 self.down[s] += 1
+                self.downb = None
                 if self.down[s] == 1:
                     self.rootb = None
             dst = cols[d]
@@ -318,6 +325,7 @@ class Search:
             _, s, c, flipped = step
             if flipped:
                 self.down[s] += 1
+                self.downb = None
                 if self.down[s] == 1:
                     self.rootb = None
             src = cols[s]
@@ -346,25 +354,6 @@ class Search:
                 self.rootb = None
 
     # ---- cards that can go home ---------------------------------------------------------
-    def _homeable(self, c: int) -> SearchMove | None:
-        """How the next card ``c`` of its suit can go home from a column: (HOME, s), or
-        (SWAP_HOME, s, s2, n) when the run on it can move onto its free twin; None."""
-        s = self.where[c]
-        if s < 0:
-            return None
-        cols = self.cols
-        col = cols[s]
-        if col[-1] == c:
-            return (HOME, s)
-        twin = TWIN[c]
-        s2 = self.where[twin]
-        if s2 < 0 or cols[s2][-1] != twin:  # the twin is not free (the common case)
-            return None
-        i = col.index(c)
-        if i < self.down[s]:
-            return None
-        return (SWAP_HOME, s, s2, len(col) - 1 - i)
-
     def _autos(self, steps: Steps) -> None:
         """Play every safe card home (through its twin when covered), repeatedly."""
         found, where, cols = self.found, self.where, self.cols
@@ -396,7 +385,7 @@ class Search:
                     steps.append(self._home(s))
                     again = True
                     continue
-                # covered: home through its twin if the twin is free (``_homeable``)
+                # covered: home through its twin if the twin is free (as in ``moves``)
                 twin = TWIN[c]
                 s2 = where[twin]
                 if s2 < 0 or cols[s2][-1] != twin:
@@ -500,7 +489,7 @@ class Search:
                     if only is None:
                         homes.append((HOME, s))
                     continue
-                twin = TWIN[c]  # covered: through its free twin (as ``_homeable``)
+                twin = TWIN[c]  # covered: through its free twin
                 s2 = where[twin]
                 if s2 >= 0 and cols[s2][-1] == twin:
                     i = col.index(c)
@@ -578,8 +567,8 @@ class Search:
             # that turn a face-down card and the deck cards, each group shuffled, in a
             # random order of the two, then the rest
             shuffled = [m for _, m in reveal]
-            rng.shuffle(shuffled)
-            rng.shuffle(deck_moves)
+            _shuffle(rng, shuffled)
+            _shuffle(rng, deck_moves)
             if rng.random() < 0.5:
                 out = homes + shuffled + deck_moves + others
             else:
@@ -1043,6 +1032,19 @@ def _other_colour(found: list[int], suit: int) -> int:
     else:
         a, b = found[0], found[3]
     return a if a < b else b
+
+
+def _shuffle(rng: Random, items: list[Any]) -> None:
+    """``rng.shuffle(items)``, the same permutation from the same state (CPython's
+    Fisher-Yates over ``getrandbits``), written here so that the compiled core runs it
+    compiled and the search does not depend on how a Python version shuffles."""
+    for i in range(len(items) - 1, 0, -1):
+        n = i + 1
+        k = n.bit_length()
+        j = rng.getrandbits(k)
+        while j >= n:
+            j = rng.getrandbits(k)
+        items[i], items[j] = items[j], items[i]
 
 
 def _by_down(reveal: list[tuple[int, SearchMove]], h: int, move: SearchMove) -> None:
