@@ -55,6 +55,9 @@ def make_config(redis_url: str, **overrides: Any) -> Config:
         # tests' nodes give it 1 s per position instead of 5 (reference deals decide
         # within milliseconds)
         "solver_analysis_s": 1.0,
+        # every node prepares today's and tomorrow's daily deals when it starts, and a
+        # stop waits for a certification under way: 3 s per candidate, not 10
+        "solver_challenge_s": 3.0,
     }
     values.update(overrides)
     return Config(**values)
