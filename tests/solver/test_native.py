@@ -56,6 +56,23 @@ def test_build_is_a_no_op_when_current(capsys: pytest.CaptureFixture[str]) -> No
     assert "current" in capsys.readouterr().out
 
 
+def test_a_failed_build_says_why_and_keeps_what_was_there(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from klondike_race.cli import main
+
+    before = sorted(p.name for p in native.HERE.glob(f"{native.NAME}*.so"))
+    broken = tmp_path / "search.py"
+    broken.write_text("def broken(:\n")
+    monkeypatch.setattr(native, "SOURCE", broken)
+    assert main(["build-solver"]) == 1
+    err = capsys.readouterr().err
+    assert "mypyc failed" in err and "plain Python core" in err
+    monkeypatch.undo()
+    assert sorted(p.name for p in native.HERE.glob(f"{native.NAME}*.so")) == before
+    assert native.compiled()[0] is not None  # the build in place is still current
+
+
 def _solve_with(monkeypatch: pytest.MonkeyPatch, core: object, game: Game) -> solver.Solution:
     monkeypatch.setattr(solver, "CORE", core)
     return solver.solve(game, max_seconds=None, max_states=20_000)
