@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/draw3_fraction.py [--start 2000000] [--count 50000]
         [--states 200000] [--budget SECONDS] [--jobs 1] [--out draw3.jsonl] [--report]
+        [--retry STATES]
 
 Solves the seeded deals (docs/deal.md) of the integer seeds ``--start`` to ``--start +
 --count - 1`` in Draw 3 (unlimited passes, Kings-only empty columns, foundation to
@@ -15,7 +16,10 @@ The winnable fraction lies between (wins) / N and (wins + unknown) / N; each bou
 given with its 95% interval (normal approximation of the binomial), and the published
 figure, 81.945% +- 0.084% (Solvitaire, Blake and Gent), is compared with the widest
 range: outside it, the solver or the deals disagree with it, and the exit status is 1.
-``--report`` only summarises the file. Every ``win`` line was replayed through
+``--report`` only summarises the file. ``--retry STATES`` searches again, with STATES
+positions each, the deals of the range whose answer is ``unknown`` after fewer
+positions (appending their new lines: the last line of a seed is its answer), to narrow
+the range between the bounds. Every ``win`` line was replayed through
 ``Game.play`` by the solver; a ``lose`` rests on its proofs (docs/solver.md).
 """
 
@@ -67,10 +71,12 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def read(path: Path) -> list[dict[str, Any]]:
+    """The answer of each seed in the file: its last line."""
     if not path.exists():
         return []
     with path.open() as f:
-        return [json.loads(line) for line in f if line.strip()]
+        latest = {row["seed"]: row for row in map(json.loads, f) if row}
+    return list(latest.values())
 
 
 def report(rows: list[dict[str, Any]]) -> int:
@@ -94,23 +100,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", default="draw3.jsonl")
     parser.add_argument("--report", action="store_true", help="only summarise --out")
+    parser.add_argument("--retry", type=int, metavar="STATES",
+                        help="search the unknown deals again with this many positions")  # fmt: skip
     args = parser.parse_args(argv)
     path = Path(args.out)
-    rows = read(path)
-    if not args.report:
-        done = {r["seed"] for r in rows}
-        seeds = [s for s in range(args.start, args.start + args.count) if s not in done]
+    wanted = range(args.start, args.start + args.count)
+    answers = {r["seed"]: r for r in read(path) if r["seed"] in wanted}
+    if args.retry:
+        states = args.retry
+        seeds = [seed for seed, r in answers.items()
+                 if r["result"] == "unknown" and r["states"] < states]  # fmt: skip
+    else:
+        states = args.states
+        seeds = [seed for seed in wanted if seed not in answers]
+    if not args.report and seeds:
         with path.open("a") as f, ProcessPoolExecutor(args.jobs) as pool:
-            futures = pool.map(solve_seed, seeds, [args.states] * len(seeds),
+            futures = pool.map(solve_seed, seeds, [states] * len(seeds),
                                [args.budget] * len(seeds), chunksize=4)  # fmt: skip
             for i, row in enumerate(futures, 1):
                 f.write(json.dumps(row) + "\n")
                 f.flush()
-                rows.append(row)
+                answers[row["seed"]] = row
                 if i % 500 == 0:
                     print(f"{i}/{len(seeds)}", file=sys.stderr, flush=True)
-    wanted = set(range(args.start, args.start + args.count))
-    return report([r for r in rows if r["seed"] in wanted])
+    return report(list(answers.values()))
 
 
 if __name__ == "__main__":

@@ -38,3 +38,21 @@ def test_a_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     main([*args, "--count", "3"])  # only the third seed is solved
     again = [json.loads(line) for line in out.read_text().splitlines()]
     assert again[:2] == first and [r["seed"] for r in again] == [2000000, 2000001, 2000002]
+
+
+def test_a_retry_searches_the_unknown_deals_again(tmp_path: Path) -> None:
+    out = tmp_path / "draw3.jsonl"
+    args = ["--start", "2000000", "--count", "6", "--out", str(out)]
+    main([*args, "--states", "30"])
+    first = [json.loads(line) for line in out.read_text().splitlines()]
+    unknown = [r["seed"] for r in first if r["result"] == "unknown"]
+    assert unknown  # 30 positions decide few deals
+    main([*args, "--retry", "5000"])
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines[:6] == first
+    assert [r["seed"] for r in lines[6:]] == unknown  # only those, once each
+    assert all(r["states"] >= 30 for r in lines[6:])
+    main([*args, "--retry", "5000"])  # nothing left below 5,000 positions: no new line
+    assert len(out.read_text().splitlines()) == len(lines)
+    answers = {r["seed"]: r["result"] for r in lines}  # the last line of each seed
+    assert summary([{"seed": s, "result": r} for s, r in answers.items()])["deals"] == 6
