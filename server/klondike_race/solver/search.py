@@ -192,7 +192,7 @@ class Search:
         self.park = draw == 1 and recycles_allowed is None
         self.ob = -1
         # the search's own stack, kept between advances (frames: see ``advance``)
-        self._stack: list[list[Any]] | None = None
+        self._stack: list[Frame] | None = None
         # positions (keys, no obligation) proven lost: may be shared with another search
         # of the same position and settings (docs/solver.md, "Sharing what is proven lost")
         self.lost: set[bytes] = set() if lost is None else lost
@@ -839,8 +839,8 @@ class Search:
         stack = self._stack
         # Tarjan's bookkeeping (docs/solver.md, "Sharing what is proven lost"): each
         # position on ``tstack`` (visited, its strongly connected component not complete)
-        # has its visit number in ``idx``; a frame is [moves, next, number, low, tstack
-        # length at its visit, positions searched at its visit, cost of its next test]
+        # has its visit number in ``idx``; each position on the search's stack has a
+        # ``Frame``
         idx = self.idx
         tstack = self.tstack
         lost = self.lost
@@ -856,7 +856,7 @@ class Search:
             seen[key] = -1
             idx[key] = 0
             tstack.append(key)
-            stack = self._stack = [[self.moves(), 0, 0, 0, 0, 0, TEST_AFTER]]
+            stack = self._stack = [Frame(self.moves(), 0, 0, 0)]
         path = self.path
         states = self.states
         limit = states + count
@@ -873,30 +873,30 @@ class Search:
                 if states >= limit:
                     return None
                 frame = stack[-1]
-                moves = frame[0]
-                i = frame[1]
+                moves = frame.moves
+                i = frame.next
                 if i == len(moves):
                     stack.pop()
-                    low = frame[3]
-                    if low == frame[2]:
+                    low = frame.low
+                    if low == frame.number:
                         # the root of a complete component: it and every position above it
                         # on tstack are lost (every move from them was tried, and led
                         # inside, to a lost position, or to one dominated by either)
-                        top = frame[4]
+                        top = frame.top
                         for node in tstack[top:]:
                             del idx[node]
                             if type(node) is bytes:
                                 lost.add(node)
                         del tstack[top:]
-                    elif stack and low < stack[-1][3]:
-                        stack[-1][3] = low
+                    elif stack and low < stack[-1].low:
+                        stack[-1].low = low
                     if path:
                         self.undo(path.pop())
                     continue
-                cost = states - frame[5]
+                cost = states - frame.states
                 if (
                     tester is not None
-                    and cost >= frame[6]
+                    and cost >= frame.test
                     and self.fails <= FREE_FAILS + FAILS_PER_CUT * self.cuts
                 ):
                     # this position's moves have cost many positions already: test it in
@@ -908,7 +908,7 @@ class Search:
                     if rk in tester.lost or self._relaxed_lost(rk, tester, budget):
                         self.cuts += 1
                         stack.pop()
-                        top = frame[4]
+                        top = frame.top
                         for node in tstack[top:]:
                             del idx[node]
                             lost.add(node[0] if isinstance(node, tuple) else node)
@@ -918,9 +918,9 @@ class Search:
                             self.undo(path.pop())
                         continue
                     limit -= self.relaxed_states - before  # its positions count
-                    frame[6] *= TEST_GROWTH
+                    frame.test *= TEST_GROWTH
                     self.fails += 1
-                frame[1] = i + 1
+                frame.next = i + 1
                 steps = self.do(moves[i])
                 states += 1
                 key = self.key()
@@ -932,8 +932,8 @@ class Search:
                     old == -1 or old == ob or (type(old) is set and ob in old)
                 ):
                     j = idx.get(key if old == -1 or ob == -1 else (key, ob))
-                    if j is not None and j < frame[3]:
-                        frame[3] = j
+                    if j is not None and j < frame.low:
+                        frame.low = j
                     self.undo(steps)
                     continue
                 if key in lost:  # proven lost (by this search or the other)
@@ -943,8 +943,8 @@ class Search:
                     dom = self._dominated(key, ob)
                     if dom is not None:
                         j = idx.get(dom)
-                        if j is not None and j < frame[3]:
-                            frame[3] = j
+                        if j is not None and j < frame.low:
+                            frame.low = j
                         self.undo(steps)
                         continue
                 if relax is not None:
@@ -985,11 +985,29 @@ class Search:
                     known_won is not None and key in known_won
                 ):  # ``_won``, inline
                     return True
-                stack.append([self.moves(), 0, number, number, top, states, TEST_AFTER])
+                stack.append(Frame(self.moves(), number, top, states))
             return False
         finally:
             self.states = states
             self.visits = visits
+
+
+class Frame:
+    """A position on the search's stack: its moves, the next to try, its visit number and
+    the lowest visit number it reaches (Tarjan), the length of ``tstack`` at its visit,
+    the positions searched before it, and the cost of its moves that makes its next
+    Draw 1 relaxation test."""
+
+    __slots__ = ("low", "moves", "next", "number", "states", "test", "top")
+
+    def __init__(self, moves: list[SearchMove], number: int, top: int, states: int) -> None:
+        self.moves = moves
+        self.next = 0
+        self.number = number
+        self.low = number
+        self.top = top
+        self.states = states
+        self.test = TEST_AFTER
 
 
 class Restarts:
