@@ -302,11 +302,18 @@ class Search:
         return ("f", suit, d)
 
     def _undo_step(self, step: Step) -> None:
-        kind = step[0]
+        # typed locals, not unpacking: the compiled core then checks each item's type
+        # once and works on native ints (unpacked, a step's items are untyped objects)
+        kind: str = step[0]
         cols = self.cols
+        s: int
+        c: int
+        d: int
         if kind == "m":
-            _, s, d, n, flipped = step
-            if flipped:
+            s = step[1]
+            d = step[2]
+            n: int = step[3]
+            if step[4]:  # a card was turned up
                 self.down[s] += 1
                 self.downb = None
                 if self.down[s] == 1:
@@ -322,8 +329,9 @@ class Search:
             for c in run:
                 where[c] = s
         elif kind == "h":
-            _, s, c, flipped = step
-            if flipped:
+            s = step[1]
+            c = step[2]
+            if step[3]:  # a card was turned up
                 self.down[s] += 1
                 self.downb = None
                 if self.down[s] == 1:
@@ -335,8 +343,12 @@ class Search:
             self.where[c] = s
             self.found[SUIT[c]] -= 1
         elif kind == "w":
-            _, c, d, i, self.p, self.rec, self.dk = step
-            self.deck.insert(i, c)
+            c = step[1]
+            d = step[2]
+            self.p = step[4]
+            self.rec = step[5]
+            self.dk = step[6]
+            self.deck.insert(step[3], c)
             if d < 0:
                 self.found[SUIT[c]] -= 1
             else:
@@ -346,7 +358,8 @@ class Search:
                 if not dst:
                     self.rootb = None
         else:
-            _, suit, d = step
+            suit: int = step[1]
+            d = step[2]
             dst = cols[d]
             self.where[dst.pop()] = -1
             self.found[suit] += 1
