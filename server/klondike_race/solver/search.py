@@ -939,12 +939,10 @@ class Search:
                 key = self.key()
                 old = seen.get(key)
                 ob = self.ob
-                if old is not None and (
-                    # explored (or being explored) with no obligation, or with this one: an
-                    # obligation only removes moves, so nothing new can come from here
-                    old == -1 or old == ob or (type(old) is set and ob in old)
-                ):
-                    j = idx.get(key if old == -1 or ob == -1 else (key, ob))
+                # explored (or being explored) with no obligation, or with this one: an
+                # obligation only removes moves, so nothing new can come from here
+                if old is not None and _covers(old, ob):
+                    j = idx.get(key if ob == -1 or _covers(old, -1) else (key, ob))
                     if j is not None and j < frame.low:
                         frame.low = j
                     self.undo(steps)
@@ -1063,6 +1061,14 @@ def _other_colour(found: list[int], suit: int) -> int:
     else:
         a, b = found[0], found[3]
     return a if a < b else b
+
+
+def _covers(old: int | set[int], ob: int) -> bool:
+    """Whether a position seen with ``old`` (its obligation, -1 for none, or a set of
+    them) was seen with no obligation or with ``ob``."""
+    if isinstance(old, int):
+        return old == -1 or old == ob
+    return ob in old
 
 
 def _shuffle(rng: Random, items: list[Any]) -> None:
