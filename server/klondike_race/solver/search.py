@@ -463,7 +463,6 @@ class Search:
         cols, down, found = self.cols, self.down, self.found
         any_empty = self.any_empty
         target = [-1] * 52  # card -> one column whose top it fits (twins: alike), or -1
-        fits: list[int] = []  # the cards with a target, in the order found
         empty = -1
         for d in range(7):
             col = cols[d]
@@ -471,12 +470,8 @@ class Search:
                 # the two children of the top card (none on an Ace); the twin's are the same
                 kids = HOLDS[col[-1]]
                 if kids and target[kids[0]] < 0:
-                    c = kids[0]
-                    target[c] = d
-                    fits.append(c)
-                    c = kids[1]
-                    target[c] = d
-                    fits.append(c)
+                    target[kids[0]] = d
+                    target[kids[1]] = d
             elif empty < 0:
                 empty = d
         homes: list[SearchMove] = []
@@ -540,12 +535,19 @@ class Search:
                         deck_moves.append((DECK, dk.find(c), -1, 0))
             # a deck card put on a column must be covered at once (see _uses): only when
             # one of its children can come
-            for c in fits if not to_empty else ():
-                d = target[c]
-                if c in dk and (only is None or c in only) and (
-                    not self.prune or self._child_available(c)
-                ):
-                    deck_moves.append((DECK, dk.find(c), d, 0))
+            for d in range(7) if not to_empty else ():
+                # the cards with a target, column by column (a twin's column: the first)
+                col = cols[d]
+                if not col:
+                    continue
+                kids = HOLDS[col[-1]]
+                if not kids or target[kids[0]] != d:
+                    continue
+                for c in kids:
+                    if c in dk and (only is None or c in only) and (
+                        not self.prune or self._child_available(c)
+                    ):
+                        deck_moves.append((DECK, dk.find(c), d, 0))
             if empty >= 0:
                 candidates: Sequence[int] = range(52) if any_empty else KINGS
                 if only is not None:  # (a child is never a King; ``only`` is sorted)
