@@ -179,6 +179,7 @@ class Search:
         # turned back down by undo), a column emptied, a card put into an empty column
         self.rootb: bytes | None = None
         self.downb: bytes | None = None  # bytes(down), or None when a count changed
+        self.foundb: bytes | None = None  # bytes(found), or None when one changed
         self.where = [-1] * 52  # the column of each card in a column, else -1
         for i, col in enumerate(self.cols):
             for c in col:
@@ -222,6 +223,9 @@ class Search:
         downb = self.downb
         if downb is None:
             downb = self.downb = bytes(self.down)
+        foundb = self.foundb
+        if foundb is None:
+            foundb = self.foundb = bytes(self.found)
         p = self.p
         if not self.use_p:
             p = 0
@@ -230,7 +234,7 @@ class Search:
         return b"".join(
             (
                 downb,
-                bytes(self.found),
+                foundb,
                 _BYTE[self.rec] if self.use_rec else b"\x00",
                 rootb,
                 self.dk,
@@ -264,6 +268,7 @@ class Search:
         c = src.pop()
         self.where[c] = -1
         self.found[SUIT[c]] += 1
+        self.foundb = None
         flipped = bool(src) and len(src) == down[s]
         if flipped:
             down[s] -= 1
@@ -283,6 +288,7 @@ class Search:
         self.rec += r
         if d < 0:
             self.found[SUIT[c]] += 1
+            self.foundb = None
         else:
             col = self.cols[d]
             col.append(c)
@@ -293,6 +299,7 @@ class Search:
 
     def _f2c(self, suit: int, d: int) -> Step:
         self.found[suit] -= 1
+        self.foundb = None
         c = suit * 13 + self.found[suit]
         col = self.cols[d]
         col.append(c)
@@ -342,6 +349,7 @@ class Search:
                 self.rootb = None
             self.where[c] = s
             self.found[SUIT[c]] -= 1
+            self.foundb = None
         elif kind == "w":
             c = step[1]
             d = step[2]
@@ -351,6 +359,7 @@ class Search:
             self.deck.insert(step[3], c)
             if d < 0:
                 self.found[SUIT[c]] -= 1
+                self.foundb = None
             else:
                 dst = cols[d]
                 dst.pop()
@@ -363,6 +372,7 @@ class Search:
             dst = cols[d]
             self.where[dst.pop()] = -1
             self.found[suit] += 1
+            self.foundb = None
             if not dst:
                 self.rootb = None
 
