@@ -10,14 +10,14 @@ by an old build); else ``search`` itself. ``KR_SOLVER_CORE=python`` forces the p
 module (``native`` insists on the compiled one: an error when it is missing or stale).
 
 The two searches are the same code: the same positions in the same order, the same
-answers and lines (tests/solver/test_native.py); the compiled one runs about twice as
+answers and lines (tests/solver/test_native.py); the compiled one runs about 3x as
 many positions a second (docs/benchmarks.md).
 
     klondike-race build-solver [--force]   # also: python -m klondike_race.solver.native
 
 needs a C compiler, Python's headers and mypy (``pip install 'klondike-race[native]'``);
 deploy/run.sh, tests/run.sh and deploy/Dockerfile run it. Without them the solver is the
-plain module, correct and about half as fast.
+plain module, correct and about a third as fast.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(build(force="--force" in args))
     except CoreError as err:
-        print(f"{err}\nthe solver runs its plain Python core (about half as fast)", file=sys.stderr)
+        print(f"{err}\nthe solver runs its plain Python core (a third as fast)", file=sys.stderr)
         return 1
     return 0
 
