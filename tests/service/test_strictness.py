@@ -90,3 +90,29 @@ async def test_a_flood_is_closed_after_every_message_before_it_was_answered(redi
         await b.close()
     finally:
         await node.stop()
+
+
+async def test_messages_are_answered_one_at_a_time_in_the_order_sent(node) -> None:
+    """However a message arrives (whole or fragmented, text or binary) and whatever it
+    waits for (a move waits for its group commit), the answers come in the order the
+    messages were sent; more messages than the connection may leave waiting (16) are
+    read once the ones before are answered."""
+    host, _ = await start_race(node.port)
+    ws = host.ws
+    ping = b'{"type":"ping","id":%d}'
+    await ws.send(['{"type":"ping",', '"id":1}'])  # fragmented: websockets' own queue
+    await ws.send('{"type":"move","seq":1,"action":"draw"}')
+    for i in range(2, 22):
+        await ws.send((ping % i).decode())
+    await ws.send(ping % 22)  # binary
+    await ws.send('{"type":"move","seq":2,"action":"draw"}')
+    await ws.send(['{"type":"ping"', ',"id":23}'])
+    answers = []
+    while len(answers) < 25:
+        message = await host.recv()
+        if message["type"] in ("pong", "ack", "refused", "error"):
+            answers.append((message["type"], message.get("id", message.get("seq"))))
+    assert answers == [
+        ("pong", 1), ("ack", 1), *(("pong", i) for i in range(2, 23)), ("ack", 2), ("pong", 23)
+    ]  # fmt: skip
+    assert (await host.request("ping", "pong", id=24))["id"] == 24  # reading again

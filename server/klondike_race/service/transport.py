@@ -1,19 +1,30 @@
 """The one place that reads websockets' internals: writing ready-made frames straight to
-a server connection's transport.
+a server connection's transport, and reading whole text messages as they are parsed.
 
 websockets sends each message through its own protocol object, one ``write`` per frame.
 Fan-out (fanout.py) instead frames a message once for every recipient and writes all of a
 connection's pending frames at once. That needs, of a ``ServerConnection``: ``protocol``
 (``state``, ``writes`` and ``data_to_send()``, so that control frames it has queued, a
 pong say, go out first and in order), ``send_in_progress`` (a fragmented message being
-sent: nothing may be written in between) and ``transport``. These are internals: the
+sent: nothing may be written in between) and ``transport``.
+
+``MessageConnection`` (the server's ``create_connection``) hands each whole, unfragmented
+message to its ``on_message`` as the protocol parses it, instead of queueing it for
+``recv()``: no queue and no wake-up of the handler's task per message, which is most of
+what receiving a small message costs (docs/benchmarks.md). It overrides
+``process_event`` and reads ``Frame``'s ``opcode``, ``fin`` and ``data``. These are internals: the
 supported versions are pinned in pyproject.toml, and tests/service/test_transport.py fails
 when a websockets release changes any of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from websockets.asyncio.connection import Connection
+from websockets.asyncio.server import ServerConnection
+from websockets.frames import DATA_OPCODES, Frame, Opcode
 from websockets.protocol import OPEN
 
 MAX_BACKLOG = 1 << 20  # bytes a connection may leave unread before it is dropped
@@ -56,3 +67,36 @@ def write(ws: Connection, chunks: list[bytes]) -> bool:
         transport.abort()
         return True
     return False
+
+
+class MessageConnection(ServerConnection):
+    """A server connection that gives each whole message to ``on_message`` (set by its
+    handler) at once: a text frame's as ``str``, a binary frame's as ``bytes``. A fragmented
+    message and text that is not UTF-8 take websockets' own way (the handler's ``recv()``;
+    invalid UTF-8 text closes with 1007 there), and while any waits there (``queued``),
+    later messages queue behind it, so the handler sees every message in order."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.on_message: Callable[[str | bytes], None] | None = None
+        self.queued = 0  # whole messages in websockets' queue, not yet taken by recv()
+        self._fragment = False  # a fragmented message is arriving
+
+    def process_event(self, event: Any) -> None:
+        if isinstance(event, Frame) and event.opcode in DATA_OPCODES:
+            if event.fin and not self._fragment and not self.queued and self.on_message:
+                if event.opcode is Opcode.BINARY:
+                    self.on_message(bytes(event.data))
+                    return
+                if event.opcode is Opcode.TEXT:
+                    try:
+                        text = bytes(event.data).decode()
+                    except UnicodeDecodeError:
+                        pass  # websockets closes the connection with 1007
+                    else:
+                        self.on_message(text)
+                        return
+            self._fragment = not event.fin
+            if event.fin:
+                self.queued += 1
+        super().process_event(event)

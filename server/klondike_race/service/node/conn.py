@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import secrets
 import time
 from typing import Any
@@ -24,6 +25,7 @@ class Conn:
         "board",
         "board_v",
         "board_you",
+        "busy",
         "credit",
         "entering",
         "fanout",
@@ -32,11 +34,14 @@ class Conn:
         "hub",
         "id",
         "identity",
+        "idle",
+        "inbox",
         "log",
         "over",
         "player",
         "role",
         "session",
+        "shut",
         "stamp",
         "ticket",
         "view_from",
@@ -68,6 +73,11 @@ class Conn:
         self.over = False  # own game over, as acknowledged: may see the others' boards
         self.ticket: str | None = None  # waiting for a quick match
         self.entering: asyncio.Task[None] | None = None  # entering the race it was matched to
+        # messages in order (node/connection.py): one at a time, the rest wait in ``inbox``
+        self.inbox: collections.deque[str | bytes] = collections.deque()
+        self.busy = False  # a message is being answered
+        self.shut = False  # closing: nothing more is read
+        self.idle: asyncio.Future[None] | None = None  # the handler waits for the last answer
         self.view_from = (
             0  # a delayed view (spectators, finished players): when it starts, epoch ms
         )

@@ -1,16 +1,25 @@
-"""The connection loop: one handler per WebSocket connection. Every frame is rate-limited,
-decoded at the one decode point and dispatched to the handler of its area; a refused
-request is answered with an ``error`` and changes nothing; an unexpected failure is
-logged and closes the connection with 1011."""
+"""The connections: every message is rate-limited, decoded at the one decode point and
+answered, one at a time and in order per connection; a refused request is answered with
+an ``error`` and changes nothing; an unexpected failure is logged and closes the
+connection with 1011.
+
+Messages arrive as they are parsed (transport.MessageConnection), not through a handler
+task that reads them: a move is checked and queued for the group commit in the same
+loop turn that read it, and acknowledged from the commit's callback, so a move costs no
+task and no wake-up of one. Any other message that waits for something (the store, the
+solver) runs in a task; the next message waits for it."""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import assert_never
+from collections.abc import Coroutine
+from typing import Any, assert_never
 
 from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import OPEN
 
 from .. import wire
 from ..clock import now_ms
@@ -18,15 +27,20 @@ from ..config import Config
 from ..domain.errors import RateLimited, ServiceError
 from ..fanout import Fanout
 from ..metrics import Metrics
+from ..transport import MessageConnection
 from .assist import Assist
 from .challenges import Challenges
 from .conn import Conn
 from .ghosts import Ghosts
 from .lobby import Lobby
 from .players import Players
-from .race import Race
+from .race import Queued, Race
 from .registry import Hubs
 from .replays import Replays
+
+# messages a connection may leave waiting behind the one being answered before it is not
+# read until they are answered (the rate limit closes a connection that keeps sending)
+INBOX_HIGH = 16
 
 
 class Connections:
@@ -47,33 +61,27 @@ class Connections:
         self.ghosts = ghosts
         self.replays = replays
         self.open = 0
+        self._tasks: set[asyncio.Task[Any]] = set()  # answers under way (kept referenced)
 
     async def handler(self, ws: ServerConnection) -> None:
+        assert isinstance(ws, MessageConnection)  # the server's create_connection
         conn = Conn(ws, self.config.burst, self.fanout, self.address(ws))
         self.open += 1
         self.metrics.connections_total.inc()
+        ws.on_message = lambda text: self.arrive(conn, text)
         try:
+            # what websockets queued itself (a fragmented message, a binary frame); every
+            # other message arrives through on_message as soon as it is parsed
             async for raw in ws:
-                if not conn.spend(self.config.rate, self.config.burst):
-                    # every message before this one was answered: the answers leave
-                    # first; this one and any after it are not read
-                    conn.log.warning("rate limit: closing")
-                    self.fanout.flush(ws)
-                    await ws.close(1008, "message rate limit exceeded")
-                    break
-                await self.receive(conn, raw)
+                ws.queued -= 1
+                self.arrive(conn, raw)
         except ConnectionClosed:
             pass
-        except RedisError as err:  # Redis unreachable: nothing was acknowledged meanwhile
-            conn.log.warning("redis unavailable: closing", error=repr(err))
-            self.fanout.flush(ws)
-            await ws.close(1013, "try again later")
-        except Exception:
-            conn.log.exception(
-                "connection failed", room=conn.hub and conn.hub.code, player=conn.player
-            )
-            await ws.close(1011, "internal error")
         finally:
+            ws.on_message = None
+            if conn.busy or conn.inbox:  # the messages received are answered first
+                conn.idle = asyncio.get_running_loop().create_future()
+                await conn.idle
             self.open -= 1
             self.challenges.boards.unwatch(conn)
             try:
@@ -92,18 +100,149 @@ class Connections:
         peer = ws.remote_address
         return str(peer[0]) if peer else ""
 
-    async def receive(self, conn: Conn, raw: str | bytes) -> None:
-        """One frame: decoded, dispatched, or answered with the reason it was refused."""
+    # ---- one message at a time, in order ---------------------------------------------
+    def arrive(self, conn: Conn, raw: str | bytes) -> None:
+        """A message received: answered now if none is being answered, else after those
+        before it. A connection that leaves ``INBOX_HIGH`` waiting is not read meanwhile."""
+        if conn.shut:
+            return
+        if conn.busy:
+            conn.inbox.append(raw)
+            if len(conn.inbox) == INBOX_HIGH:
+                conn.ws.transport.pause_reading()
+            return
+        self._take(conn, raw)
+
+    def _take(self, conn: Conn, raw: str | bytes) -> None:
+        """Answer ``raw``, then the messages waiting after it, while each is answered at
+        once (a refused move, a ping); one that waits (a move's group commit, anything
+        that reads the store) takes the next one when it is done (``_next``)."""
+        while True:
+            if not conn.spend(self.config.rate, self.config.burst):
+                # every message before this one was answered: the answers leave first;
+                # this one and any after it are not read
+                conn.log.warning("rate limit: closing")
+                self._shut(conn, 1008, "message rate limit exceeded")
+                return
+            conn.busy = True
+            if not self._receive(conn, raw):
+                return
+            conn.busy = False
+            if not conn.inbox:
+                self._idle(conn)
+                return
+            raw = conn.inbox.popleft()
+
+    def _next(self, conn: Conn) -> None:
+        conn.busy = False
+        if conn.inbox and not conn.shut:
+            self._take(conn, conn.inbox.popleft())
+        else:
+            self._idle(conn)
+
+    def _idle(self, conn: Conn) -> None:
+        if conn.shut:
+            conn.inbox.clear()
+        elif not conn.ws.transport.is_reading() and conn.ws.protocol.state is OPEN:
+            conn.ws.transport.resume_reading()
+        if conn.idle is not None and not conn.idle.done():
+            conn.idle.set_result(None)
+
+    def _receive(self, conn: Conn, raw: str | bytes) -> bool:
+        """One message: decoded, then answered, or refused with the reason. True when
+        answered already; False when the answer goes on (it calls ``_next`` at its end).
+        A move is checked and queued for the group commit at once and acknowledged from
+        the commit's callback; anything else that waits runs in a task."""
         t0 = time.perf_counter()
         message: wire.Message | None = None
         try:
             message = wire.decode(raw)
-            await self.dispatch(conn, message, t0)
+            if isinstance(message, wire.MoveRequest | wire.Resign):
+                move = message.move if isinstance(message, wire.MoveRequest) else None
+                queued = self.race.start(conn, message.seq, message.player, t0, move)
+                if queued is None:
+                    return True
+                queued.stored.add_done_callback(lambda _: self._stored(queued))
+                return False
+            if isinstance(message, wire.Ping):
+                conn.send(wire.encode_text("pong", id=message.id, server_time=now_ms()))
+                return True
         except ServiceError as err:
-            self.metrics.error(err.reason)
-            about = err.about or (wire.TYPE_OF.get(type(message)) if message else None)
-            extra = {"retry_after": err.retry_after} if isinstance(err, RateLimited) else {}
-            conn.send(wire.error(err.reason, str(err), about, **extra))
+            self._refused(conn, err, message)
+            return True
+        except Exception as err:
+            self._failed(conn, err)
+            return True
+        self._spawn(self._answer(conn, message, t0)).add_done_callback(lambda _: self._next(conn))
+        return False
+
+    def _stored(self, queued: Queued) -> None:
+        """A queued move's group commit is done: acknowledge it (and what follows)."""
+        conn = queued.conn
+        try:
+            rest = self.race.finish(queued, queued.stored.result())
+        except Exception as err:
+            self._failed(conn, err)
+            rest = None
+        if rest is None:
+            self._next(conn)
+        else:
+            self._spawn(self._answer(conn, None, 0.0, rest)).add_done_callback(
+                lambda _: self._next(conn)
+            )
+
+    async def _answer(
+        self,
+        conn: Conn,
+        message: wire.Message | None,
+        t0: float,
+        rest: Coroutine[Any, Any, Any] | None = None,
+    ) -> None:
+        """A message (or the rest of a move's answer) that waits for something."""
+        try:
+            if rest is not None:
+                await rest
+            else:
+                assert message is not None
+                await self.dispatch(conn, message, t0)
+        except ServiceError as err:
+            self._refused(conn, err, message)
+        except Exception as err:
+            self._failed(conn, err)
+
+    def _refused(self, conn: Conn, err: ServiceError, message: wire.Message | None) -> None:
+        self.metrics.error(err.reason)
+        about = err.about or (wire.TYPE_OF.get(type(message)) if message else None)
+        extra = {"retry_after": err.retry_after} if isinstance(err, RateLimited) else {}
+        conn.send(wire.error(err.reason, str(err), about, **extra))
+
+    def _failed(self, conn: Conn, err: Exception) -> None:
+        """Answering failed: the connection closes (1013 while Redis is unreachable:
+        nothing was acknowledged meanwhile; 1011 for anything unexpected)."""
+        if isinstance(err, ConnectionClosed):
+            return
+        if isinstance(err, RedisError):
+            conn.log.warning("redis unavailable: closing", error=repr(err))
+            self._shut(conn, 1013, "try again later")
+            return
+        conn.log.error(
+            "connection failed", room=conn.hub and conn.hub.code, player=conn.player,
+            exc_info=err,
+        )  # fmt: skip
+        self._shut(conn, 1011, "internal error")
+
+    def _shut(self, conn: Conn, code: int, reason: str) -> None:
+        """Nothing more is read; what was answered leaves first, then the close."""
+        conn.shut = True
+        conn.inbox.clear()
+        self.fanout.flush(conn.ws)
+        self._spawn(conn.ws.close(code, reason))
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     async def dispatch(self, conn: Conn, m: wire.Message, t0: float) -> None:
         match m:
@@ -111,7 +250,7 @@ class Connections:
                 await self.race.play(conn, m.seq, m.player, t0, m.move)
             case wire.Resign():
                 await self.race.play(conn, m.seq, m.player, t0, None)
-            case wire.Ping():
+            case wire.Ping():  # answered at once by _receive
                 conn.send(wire.encode_text("pong", id=m.id, server_time=now_ms()))
             case wire.Create():
                 await self.lobby.create(conn, m)

@@ -35,6 +35,7 @@ from ..http import Api, Routes
 from ..metrics import Metrics
 from ..store import CHANNEL, Store
 from ..store.slot_scripts import events_channel, node_channel
+from ..transport import MessageConnection
 from .assist import Assist
 from .challenges import Challenges
 from .connection import Connections
@@ -192,6 +193,7 @@ class Node:
             self.config.host,
             port,
             process_request=self.routes,
+            create_connection=MessageConnection,
             max_size=self.config.max_message,
             compression=None,
             ping_interval=20,

@@ -3,12 +3,14 @@ acknowledge it, and tell the room."""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, NamedTuple
 
 import orjson
 
-from ...engine import Game, IllegalMove, Move, board_view
+from ...engine import BoardView, Game, IllegalMove, Move, board_view
 from ..clock import now_ms
 from ..domain import movelog, ranking
 from ..domain.challenge import row as challenge_row
@@ -46,6 +48,20 @@ def _board_of(
     return board_key(challenge, int(index), tagged), seat["who"], orjson.dumps(row)
 
 
+class Queued(NamedTuple):
+    """A checked move waiting for its group commit (``stored``: the store's answer)."""
+
+    conn: Conn
+    hub: RoomHub
+    game: Game
+    seq: int
+    entry: str
+    board: BoardView
+    body: dict[str, Any]
+    t0: float
+    stored: asyncio.Future[int]
+
+
 class Race:
     def __init__(self, store: Store, rooms: RoomOps, metrics: Metrics) -> None:
         self.store = store
@@ -65,25 +81,37 @@ class Race:
         self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None
     ) -> bool:
         """Check, store and acknowledge one move (None: resign); True when acknowledged."""
+        queued = self.start(conn, seq, player, t0, move)
+        if queued is None:
+            return False
+        rest = self.finish(queued, await queued.stored)
+        return True if rest is None else await rest
+
+    def start(
+        self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None
+    ) -> Queued | None:
+        """Check one move (None: resign) and queue it for the next group commit, without
+        waiting: None when it was answered at once (refused, or acknowledged again);
+        else ``finish`` it with what ``stored`` gives."""
         hub = player_hub(conn)
         game = conn.game
         assert game is not None and conn.player is not None
         if player is not None and player != conn.player:
             self._refuse(conn, seq, "not_your_game", "you can only play your own game")
-            return False
+            return None
         phase = hub.phase()
         if phase != RACING:
             if phase == FINISHED:
                 self._refuse(conn, seq, "race_over", "the race is over")
             else:
                 self._refuse(conn, seq, "not_started", "the race has not started")
-            return False
+            return None
         if seq <= movelog.logged(game):
             self.ack_again(conn, hub, seq)
-            return False
+            return None
         if seq != movelog.logged(game) + 1:
             self._refuse_seq(conn, seq, game)
-            return False
+            return None
         at_ms = now_ms() - hub.public["start_at"]
         try:
             if move is None:
@@ -93,12 +121,7 @@ class Race:
                 entry = movelog.entry(str(game.play(move, at_ms)), at_ms)
         except IllegalMove as err:
             self._refuse(conn, seq, err.reason, str(err))
-            return False
-        return await self._store(conn, hub, game, seq, entry, at_ms, t0)
-
-    async def _store(
-        self, conn: Conn, hub: RoomHub, game: Game, seq: int, entry: str, at_ms: int, t0: float
-    ) -> bool:
+            return None
         board = board_view(game, at_ms)  # it includes the progress fields
         prog = of_board(board, at_ms)
         key = ranking.rank_key(prog, hub.public.get("rank_by", "progress"), at_ms)
@@ -107,37 +130,42 @@ class Race:
         player = conn.player
         assert player is not None
         body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
-        v = await self.store.log.append(
+        stored = self.store.log.append(
             hub.code, player, seq, entry, prog, key, orjson.dumps(body),
             _board_of(hub, player, prog, self.store.log.cluster),
         )  # fmt: skip
+        return Queued(conn, hub, game, seq, entry, board, body, t0, stored)
+
+    def finish(self, q: Queued, v: int) -> Coroutine[Any, Any, bool] | None:
+        """A queued move's answer from the store (``v``: its event version, else why it was
+        not stored): acknowledged and told to the room. None when that is all; else what
+        is left to await (the move was not stored, or the player's game is over)."""
+        conn, hub, seq = q.conn, q.hub, q.seq
         if v <= 0:  # not stored: the log moved on elsewhere, or the race ended
-            await self._not_stored(conn, hub, seq, v)
-            return False
+            return self._not_stored(conn, hub, seq, v)
         self.metrics.moves_accepted.inc()
-        if game.over:
+        over = q.game.over
+        if over:
             conn.over = True
         # the board is encoded once: the ack and the others' updates embed the same JSON
-        board_json = orjson.Fragment(orjson.dumps(board))
-        hub.feed({"v": v, **body, "board": board, "_board": board_json}, skip=conn)
+        board_json = orjson.Fragment(orjson.dumps(q.board))
+        hub.feed({"v": v, **q.body, "board": q.board, "_board": board_json}, skip=conn)
         leaderboard = hub.last_leaderboard if hub.version == v else hub.leaderboard()
         conn.send(
             encode(
                 "ack",
                 seq=seq,
-                move=movelog.text_of(entry),
+                move=movelog.text_of(q.entry),
                 v=v,
                 board=board_json,
                 leaderboard=leaderboard,
                 **hub.flags(conn),
             )
         )
-        self.metrics.ack.observe(time.perf_counter() - t0)
-        if game.over:
-            await self._game_over(conn, hub)
-        return True
+        self.metrics.ack.observe(time.perf_counter() - q.t0)
+        return self._game_over(conn, hub) if over else None
 
-    async def _not_stored(self, conn: Conn, hub: RoomHub, seq: int, v: int) -> None:
+    async def _not_stored(self, conn: Conn, hub: RoomHub, seq: int, v: int) -> bool:
         assert hub.room is not None and conn.player is not None
         log = await self.store.log.read(hub.code, conn.player)
         game = conn.game = movelog.replay(Game(hub.room.game_deal, hub.room.settings), log)
@@ -148,6 +176,7 @@ class Race:
             self.ack_again(conn, hub, seq)
         else:
             self._refuse_seq(conn, seq, game)
+        return False
 
     def ack_again(self, conn: Conn, hub: RoomHub, seq: int) -> None:
         """A move already stored (a retry): acknowledged again, marked ``duplicate``."""
@@ -157,10 +186,11 @@ class Race:
         fields: dict[str, Any] = {"board": board_view(game, hub.elapsed()), **hub.flags(conn)}
         conn.send(encode("ack", seq=seq, move=move, duplicate=True, **fields))
 
-    async def _game_over(self, conn: Conn, hub: RoomHub) -> None:
+    async def _game_over(self, conn: Conn, hub: RoomHub) -> bool:
         """The player's own game is over: they may watch the others; the race may end."""
         _, stored, _ = await self.store.rooms.snapshot(hub.code)  # every committed move
         if all(hub.over(stored.get(pid)) for pid in hub.players):
             await self.rooms.finish(hub.code, "all_over")
         elif hub.phase() != FINISHED:
             conn.send(encode("boards", boards=await hub.boards_for(conn)))
+        return True
