@@ -425,15 +425,28 @@ async def run_daily(
     }
 
 
-async def run_echo(port: int, connections: int, seconds: float) -> dict:
+async def run_echo(
+    port: int, connections: int, seconds: float, rate: float | None = None
+) -> dict:
+    """The same-loop echo: each connection sends a move-sized message and waits for it to
+    come back, at once (saturated) or at ``rate`` a second at random (exponential)
+    intervals (open loop, as open-1000's racers: the floor of a message's cost there)."""
     payload = orjson.dumps(
         {"type": "move", "seq": 1, "from": "col3", "to": "foundation", "count": 1}
     )
     conns = [await open_ws(port) for _ in range(connections)]
     count, stop, latencies = [0], asyncio.Event(), []
+    seeds = random.Random(1)
 
     async def loop(ws) -> None:
+        rng = random.Random(seeds.random())
+        next_at = time.perf_counter()
         while not stop.is_set():
+            if rate is not None:
+                next_at += rng.expovariate(rate)
+                delay = next_at - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
             t0 = time.perf_counter()
             await ws.send(payload)
             await ws.recv()
@@ -459,6 +472,7 @@ async def run_echo(port: int, connections: int, seconds: float) -> dict:
         "msgs_per_s": done / elapsed,
         "p50_ms": pct(latencies, 0.5),
         "p99_ms": pct(latencies, 0.99),
+        "server_cpu_us_per_msg": 1e6 * cpu_use["cpu_server"] * elapsed / max(done, 1),
         **cpu_use,
     }
 
@@ -691,6 +705,10 @@ async def load_main(args: argparse.Namespace) -> int:
                 echo_port, args.scale * (96 if not args.quick else 24), seconds
             )
             print("echo     ", _fmt(results["echo"]), flush=True)
+        if want("open-echo"):
+            racers = args.racers or (200 if args.quick else 1000)
+            results["open-echo"] = await run_echo(echo_port, racers, seconds, args.rate)
+            print("open-echo", _fmt(results["open-echo"]), flush=True)
         if want("sat-3+5"):
             rooms = args.scale * (8 if args.quick else 32)
             results["sat-3+5"] = await run_rooms(port, rooms, 3, 5, seconds, None)
