@@ -34,6 +34,7 @@ from ..fanout import Fanout
 from ..http import Api, Routes
 from ..metrics import Metrics
 from ..store import CHANNEL, Store
+from ..store.commit import CommitConnection
 from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
 from .assist import Assist
@@ -67,6 +68,8 @@ class Node:
         self.metrics = Metrics(lambda: self.connections.open, lambda: len(self.hubs))
         self.store = Store(self.redis, self.id, self.metrics.redis.observe)
         self.store.replicas = (config.replica_acks, config.replica_wait_ms)
+        if not config.redis_cluster:  # a cluster's commits go per slot (store/moves.py)
+            self.store.log.line = _commit_connection(config, redis_url, self._sentinel)
         self.fanout = Fanout(config.spectator_batch_ms / 1000)
         self.hubs = Hubs(self, self.store)
         self.solving = Solving(config, self.store, self.hubs)
@@ -296,6 +299,22 @@ class Node:
             return
         for event in await self.store.rooms.events_since(code, hub.version):
             hub.feed(event)
+
+
+def _commit_connection(
+    config: Config, redis_url: str, sentinel: Sentinel | None
+) -> CommitConnection | None:
+    """The group commit's own connection: to the URL's Redis, or to the primary Sentinel
+    names at each (re)connection (store/commit.py)."""
+    if sentinel is None:
+        return CommitConnection.for_url(redis_url)
+    name = config.sentinel_master
+
+    async def primary() -> tuple[str, int]:
+        host, port = await sentinel.discover_master(name)
+        return str(host), int(port)
+
+    return CommitConnection(primary)
 
 
 class _SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):

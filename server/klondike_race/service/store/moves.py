@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import Any
 
 import orjson
+from redis.exceptions import NoScriptError
 
 from . import slot_scripts
-from .base import Part
+from .base import NotReplicated, Part
 from .cluster import slot_of
+from .commit import Command, CommitConnection
 from .keys import moves_key, room_key
 from .scripts import APPEND_MOVES
 
@@ -39,6 +42,9 @@ class MoveLog(Part):
         self._writer: asyncio.Task[None] | None = None
         self.max_batch = 1000
         self.batches = 0
+        # the group commit's own connection (one Redis or Sentinel's primary; the node sets
+        # it): None writes through the command client
+        self.line: CommitConnection | None = None
 
     def start(self) -> None:
         self._writer = asyncio.create_task(self._write_loop(), name="group-commit")
@@ -52,6 +58,8 @@ class MoveLog(Part):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._writer
             self._writer = None
+        if self.line is not None:
+            self.line.close()
 
     def append(
         self,
@@ -100,7 +108,7 @@ class MoveLog(Part):
                         results = await self._write_slots(batch)
                     else:
                         args = [self.node.encode()] + [item[0] for item in batch]
-                        results = (await self._durably(self._append, args)).split(b",")
+                        results = (await self._commit(args)).split(b",")
                 except Exception as err:  # each waiting move gets the error
                     for item in batch:
                         if not item[1].done():
@@ -110,6 +118,31 @@ class MoveLog(Part):
                 for item, result in zip(batch, results, strict=True):
                     if not item[1].done():
                         item[1].set_result(int(result))
+
+    async def _commit(self, args: list[bytes]) -> bytes:
+        """One group commit on one Redis: through the commit connection when there is one
+        (store/commit.py), the script and the replicas' ``WAIT`` in one write."""
+        line = self.line
+        if line is None:
+            result: bytes = await self._durably(self._append, args)
+            return result
+        commands: list[Command] = [(b"EVALSHA", self._append.sha, 0, *args)]
+        replicas, ms = self.replicas
+        if replicas:
+            commands.append((b"WAIT", replicas, ms))
+        t0 = time.perf_counter()
+        try:
+            try:
+                replies = await line.call(commands)
+            except NoScriptError:  # a Redis restarted empty, or SCRIPT FLUSH
+                await self.redis.script_load(APPEND_MOVES)
+                replies = await line.call(commands)
+        finally:
+            self._latency(time.perf_counter() - t0)
+        if replicas and int(replies[1]) < replicas:
+            raise NotReplicated(f"{replies[1]} of {replicas} replicas acknowledged within {ms} ms")
+        result = replies[0]
+        return result
 
     async def _write_slots(self, batch: list[Pending]) -> list[bytes]:
         """A batch on a cluster: one call per slot, all at once, then the leaderboard

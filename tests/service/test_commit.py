@@ -1,0 +1,147 @@
+"""The group commit's own connection (store/commit.py) against a real redis-server: the
+replies, error replies, a lost connection tried again, a Redis that answers too late, a
+primary that became a replica, and the move log committing through it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+import redis
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError
+
+from klondike_race.service.embedded import EmbeddedRedis
+from klondike_race.service.store import moves_key
+from klondike_race.service.store.commit import CommitConnection, pack
+from klondike_race.service.store.moves import MoveLog
+
+
+def test_commands_are_packed_as_resp_arrays() -> None:
+    assert pack([("SET", b"k", 5), (b"GET", "k")]) == (
+        b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n5\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"
+    )
+
+
+def test_only_plain_tcp_urls_get_a_connection() -> None:
+    assert CommitConnection.for_url("unix:///tmp/redis.sock") is None
+    assert CommitConnection.for_url("rediss://127.0.0.1:6380/0") is None
+    line = CommitConnection.for_url("redis://user:secret@127.0.0.1:6380/3")
+    assert line is not None
+    assert (line.username, line.password, line.db) == ("user", "secret", 3)
+
+
+async def test_replies_errors_and_the_database_of_the_url(redis_url: str) -> None:
+    line = CommitConnection.for_url(redis_url.rsplit("/", 1)[0] + "/3")
+    assert line is not None
+    try:
+        assert await line.call([("SET", "k", "v"), ("GET", "k"), ("INCR", "n")]) == [
+            b"OK", b"v", 1
+        ]  # fmt: skip
+        with pytest.raises(ResponseError, match="WRONGTYPE"):
+            await line.call([("LPUSH", "k", "x")])
+        with pytest.raises(NoScriptError):
+            await line.call([("EVALSHA", "0" * 40, 0)])
+        assert await line.call([("GET", "k")]) == [b"v"]  # still usable
+    finally:
+        line.close()
+    plain = redis.Redis.from_url(redis_url)
+    assert plain.get("k") is None  # it wrote to database 3, as the URL says
+    assert redis.Redis.from_url(redis_url.rsplit("/", 1)[0] + "/3").get("k") == b"v"
+
+
+async def test_a_killed_connection_is_opened_again_and_the_commands_sent_again(
+    redis_url: str,
+) -> None:
+    line = CommitConnection.for_url(redis_url)
+    assert line is not None
+    try:
+        (first,) = await line.call([("CLIENT", "ID")])
+        redis.Redis.from_url(redis_url).client_kill_filter(_id=first)
+        await asyncio.sleep(0.05)
+        (second,) = await line.call([("CLIENT", "ID")])
+        assert second != first
+    finally:
+        line.close()
+
+
+async def test_a_late_answer_times_out_and_is_tried_again_on_a_new_connection(
+    redis_url: str,
+) -> None:
+    line = CommitConnection.for_url(redis_url)
+    assert line is not None
+    line.timeout = 0.2
+    other = aioredis.Redis.from_url(redis_url)
+    try:
+        await line.call([("PING",)])
+        sleeping = asyncio.create_task(other.execute_command("DEBUG", "SLEEP", "0.5"))
+        await asyncio.sleep(0.05)
+        t0 = time.monotonic()
+        (got,) = await line.call([("INCR", "tries")])
+        assert time.monotonic() - t0 >= 0.2
+        await sleeping
+        # the tries that timed out still ran once Redis woke (a command sent is not taken
+        # back: APPEND_MOVES answers a repeat by its sequence check), and the reply is the
+        # last try's, never a dropped connection's late one
+        tries = int(await other.get("tries"))
+        assert got == tries and 2 <= tries <= 4
+    finally:
+        line.close()
+        await other.aclose()
+
+
+async def test_nothing_to_reach_raises_after_the_retries() -> None:
+    async def nowhere() -> tuple[str, int]:
+        return "127.0.0.1", 1
+
+    line = CommitConnection(nowhere, connect_timeout=0.2)
+    t0 = time.monotonic()
+    with pytest.raises(RedisConnectionError, match="cannot reach Redis"):
+        await line.call([("PING",)])
+    assert time.monotonic() - t0 >= 0.05 + 0.1 + 0.2  # backed off between the tries
+
+
+async def test_a_primary_turned_replica_is_left_for_the_primary(
+    redis_url: str, tmp_path: Path
+) -> None:
+    primary = redis_url.split("//")[1].split("/")[0].split(":")
+    replica = EmbeddedRedis(
+        tmp_path / "replica", extra=("--replicaof", primary[0], primary[1])
+    ).start()
+    asked: list[str] = []
+
+    async def where() -> tuple[str, int]:  # the replica first, as after a failover
+        asked.append("?")
+        return ("127.0.0.1", replica.port) if len(asked) == 1 else (primary[0], int(primary[1]))
+
+    line = CommitConnection(where)
+    try:
+        assert await line.call([("SET", "after", "failover")]) == [b"OK"]
+        assert len(asked) == 2
+        assert redis.Redis.from_url(redis_url).get("after") == b"failover"
+    finally:
+        line.close()
+        replica.stop()
+
+
+async def test_the_move_log_commits_through_it_after_a_script_flush(redis_url: str) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    log = MoveLog(client, "node-a", lambda s: None)
+    log.line = CommitConnection.for_url(redis_url)
+    log.start()
+    try:
+        prog = {"foundation": 0, "moves": 1, "reached_moves": 0, "reached_ms": 0}
+        body = orjson.dumps({"type": "progress"})
+        first = await log.append("ABCD", "p1", 1, "draw@10", prog, 1, body)
+        await client.script_flush()
+        second = await log.append("ABCD", "p1", 2, "draw@20", prog, 1, body)
+        again = await log.append("ABCD", "p1", 2, "draw@20", prog, 1, body)
+        assert first > 0 and second > first and again < 0  # a repeat is answered, not stored
+        assert await client.lrange(moves_key("ABCD", "p1"), 0, -1) == [b"draw@10", b"draw@20"]
+    finally:
+        await log.close()
+        await client.aclose()
