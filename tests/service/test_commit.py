@@ -14,6 +14,7 @@ import redis
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.store import moves_key
@@ -90,6 +91,34 @@ async def test_a_late_answer_times_out_and_is_tried_again_on_a_new_connection(
         tries = int(await other.get("tries"))
         assert got == tries and 2 <= tries <= 4
     finally:
+        line.close()
+        await other.aclose()
+
+
+async def test_replies_lost_with_the_connection_leave_no_unread_error(redis_url: str) -> None:
+    """Commands sent together whose connection times out: the ones after the first are
+    awaited by no one, and asyncio reports no "exception was never retrieved"."""
+    import gc
+
+    line = CommitConnection.for_url(redis_url)
+    assert line is not None
+    line.timeout = 0.1
+    reported: list[dict] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    other = aioredis.Redis.from_url(redis_url)
+    try:
+        sleeping = asyncio.create_task(other.execute_command("DEBUG", "SLEEP", "1.2"))
+        await asyncio.sleep(0.05)
+        with pytest.raises(RedisTimeoutError):
+            await line.call([("PING",), ("PING",), ("PING",)])
+        await sleeping
+        gc.collect()
+        await asyncio.sleep(0)
+        assert reported == []
+        assert await line.call([("PING",)]) == [b"PONG"]
+    finally:
+        loop.set_exception_handler(None)
         line.close()
         await other.aclose()
 

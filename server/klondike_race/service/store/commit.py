@@ -91,6 +91,7 @@ class _Replies(asyncio.Protocol):
             fut = self.waiting.popleft()
             if not fut.done():
                 fut.set_exception(err)
+                fut.exception()  # a reply after the first failed one is awaited by no one
 
 
 class CommitConnection:
