@@ -124,3 +124,43 @@ async def test_batched_writes_are_spread_over_the_interval() -> None:
             await client.close()
             server.close()
             await server.wait_closed()
+
+
+async def test_a_message_connection_hands_whole_messages_over_as_they_are_parsed() -> None:
+    """MessageConnection's reading of websockets' internals (process_event, a Frame's
+    opcode, fin and data): whole text and binary messages go to on_message at once, a
+    fragmented one and any after it through recv(), in order."""
+    got: list[tuple[str, str | bytes]] = []
+    done = asyncio.Event()
+
+    def arrived(way: str, data: str | bytes) -> None:
+        got.append((way, data))
+        if data == "last":
+            done.set()
+
+    async def handler(ws: ServerConnection) -> None:
+        assert isinstance(ws, transport.MessageConnection)
+        ws.on_message = lambda data: arrived("now", data)
+        async for data in ws:
+            ws.queued -= 1
+            arrived("recv", data)
+
+    server = await serve(
+        handler, "127.0.0.1", 0, compression=None, create_connection=transport.MessageConnection
+    )
+    port = server.sockets[0].getsockname()[1]
+    client = await connect(f"ws://127.0.0.1:{port}", compression=None)
+    try:
+        await client.send("text")
+        await client.send(b"bytes")
+        await asyncio.sleep(0.05)
+        await client.send(["frag", "mented"])
+        await client.send("last")
+        await asyncio.wait_for(done.wait(), 2)
+        # "last" goes either way (recv() if the fragmented one was still queued), in order
+        assert got[:3] == [("now", "text"), ("now", b"bytes"), ("recv", "fragmented")]
+        assert [data for _, data in got[3:]] == ["last"]
+    finally:
+        await client.close()
+        server.close()
+        await server.wait_closed()
