@@ -12,8 +12,8 @@ import orjson
 import pytest
 import redis
 import redis.asyncio as aioredis
+from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from klondike_race.service.embedded import EmbeddedRedis
@@ -121,6 +121,38 @@ async def test_replies_lost_with_the_connection_leave_no_unread_error(redis_url:
         loop.set_exception_handler(None)
         line.close()
         await other.aclose()
+
+
+async def test_a_refused_or_late_sign_in_leaves_no_connection_open(redis_url: str) -> None:
+    admin = redis.Redis.from_url(redis_url)
+    admin.config_set("requirepass", "secret")
+    try:
+        admin = redis.Redis.from_url(redis_url, password="secret")
+        before = len(admin.client_list())
+        line = CommitConnection.for_url(redis_url.replace("redis://", "redis://:wrong@"))
+        assert line is not None
+        with pytest.raises(AuthenticationError):
+            await line.call([("PING",)])
+        await asyncio.sleep(0.05)
+        assert len(admin.client_list()) == before  # each try's connection was closed
+        good = CommitConnection.for_url(redis_url.replace("redis://", "redis://:secret@"))
+        assert good is not None
+        # a sign-in that times out (Redis asleep) closes its connection too
+        good.timeout = 0.1
+        sleeper = aioredis.Redis.from_url(redis_url, password="secret")
+        sleeping = asyncio.create_task(sleeper.execute_command("DEBUG", "SLEEP", "1.0"))
+        await asyncio.sleep(0.05)
+        with pytest.raises(RedisTimeoutError):
+            await good.call([("PING",)])
+        await sleeping
+        await sleeper.aclose()
+        await asyncio.sleep(0.1)
+        assert len(admin.client_list()) == before
+        good.timeout = 2.0
+        assert await good.call([("PING",)]) == [b"PONG"]
+        good.close()
+    finally:
+        admin.config_set("requirepass", "")
 
 
 async def test_nothing_to_reach_raises_after_the_retries() -> None:

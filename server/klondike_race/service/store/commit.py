@@ -181,7 +181,12 @@ class CommitConnection:
             if self.db:
                 hello.append(("SELECT", self.db))
             if hello:
-                for reply in await self._round_trip(replies, hello):
+                try:
+                    got = await self._round_trip(replies, hello)
+                except BaseException:  # not kept: closed
+                    replies.connection_lost(None)
+                    raise
+                for reply in got:
                     if isinstance(reply, hiredis.ReplyError):
                         replies.connection_lost(None)
                         raise _error(reply)
