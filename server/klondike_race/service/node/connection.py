@@ -173,7 +173,7 @@ class Connections:
         except Exception as err:
             self._failed(conn, err)
             return True
-        self._spawn(self._answer(conn, message, t0)).add_done_callback(lambda _: self._next(conn))
+        self._spawn(self._answer(conn, message)).add_done_callback(lambda _: self._next(conn))
         return False
 
     def _stored(self, queued: Queued) -> None:
@@ -187,7 +187,7 @@ class Connections:
         if rest is None:
             self._next(conn)
         else:
-            self._spawn(self._answer(conn, None, 0.0, rest)).add_done_callback(
+            self._spawn(self._answer(conn, None, rest)).add_done_callback(
                 lambda _: self._next(conn)
             )
 
@@ -195,7 +195,6 @@ class Connections:
         self,
         conn: Conn,
         message: wire.Message | None,
-        t0: float,
         rest: Coroutine[Any, Any, Any] | None = None,
     ) -> None:
         """A message (or the rest of a move's answer) that waits for something."""
@@ -204,7 +203,7 @@ class Connections:
                 await rest
             else:
                 assert message is not None
-                await self.dispatch(conn, message, t0)
+                await self.dispatch(conn, message)
         except ServiceError as err:
             self._refused(conn, err, message)
         except Exception as err:
@@ -244,14 +243,10 @@ class Connections:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def dispatch(self, conn: Conn, m: wire.Message, t0: float) -> None:
+    async def dispatch(self, conn: Conn, m: wire.Message) -> None:
         match m:
-            case wire.MoveRequest():
-                await self.race.play(conn, m.seq, m.player, t0, m.move)
-            case wire.Resign():
-                await self.race.play(conn, m.seq, m.player, t0, None)
-            case wire.Ping():  # answered at once by _receive
-                conn.send(wire.encode_text("pong", id=m.id, server_time=now_ms()))
+            case wire.MoveRequest() | wire.Resign() | wire.Ping():
+                raise AssertionError(f"{type(m).__name__} is answered by _receive, at once")
             case wire.Create():
                 await self.lobby.create(conn, m)
             case wire.Join():
