@@ -68,7 +68,8 @@ class Node:
         self.metrics = Metrics(lambda: self.connections.open, lambda: len(self.hubs))
         self.store = Store(self.redis, self.id, self.metrics.redis.observe)
         self.store.replicas = (config.replica_acks, config.replica_wait_ms)
-        if not config.redis_cluster:  # a cluster's commits go per slot (store/moves.py)
+        # a cluster's commits go per slot (store/moves.py)
+        if config.commit_connection and not config.redis_cluster:
             self.store.log.line = _commit_connection(config, redis_url, self._sentinel)
         self.fanout = Fanout(config.spectator_batch_ms / 1000)
         self.hubs = Hubs(self, self.store)
