@@ -42,7 +42,10 @@ Figures only: this is not a timed test.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
+import os
 import resource
 import statistics
 import sys
@@ -51,8 +54,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from klondike_race.engine import WON, Deal, Game, Settings
+from klondike_race.engine import WON, Deal, Game, Move, Settings
 from klondike_race.solver import solve
+from klondike_race.solver.pool import SolverPool
 from klondike_race.solver.search import Budget, Search
 
 DEALS = Path(__file__).resolve().parent.parent / "tests" / "data" / "deals.jsonl"
@@ -121,6 +125,48 @@ def run_one(item: dict[str, Any], budget: float | None, states: int | None) -> d
         "peak_mb": _peak_mb(),
         "peak_growth_mb": _peak_mb() - before,
     }
+
+
+def _children_cpu(pool: SolverPool) -> float:
+    """CPU seconds of the pool's worker processes so far (Linux /proc)."""
+    total = 0
+    for pid in list(pool._executor._processes or {}):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def run_pooled(todo: list[dict[str, Any]], budget: float, workers: int) -> list[dict]:
+    """Each deal through ``SolverPool.solve`` with ``workers`` worker processes (the idle
+    ones join a search still going after ``spread_after``), one deal at a time."""
+    rows = []
+    async with SolverPool(workers) as pool:
+        await pool.solve(1, {"draw": 1}, max_seconds=1)  # start the workers
+        for item in todo:
+            deal = item["cards"] if "cards" in item else item["seed"]
+            cpu = _children_cpu(pool)
+            wall = time.perf_counter()
+            out = await pool.solve(deal, {"draw": item["draw"]}, max_seconds=budget)
+            wall = time.perf_counter() - wall
+            await asyncio.sleep(0.05)  # the helpers' last turn, in the CPU figure
+            cpu = _children_cpu(pool) - cpu
+            replayed = None
+            if out["result"] == "win":
+                replay = _game(item)
+                try:
+                    for move in out["line"]:
+                        replay.play(Move.parse(move))
+                    replayed = replay.status == WON
+                except Exception:
+                    replayed = False
+            rows.append({
+                "corpus": item["corpus"], "id": item["id"], "draw": item["draw"],
+                "reference": item.get("reference"), "result": out["result"],
+                "replayed": replayed, "seconds": wall, "cpu": cpu, "states": out["states"],
+                "moves": out["moves"], "peak_mb": 0.0, "peak_growth_mb": 0.0,
+            })  # fmt: skip
+    return rows
 
 
 def pct(values: list[float], q: float) -> float:
@@ -237,6 +283,10 @@ def main() -> int:
     parser.add_argument("--list-eval", action="store_true", help="print the eval seeds")
     parser.add_argument("--ids", help="comma-separated deal ids / seeds")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument(
+        "--workers", type=int, default=0,
+        help="search each deal through a SolverPool of N workers (several on a hard deal)",
+    )  # fmt: skip
     parser.add_argument("--check-losses", type=int, default=0, metavar="K")
     parser.add_argument("--check-states", type=int, default=5_000_000)
     parser.add_argument("--csv", help="write one JSON line per deal here")
@@ -248,7 +298,9 @@ def main() -> int:
     todo = items(args)
     budget = args.budget or None
     rows: list[dict[str, Any]] = []
-    if args.jobs > 1:
+    if args.workers:
+        rows = asyncio.run(run_pooled(todo, args.budget or 10.0, args.workers))
+    elif args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
             n = len(todo)
             rows = list(pool.map(run_one, todo, [budget] * n, [args.states] * n))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from pathlib import Path
 
-from klondike_race.solver.jobs import make_game
+from klondike_race.solver.jobs import make_game, solve_job
 from klondike_race.solver.pool import SolverPool
 
 from .helpers import reference
@@ -44,3 +46,58 @@ async def test_pool_seed_and_analysis() -> None:
     assert len(analysis["players"]) == 2
     assert analysis["players"] == ["win", "win"]
     assert analysis["par"] == analysis["deal"]["moves"]
+
+
+async def _until(check: Callable[[], bool], seconds: float = 30.0) -> None:
+    for _ in range(int(seconds / 0.01)):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("never happened")
+
+
+async def test_a_position_one_worker_has_not_decided_is_searched_by_the_idle_ones() -> None:
+    ref = reference(290, 3)  # a Draw 3 loss that takes seconds
+    async with SolverPool(workers=2, spread_after=0.05) as pool:
+        search = asyncio.create_task(pool.solve(ref["cards"], {"draw": 3}, max_seconds=120))
+        await _until(lambda: pool.running == 2)  # the idle worker joined in
+        out = await search
+        assert out["result"] == "lose"
+        # whichever answered first, the other stopped long before its 120 s were up
+        await _until(lambda: pool.running == 0)
+        assert pool._flags is not None
+        await _until(lambda: not any(Path(pool._flags.name).iterdir()))  # stop files removed
+
+
+async def test_a_quick_answer_is_never_spread() -> None:
+    async with SolverPool(workers=2, spread_after=5) as pool:
+        out = await pool.solve(reference(0, 1)["cards"], {"draw": 1}, max_seconds=60)
+        assert out["result"] == "win"
+        assert pool.running == 0
+        # a state budget is searched by one worker: the same answer on every machine
+        search = asyncio.create_task(
+            pool.solve(reference(290, 3)["cards"], {"draw": 3}, max_states=200_000)
+        )
+        await asyncio.sleep(0.5)
+        assert pool.running == 1
+        assert (await search)["result"] == "unknown"
+
+
+async def test_a_job_that_finds_every_worker_busy_stops_the_helpers() -> None:
+    long = reference(290, 3)
+    async with SolverPool(workers=2, spread_after=0.05) as pool:
+        search = asyncio.create_task(pool.solve(long["cards"], {"draw": 3}, max_seconds=120))
+        await _until(lambda: pool.running == 2)
+        hint = await pool.solve(reference(0, 1)["cards"], {"draw": 1}, max_seconds=60)
+        assert hint["result"] == "win"
+        assert not search.done()  # the helper made way; the first worker searches on
+        assert (await search)["result"] == "lose"
+
+
+def test_a_search_told_to_stop_answers_unknown(tmp_path: Path) -> None:
+    cards = reference(25, 3)["cards"]  # a Draw 3 loss proven in a moment
+    flag, absent = tmp_path / "stop", str(tmp_path / "absent")
+    flag.touch()
+    out = solve_job(cards, {"draw": 3}, max_seconds=60, stop=(absent, str(flag)))
+    assert out["result"] == "unknown" and out["states"] == 0
+    assert solve_job(cards, {"draw": 3}, max_seconds=60, stop=(absent,))["result"] == "lose"

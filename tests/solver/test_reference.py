@@ -78,3 +78,18 @@ def test_reference_lines_replay_as_wins(ref: dict) -> None:
     for step in ref["line"]:
         game.play(step_to_move(step))
     assert game.status == WON
+
+
+PLAN_CASES = [(draw, deal_id, plan) for draw, deal_id in CASES[::4] for plan in (1, 2, 3)]
+
+
+@pytest.mark.parametrize(("draw", "deal_id", "plan"), PLAN_CASES, ids=lambda v: str(v))
+def test_every_plan_agrees_with_reference(draw: int, deal_id: int, plan: int) -> None:
+    """The plans of the workers that join a search (solver.PLANS; plan 3 is plan 0 with
+    other restart seeds) are searches of the same graph: the same answers."""
+    ref = reference(deal_id, draw)
+    game = reference_game(ref)
+    solution = solve(game, max_seconds=BUDGET, plan=plan)
+    assert solution.result == ref["result"], f"deal {deal_id} draw {draw} plan {plan}"
+    if solution.result == "win":
+        assert_line_wins(game, solution)

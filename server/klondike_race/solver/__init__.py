@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..engine.cards import RANK, SUIT
 from ..engine.deal import Deal
@@ -85,8 +85,15 @@ def solve(
     max_seconds: float | None = 10.0,
     max_states: int | None = None,
     clock: Callable[[], float] | None = None,
+    plan: int = 0,
+    stop: Callable[[], bool] | None = None,
 ) -> Solution:
     """Search ``game``'s current position. Never changes ``game``.
+
+    ``plan`` picks how the budget is shared among the searches (PLANS: 0 is the one a
+    single search uses; the others are for searches of the same position in other worker
+    processes at once); ``stop``, if given, is asked between turns and ends the search
+    (``unknown``) when it says True: another worker has answered.
 
     Raises SolverError only if a found line fails to replay (a bug)."""
     clock = clock or perf_counter
@@ -98,8 +105,8 @@ def solve(
         return Solution(LOSE, None, 0, clock() - start)
     deadline = None if max_seconds is None else start + max_seconds
     draw1 = game.settings.draw == 1 and game.settings.recycles_allowed is None
-    turns = _Turns(_searcher(game), relax=not draw1)
-    done, current = turns.run(clock, deadline, max_states)
+    turns = _Turns(_searcher(game), relax=not draw1, plan=PLANS[plan % len(PLANS)], seeds=plan)
+    done, current = turns.run(clock, deadline, max_states, stop)
     states = turns.states()
     if done is None:
         return Solution(UNKNOWN, None, states, clock() - start)
@@ -149,7 +156,7 @@ def _searcher(game: Game) -> Callable[..., Search]:
 class _Turns:
     """The searches that take turns on one budget.
 
-    Two searches with different move orders (SEARCHES): move order decides how soon a
+    Two searches with different move orders (``Plan.searches``): move order decides how soon a
     win is found (each order misses some), and either search, being complete, may prove
     a loss; what one proves lost the other skips. Unless the game is already Draw 1 with
     unlimited passes, the first also tests the positions whose moves cost many positions
@@ -160,44 +167,53 @@ class _Turns:
     in random move orders take turns too, more at first than later (docs/solver.md,
     "Restarts in random orders")."""
 
-    def __init__(self, search: Callable[..., Search], relax: bool) -> None:
+    def __init__(
+        self, search: Callable[..., Search], relax: bool, plan: Plan | None = None, seeds: int = 0
+    ) -> None:
+        plan = plan or PLANS[0]
+        self.share = plan.restart_share
         lost: set[bytes] = set()  # positions proven lost, shared by the searches
         relaxation: Relaxation | None = CORE.Relaxation() if relax else None
         self.relax = relaxation
         self.searches: list[Search | Restarts] = []
         self.slices: list[int] = []
-        for deck_first, tests, size in SEARCHES:
+        for deck_first, tests, size in plan.searches:
             self.searches.append(search(deck_first, lost=lost, relaxation=relaxation, tests=tests))
             self.slices.append(size)
         self.relaxed = -1
         self.relaxed_search: Search | None = None
-        if relaxation is not None and RELAXED_SLICE:
+        if relaxation is not None and plan.relaxed_slice:
             self.relaxed = len(self.searches)
             self.relaxed_search = search(
                 False, relaxed=True, lost=relaxation.lost, won=relaxation.won
             )
             self.searches.append(self.relaxed_search)
-            self.slices.append(RELAXED_SLICE)
+            self.slices.append(plan.relaxed_slice)
         self.restarting = -1
-        if RESTART_SLICE:
+        if plan.restart_slice:
             self.restarting = len(self.searches)
+            first = seeds << 20  # another worker's restarts try other orders
             self.searches.append(
                 CORE.Restarts(
                     lambda seed: search(
-                        False, lost=lost, relaxation=relaxation, tests=False, shuffle=seed
+                        False, lost=lost, relaxation=relaxation, tests=False, shuffle=first + seed
                     )
                 )
             )
-            self.slices.append(RESTART_SLICE)
+            self.slices.append(plan.restart_slice)
 
     def states(self) -> int:
         return sum(s.states + s.relaxed_states for s in self.searches)
 
     def run(
-        self, clock: Callable[[], float], deadline: float | None, max_states: int | None
+        self,
+        clock: Callable[[], float],
+        deadline: float | None,
+        max_states: int | None,
+        stop: Callable[[], bool] | None = None,
     ) -> tuple[bool | None, Search | Restarts]:
         """Turns until a search decides (True: won, False: lost) or the budget is spent
-        (None); with the search that decided."""
+        or ``stop`` says so (None); with the search that decided."""
         searches, slices = self.searches, self.slices
         turn = 0
         done = None
@@ -208,7 +224,9 @@ class _Turns:
                 break
             if deadline is not None and clock() > deadline:
                 break
-            if turn == self.restarting and searches[turn].states > RESTART_SHARE * states**0.5:
+            if stop is not None and stop():
+                break
+            if turn == self.restarting and searches[turn].states > self.share * states**0.5:
                 turn = (turn + 1) % len(searches)  # most wins come early: restarts get less later
                 continue
             current = searches[turn]
@@ -225,17 +243,31 @@ class _Turns:
         return done, current
 
 
-# the searches that take turns: (deck cards before turning face-down cards, with the
-# Draw 1 relaxation tests of the positions whose moves cost many positions (not when the
-# game is already Draw 1 with unlimited passes), positions per turn)
-SEARCHES = ((False, True, 2048), (True, False, 512))
-# positions per turn of the Draw 1 relaxation of the whole position (losses only; 0: none)
-RELAXED_SLICE = 2048
-# positions of each random-order search (``Restarts``), one per turn; 0: none
-RESTART_SLICE = 1024
-# the restarts' positions stay under RESTART_SHARE * sqrt(all positions so far): a
-# sixth of the budget at first, 6% of it after a million positions
-RESTART_SHARE = 64
+class Plan(NamedTuple):
+    """How one search of a position shares its budget among the searches taking turns."""
+
+    # (deck cards before turning face-down cards, with the Draw 1 relaxation tests of the
+    # positions whose moves cost many positions (not when the game is already Draw 1 with
+    # unlimited passes), positions per turn)
+    searches: tuple[tuple[bool, bool, int], ...]
+    relaxed_slice: int  # positions per turn of the Draw 1 relaxation of the whole position
+    # (losses only; 0: none)
+    restart_slice: int  # positions of each random-order search (``Restarts``); 0: none
+    # the restarts' positions stay under restart_share * sqrt(all positions so far)
+    restart_share: int
+
+
+PLANS = (
+    # one worker: both fixed orders, the relaxation, the restarts (a sixth of the budget
+    # at first, 6% of it after a million positions)
+    Plan(((False, True, 2048), (True, False, 512)), 2048, 1024, 64),
+    # a second worker at once, for wins: the other order, and restarts in other random
+    # orders with a larger share
+    Plan(((True, False, 2048),), 0, 1024, 512),
+    # a third, for losses (a proof needs one complete search): all of the budget to the
+    # search that tests, and the relaxation of the whole position
+    Plan(((False, True, 2048),), 2048, 0, 0),
+)
 
 
 def _line(game: Game, search: Search | Restarts) -> list[Move]:

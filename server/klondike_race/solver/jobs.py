@@ -8,6 +8,7 @@ dict. They may raise ``EngineError`` (bad input) or ``SolverError`` (a bug).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..engine.deal import Deal
@@ -40,11 +41,23 @@ def solve_job(
     moves: list[str] | None = None,
     max_seconds: float | None = 10.0,
     max_states: int | None = None,
+    plan: int = 0,
+    stop: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """``Solution.to_json()`` of the position after ``moves``: result, line (move
-    strings), moves, states, seconds."""
+    strings), moves, states, seconds. ``plan`` as ``solve``'s; the search ends early
+    (``unknown``) once any of the files ``stop`` names exists (another worker answered:
+    ``pool.SolverPool.solve``)."""
     game = make_game(deal, settings, moves)
-    return solve(game, max_seconds=max_seconds, max_states=max_states).to_json()
+
+    def stopped() -> bool:
+        return any(os.path.exists(path) for path in stop)
+
+    solution = solve(
+        game, max_seconds=max_seconds, max_states=max_states, plan=plan,
+        stop=stopped if stop else None,
+    )  # fmt: skip
+    return solution.to_json()
 
 
 def winnable_seed_job(

@@ -43,23 +43,24 @@ class Solving:
             # tether.py), and each worker with the fork server: no solver outlives its node.
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["klondike_race.service.tether"])
+            workers = max(1, self.config.solver_workers)
             self._executor = ProcessPoolExecutor(
-                max_workers=max(1, self.config.solver_workers),
-                mp_context=context,
-                initializer=die_with_parent,
+                max_workers=workers, mp_context=context, initializer=die_with_parent
             )
-            self._pool = SolverPool(executor=self._executor)
+            self._pool = SolverPool(workers, executor=self._executor)
         return self._pool
 
     async def close(self) -> None:
         self.stopping = True
         if self._executor is None:
             return
-        executor, self._executor, self._pool = self._executor, None, None
+        executor, self._executor, pool, self._pool = self._executor, None, self._pool, None
         try:
             await asyncio.get_running_loop().run_in_executor(
                 None, lambda: executor.shutdown(wait=True, cancel_futures=True)
             )
+            if pool is not None:
+                await pool.close()  # (its stop files: the executor is this node's)
         except Exception:
             log.exception("solver shutdown failed")
 
