@@ -55,6 +55,7 @@ class SolverPool:
         self._flags: tempfile.TemporaryDirectory[str] | None = None
         self._names = itertools.count()
         self._helping: set[Path] = set()  # the helpers' stop files of searches spread now
+        self._forgetting: set[asyncio.Task[None]] = set()
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self.running >= self.workers:  # no idle worker: helpers make way
@@ -113,7 +114,9 @@ class SolverPool:
             self._helping.discard(helpers_stop)
             with contextlib.suppress(OSError):  # (gone if the pool was closed)
                 stop.touch()  # the others stop at their next turn
-            loop.create_task(self._forget(tasks, stop, helpers_stop))
+            forget = loop.create_task(self._forget(tasks, stop, helpers_stop))
+            self._forgetting.add(forget)
+            forget.add_done_callback(self._forgetting.discard)
 
     def _flag(self) -> Path:
         if self._flags is None:
