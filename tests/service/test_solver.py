@@ -3,6 +3,7 @@ and the analysis of a finished race, over real WebSockets and a real Redis."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections.abc import AsyncIterator
@@ -318,3 +319,31 @@ async def test_a_hint_turns_a_card_the_solver_proves_keeps_the_win(node) -> None
     assert (hint["move"], hint["from"], hint["to"], hint["count"]) == ("7>6", "col7", "col6", 1)
     assert hint["line"] >= 2
     await solo.close()
+
+
+async def test_with_two_workers_a_hard_finish_is_searched_by_both(redis_url) -> None:
+    """Reference deal 148 in Draw 3: plan 0 needs about 320,000 positions, plan 1 about
+    43,000 (docs/solver.md, "Several workers on one position")."""
+    configure(json=False, level="warning")
+    node = Node(make_config(redis_url, solver_workers=2, solver_analysis_s=0.05), redis_url)
+    port = await node.start()
+    try:
+        ref = next(r for r in reference_deals() if r["id"] == 148 and r["draw"] == 3)
+        solo = await practice(port, ref["cards"], settings={"draw": 3})
+        pool = node.solving.pool()
+        finish = asyncio.create_task(solo.request("finish", "finishing", timeout=SOLVER_WAIT))
+        for _ in range(3000):  # the second worker joins in
+            if pool.running == 2 or finish.done():
+                break
+            await asyncio.sleep(0.01)
+        assert pool.running == 2, "the idle worker never joined the search"
+        finishing = await finish
+        assert finishing["type"] == "finishing", finishing
+        last = None
+        for _ in range(finishing["moves"]):
+            last = await solo.expect("ack", timeout=10)
+        assert last is not None and last["board"]["status"] == "won"
+        await solo.close()
+    finally:
+        await node.stop()
+    assert pool._flags is None  # the stop files went with the pool
