@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/solver_bench.py [--corpus tuning|eval|both] [--draw 1|3]
         [--budget 10] [--states N] [--first N] [--eval-count 1000] [--ids 6,32]
-        [--jobs 1] [--check-losses K] [--csv FILE] [--verbose]
+        [--jobs 1 | --workers N] [--check-losses K] [--csv FILE] [--verbose]
     .venv/bin/python bench/solver_bench.py --list-eval [--eval-count 1000]
 
 The corpora:
@@ -32,6 +32,11 @@ What is checked (any failure is printed loudly and the exit status is 1):
   ``Search`` in the other move order, with no obligations, no pointer dominance, no
   deadlock test, no Draw 1 relaxation, nothing shared, no restarts. It must answer
   ``lose`` too, or run out of its own budget (``--check-states``; counted as unchecked).
+
+``--workers N`` sends each deal, one at a time, through a ``SolverPool`` of N worker
+processes: a deal one worker has not decided within 0.1 s is searched by the others too
+(docs/solver.md, "Several workers on one position"); the time is the wall time of the
+answer.
 
 ``--states N`` gives every deal a fixed budget of N positions instead of (as well as)
 the time budget: the same positions are searched on every machine, so positions per
@@ -227,6 +232,11 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> int:
                 f"({states / max(cpu, 1e-9):,.0f} per CPU second); "
                 f"most in one search {max(r['states'] for r in mine):,}"
             )
+            if args.workers:
+                print(
+                    f"  ({args.workers} workers: positions of the worker that answered, "
+                    "CPU seconds of all of them, so the per CPU second figure is a floor)"
+                )
             print(
                 f"  memory: peak RSS {max(r['peak_mb'] for r in mine):.0f} MB, "
                 f"largest growth in one search {max(r['peak_growth_mb'] for r in mine):.0f} MB"
