@@ -112,11 +112,12 @@ class SolverPool:
                         return out
         finally:
             self._helping.discard(helpers_stop)
-            with contextlib.suppress(OSError):  # (gone if the pool was closed)
-                stop.touch()  # the others stop at their next turn
-            forget = loop.create_task(self._forget(tasks, stop, helpers_stop))
-            self._forgetting.add(forget)
-            forget.add_done_callback(self._forgetting.discard)
+            if tasks:  # searches still going (helpers, or the first one if cancelled)
+                with contextlib.suppress(OSError):  # (gone if the pool was closed)
+                    stop.touch()  # they stop at their next turn
+                forget = loop.create_task(self._forget(tasks, stop, helpers_stop))
+                self._forgetting.add(forget)
+                forget.add_done_callback(self._forgetting.discard)
 
     def _flag(self) -> Path:
         if self._flags is None:
