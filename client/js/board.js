@@ -87,9 +87,10 @@ export class BoardView {
       .every((k) => ui[k] === this.ui[k]);
     if (same) return;
     const grown = this.options.markLast && this.board && board ? grownPiles(this.board, board) : null;
+    const moved = board !== this.board;
     this.board = board;
     this.ui = ui;
-    this.paint();
+    this.paint(moved);
     if (grown) { // the last move, as spectators see it: where cards arrived
       for (const [name, pile] of Object.entries(this.piles)) {
         pile.classList.toggle('last-move', grown.has(name));
@@ -103,23 +104,41 @@ export class BoardView {
     return active.dataset.key || null;
   }
 
-  // Where each face-up card is now, by name: the start of a move's animation.
+  // Where each face-up card is now, by name: the start of a move's animation. These
+  // cards are about to be replaced: a selected one is measured unselected, without its
+  // lift (css: .selected), which is not a place.
   positions() {
     const out = new Map();
     if (!this.options.animate || REDUCED_MOTION.matches || !this.root.isConnected) return out;
+    for (const card of this.root.querySelectorAll('.card.face.selected')) {
+      card.classList.remove('selected');
+    }
     for (const card of this.root.querySelectorAll('.card.face:not(.lifted)')) {
       out.set(card.dataset.card, card.getBoundingClientRect());
     }
     return out;
   }
 
+  // Where the painted cards are, by node, a selected one without its lift.
+  places() {
+    const selected = [...this.root.querySelectorAll('.card.face.selected')];
+    for (const card of selected) card.classList.remove('selected');
+    const out = new Map();
+    for (const card of this.root.querySelectorAll('.card.face')) {
+      out.set(card, card.getBoundingClientRect());
+    }
+    for (const card of selected) card.classList.add('selected');
+    return out;
+  }
+
   // Slide cards that changed place from where they were (FLIP); skipped for reduced motion.
+  // Only a new board moves cards: a selection's lift is no move (a sliding card lets
+  // presses through, so a slide there lost a double click's second click).
   animate(before) {
     if (!before.size) return;
-    for (const card of this.root.querySelectorAll('.card.face')) {
+    for (const [card, now] of this.places()) {
       const was = before.get(card.dataset.card);
       if (!was || card.classList.contains('lifted')) continue;
-      const now = card.getBoundingClientRect();
       const dx = was.left - now.left;
       const dy = was.top - now.top;
       if (Math.abs(dx) < 1 && Math.abs(dy) < 1) continue;
@@ -133,10 +152,12 @@ export class BoardView {
     }
   }
 
-  paint() {
+  // moved: a new board (its cards slide from where they were), not only a new selection
+  // or a new pending mark
+  paint(moved) {
     const board = this.board;
     const keep = this.focusKey();
-    const before = this.positions();
+    const before = moved ? this.positions() : new Map();
     const interactive = Boolean(this.options.interactive);
     const tab = interactive ? '0' : null;
     const sel = this.ui.selection;

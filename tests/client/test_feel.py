@@ -106,6 +106,31 @@ def test_a_press_during_a_cards_slide_acts_on_the_board_as_it_is(players) -> Non
     assert page.locator("#refusal").is_hidden()
 
 
+def test_a_double_click_with_its_selection_drawn_between_the_clicks_sends_the_card_home(
+    players,
+) -> None:
+    """A person's double click has frames between its clicks: the first click's selection
+    is drawn (the card lifted 2 px) before the second press. That lift is not a move: it
+    must not slide the card (a sliding card lets presses through to its column, and the
+    second click then unselected the Ac instead of sending it home)."""
+    alice = players(reduced_motion="no-preference")  # with the slides
+    practice(alice)
+    page = alice.page
+    # slowed 20x, as above: a slide started by the first click would still run
+    cdp = alice.context.new_cdp_session(page)
+    cdp.send("Animation.enable")
+    cdp.send("Animation.setPlaybackRate", {"playbackRate": 0.05})
+    box = page.locator(alice.card("Ac")).bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.click(x, y)
+    page.wait_for_selector(f"{alice.card('Ac')}.selected")  # drawn: the lift is on screen
+    page.mouse.click(x, y)  # well within the client's 400 ms for a double click
+    page.wait_for_selector(f'{alice.pile("found-c")} .card[data-card="Ac"]')
+    assert alice.state("s.board.moves") == 1
+    assert alice.state("s.selection") is None
+
+
 def test_a_refusal_says_the_servers_specific_reason(players, artifacts) -> None:
     alice = players()
     practice(alice)

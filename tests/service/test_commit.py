@@ -16,7 +16,9 @@ from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from klondike_race.service.config import Config
 from klondike_race.service.embedded import EmbeddedRedis
+from klondike_race.service.node.node import Node
 from klondike_race.service.store import moves_key
 from klondike_race.service.store.commit import CommitConnection, pack
 from klondike_race.service.store.moves import MoveLog
@@ -206,3 +208,15 @@ async def test_the_move_log_commits_through_it_after_a_script_flush(redis_url: s
     finally:
         await log.close()
         await client.aclose()
+
+
+async def test_a_node_commits_through_it_unless_told_not_to(redis_url: str) -> None:
+    """On by default (KR_COMMIT_CONNECTION unset or 1); KR_COMMIT_CONNECTION=0: redis-py."""
+    for env, own in (({}, True), ({"KR_COMMIT_CONNECTION": "1"}, True),
+                     ({"KR_COMMIT_CONNECTION": "0"}, False)):  # fmt: skip
+        node = Node(Config.from_env({**env, "REDIS_URL": redis_url}), redis_url)
+        try:
+            assert isinstance(node.store.log.line, CommitConnection) is own, env
+        finally:
+            await node.redis.aclose()
+            await node.sub_redis.aclose()

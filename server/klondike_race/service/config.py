@@ -22,7 +22,7 @@ class Config:
     sentinel_master: str = "kr"  # KR_SENTINEL_MASTER: the primary's name in Sentinel
     redis_cluster: str | None = None  # KR_REDIS_CLUSTER: "host:port,...": Redis Cluster nodes
     replica_acks: int = 0  # KR_REPLICA_ACKS: replicas that must hold a move before its ack
-    commit_connection: bool = False  # KR_COMMIT_CONNECTION: the group commit's own connection
+    commit_connection: bool = True  # KR_COMMIT_CONNECTION: the group commit's own connection
     replica_wait_ms: int = 500  # KR_REPLICA_WAIT_MS: how long a move waits for them
     redis_connections: int = 64  # KR_REDIS_CONNECTIONS: commands in flight to Redis at once
     data_dir: str = "data"  # KR_DATA_DIR: the embedded redis-server's folder

@@ -13,8 +13,8 @@ dropped and the commands are tried again (3 times, backing off 50 ms to 0.5 s; A
 answers a repeat by its sequence check); a primary that became a replica (``READONLY``,
 after a failover) is left and the primary found again (Sentinel names it); any other error
 reply raises redis-py's exception for it, NoScriptError included. A Redis Cluster, a TLS
-or a Unix-socket URL keep redis-py's way (``for_url`` says None). The node uses it only
-with ``KR_COMMIT_CONNECTION=1`` (docs/operations.md says why it is off by default).
+or a Unix-socket URL keep redis-py's way (``for_url`` says None). The node uses it by
+default; ``KR_COMMIT_CONNECTION=0`` commits through redis-py instead (docs/operations.md).
 """
 
 from __future__ import annotations
