@@ -164,3 +164,115 @@ async def test_a_message_connection_hands_whole_messages_over_as_they_are_parsed
         await client.close()
         server.close()
         await server.wait_closed()
+
+
+def _masked(payload: bytes, opcode: int = 0x1, fin: bool = True, rsv: int = 0) -> bytes:
+    """A client frame (RFC 6455 section 5.2), masked as a client must."""
+    mask = bytes((0x37, 0xFA, 0x21, 0x3D))
+    n = len(payload)
+    head = bytes(((0x80 if fin else 0) | rsv | opcode,))
+    if n < 126:
+        head += bytes((0x80 | n,))
+    elif n < 65536:
+        head += bytes((0x80 | 126,)) + n.to_bytes(2, "big")
+    else:
+        head += bytes((0x80 | 127,)) + n.to_bytes(8, "big")
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+REQUEST = (
+    b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+async def _raw_server(max_size: int = 1 << 20):
+    """A MessageConnection server that records what reaches its handler, both ways."""
+    got: list[tuple[str, str | bytes]] = []
+    conns: list[transport.MessageConnection] = []
+
+    async def handler(ws: ServerConnection) -> None:
+        assert isinstance(ws, transport.MessageConnection)
+        conns.append(ws)
+        ws.on_message = lambda data: got.append(("now", data))
+        async for data in ws:
+            ws.queued -= 1
+            got.append(("recv", data))
+
+    server = await serve(
+        handler, "127.0.0.1", 0, compression=None, max_size=max_size,
+        create_connection=transport.MessageConnection,
+    )  # fmt: skip
+    return server, server.sockets[0].getsockname()[1], got, conns
+
+
+async def _until(check, seconds: float = 3.0) -> None:
+    for _ in range(int(seconds / 0.005)):
+        if check():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("never happened")
+
+
+async def test_frames_are_split_on_arrival_however_the_bytes_come() -> None:
+    """Frames sent with the request, a byte at a time, many in one write, with a ping and
+    a fragmented message between them: every message whole, in order."""
+    server, port, got, _ = await _raw_server()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(REQUEST + _masked(b"early"))  # before the response (not allowed, kept)
+        response = await reader.readuntil(b"\r\n\r\n")
+        assert response.startswith(b"HTTP/1.1 101")
+        await _until(lambda: len(got) == 1)  # (before the handler was there: recv())
+        for byte in _masked("é".encode() * 70):  # 140 bytes: a 16-bit length
+            writer.write(bytes((byte,)))
+            await writer.drain()
+            await asyncio.sleep(0)
+        writer.write(
+            _masked(b"one") + _masked(b"\x00\xff", opcode=0x2) + _masked(b"ping", opcode=0x9)
+            + _masked(b"x" * 70_000) + _masked(b"frag", fin=False) + _masked(b"mented", opcode=0)
+            + _masked(b"after")
+        )  # fmt: skip
+        pong = await reader.readexactly(6)
+        assert pong == b"\x8a\x04ping"  # websockets answered the ping
+        await _until(lambda: len(got) >= 7)
+        assert [data for _, data in got] == [
+            "early", "é" * 70, "one", b"\x00\xff", "x" * 70_000, "fragmented", "after"
+        ]  # fmt: skip
+        # handed over at once, but the fragmented one (websockets' way, and "after" behind
+        # it if it was still queued)
+        assert [way for way, _ in got[1:6]] == ["now"] * 4 + ["recv"]
+        writer.write(_masked(b"\x03\xe8", opcode=0x8))  # close, 1000
+        closing = await reader.read(4)
+        assert closing[:4] == b"\x88\x02\x03\xe8"
+        writer.close()
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def _closed_with(frame: bytes, max_size: int = 1 << 20) -> tuple[int, list]:
+    server, port, got, _ = await _raw_server(max_size)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(REQUEST)
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(_masked(b"fine") + frame + _masked(b"never"))
+        head = await asyncio.wait_for(reader.readexactly(4), 3)
+        assert head[0] == 0x88  # a close frame
+        writer.close()
+        await asyncio.sleep(0.05)
+        return int.from_bytes(head[2:4], "big"), got
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_bad_frames_close_the_connection_as_websockets_would() -> None:
+    unmasked = b"\x81\x03abc"
+    assert await _closed_with(unmasked) == (1002, [("now", "fine")])
+    assert await _closed_with(_masked(b"\xff\xfe")) == (1007, [("now", "fine")])
+    assert await _closed_with(_masked(b"abc", rsv=0x40)) == (1002, [("now", "fine")])
+    # too long: refused from its header, before its payload arrives
+    too_long = _masked(b"y" * 2000)[:200]
+    assert await _closed_with(too_long, max_size=1000) == (1009, [("now", "fine")])
