@@ -61,7 +61,7 @@ from typing import Any
 
 from klondike_race.engine import WON, Deal, Game, Move, Settings
 from klondike_race.solver import solve
-from klondike_race.solver.pool import SolverPool
+from klondike_race.solver.pool import SPREAD_AFTER, SolverPool
 from klondike_race.solver.search import Budget, Search
 
 DEALS = Path(__file__).resolve().parent.parent / "tests" / "data" / "deals.jsonl"
@@ -142,11 +142,13 @@ def _children_cpu(pool: SolverPool) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-async def run_pooled(todo: list[dict[str, Any]], budget: float, workers: int) -> list[dict]:
+async def run_pooled(
+    todo: list[dict[str, Any]], budget: float, workers: int, spread_after: float
+) -> list[dict]:
     """Each deal through ``SolverPool.solve`` with ``workers`` worker processes (the idle
     ones join a search still going after ``spread_after``), one deal at a time."""
     rows = []
-    async with SolverPool(workers) as pool:
+    async with SolverPool(workers, spread_after=spread_after) as pool:
         await pool.solve(1, {"draw": 1}, max_seconds=1)  # start the workers
         for item in todo:
             deal = item["cards"] if "cards" in item else item["seed"]
@@ -297,6 +299,10 @@ def main() -> int:
         "--workers", type=int, default=0,
         help="search each deal through a SolverPool of N workers (several on a hard deal)",
     )  # fmt: skip
+    parser.add_argument(
+        "--spread-after", type=float, default=SPREAD_AFTER,
+        help="with --workers: seconds before the idle workers join a search",
+    )  # fmt: skip
     parser.add_argument("--check-losses", type=int, default=0, metavar="K")
     parser.add_argument("--check-states", type=int, default=5_000_000)
     parser.add_argument("--csv", help="write one JSON line per deal here")
@@ -309,7 +315,7 @@ def main() -> int:
     budget = args.budget or None
     rows: list[dict[str, Any]] = []
     if args.workers:
-        rows = asyncio.run(run_pooled(todo, args.budget or 10.0, args.workers))
+        rows = asyncio.run(run_pooled(todo, args.budget or 10.0, args.workers, args.spread_after))
     elif args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
             n = len(todo)

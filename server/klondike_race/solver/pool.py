@@ -34,7 +34,7 @@ T = TypeVar("T")
 
 
 # seconds one worker searches a position alone before the idle workers join in
-SPREAD_AFTER = 0.1
+SPREAD_AFTER = 0.02
 
 
 class SolverPool:
