@@ -287,8 +287,9 @@ class Challenges:
             name, options, {"seed": deal["seed"]}, who=who, guest=guest,
             salt=deal["salt"], challenge=f"{c.id}/{index}", reveal_at=c.closes,
         )  # fmt: skip
-        row = ch.row(room.code, name, guest, initial_progress())
-        key = ranking.rank_key(initial_progress(), "progress", 0)
+        start = initial_progress(options.settings.scoring)
+        row = ch.row(room.code, name, guest, start)
+        key = ranking.rank_key(start, "progress", 0)
         code = await self.store.challenges.claim_attempt(c.id, index, who, room.code, row, key)
         if code != room.code:  # another device of theirs came first: theirs is the one
             await self.rooms.finish(room.code, "abandoned")
