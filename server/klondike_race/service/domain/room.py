@@ -53,7 +53,7 @@ def commitment(salt: str, deal_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Seat:
-    id: str  # p1..p8
+    id: str  # p1, p2, … in order of joining (a seat given up while waiting is not reused)
     name: str
     token_hash: str  # one per device seated here, space-separated
     ready: bool = False
