@@ -194,7 +194,9 @@ def _text(f: _Fields, name: str, low: int, high: int, required: bool = True) -> 
 
 
 def _hello(f: _Fields) -> M.Hello:
-    hello = M.Hello(_text(f, "device", 1, 64, False), _text(f, "session", 1, 100, False))
+    # any string as the device: one that is not 32-64 characters of A-Z a-z 0-9 - _ is
+    # ``bad_device`` (domain/players.py), whatever its length
+    hello = M.Hello(f.get("device", (str,)), _text(f, "session", 1, 100, False))
     if hello.device is None and hello.session is None:
         raise f.fail("missing_field", "hello: 'device' or 'session' is required")
     return hello
