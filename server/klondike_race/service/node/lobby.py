@@ -132,6 +132,7 @@ class Lobby:
         if room.end_reason == "time_limit" and room.status == FINISHED and not game.over:
             game.time_out()
         extra: dict[str, Any] = {"token": token} if token else {}
+        await self._drop_ticket(conn)  # in a room now: no longer waiting for a quick match
 
         async def welcome(hub: RoomHub) -> None:
             timed_out = hub.phase() == FINISHED and hub.public.get("end_reason") == "time_limit"
@@ -216,6 +217,7 @@ class Lobby:
             conn.send(await hub.snapshot(conn, "welcome"))
 
         await self.hubs.attach(conn, m.code, "spectator", welcome)
+        await self._drop_ticket(conn)  # watching now: no longer waiting for a quick match
 
     async def resume(self, conn: Conn, token: str, since: int | None) -> None:
         code, _, rest = token.partition(".")
