@@ -163,3 +163,15 @@ async def test_entering_a_room_takes_the_ticket_out_of_the_queue(node, enter) ->
     assert [m for m in later if m["type"] in ("welcome", "matched")] == [], later
     for c in (ann, bob, host):
         await c.close()
+
+
+async def test_a_refused_watch_leaves_the_ticket_queued(node) -> None:
+    """A refusal changes nothing: a queued player's watch of no room keeps the ticket."""
+    ann, bob = [await Client.open(node.port) for _ in range(2)]
+    assert (await ann.request("quick", "queued", name="ann"))["type"] == "queued"
+    got = await ann.request("watch", "welcome", code="ZZZZZZ")
+    assert (got["type"], got.get("reason")) == ("error", "no_room"), got
+    assert (await bob.request("quick", "welcome", "queued", name="bob"))["type"] == "welcome"
+    assert (await ann.expect("welcome"))["room"]["quick"] is True
+    for c in (ann, bob):
+        await c.close()

@@ -217,8 +217,11 @@ class Lobby:
         async def welcome(hub: RoomHub) -> None:
             conn.send(await hub.snapshot(conn, "welcome"))
 
+        if conn.ticket is not None:  # watching now: no longer waiting for a quick match
+            if await self.store.rooms.load(m.code) is None:  # (a refusal changes nothing)
+                raise ServiceError("no_room", f"no room {m.code}")
+            await self._drop_ticket(conn)
         await self.hubs.attach(conn, m.code, "spectator", welcome)
-        await self._drop_ticket(conn)  # watching now: no longer waiting for a quick match
 
     async def resume(self, conn: Conn, token: str, since: int | None) -> None:
         code, _, rest = token.partition(".")
