@@ -468,3 +468,41 @@ async def test_a_replay_of_an_attempt_over_the_connection_follows_the_watch_rule
         assert (got["type"], got.get("reason")) == ("error", reason), (fields, got)
     for c in (ann, bob, eve):
         await c.close()
+
+
+async def test_a_practice_game_on_an_open_deal_follows_the_watch_rule(daily) -> None:
+    """A practice game on a deal of an open challenge, and a practice continuation of an
+    attempt, show that deal's cards (the whole winning line, with finish it for me): until
+    the close only a player whose own attempt at that deal has ended may watch them, as an
+    attempt; anyone else gets ``attempt_first``."""
+    cid = today_id()
+    ann, bob, cat = await guest(daily.port), await guest(daily.port), await guest(daily.port)
+    anon = await Client.open(daily.port)
+    attempt = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
+    assert (await ann.request("resign", "ack", seq=1))["type"] == "ack"
+    practice = await ann.request("attempt", "welcome", challenge=cid, name="Ann", practice=True)
+    assert practice["type"] == "welcome" and practice["room"]["practice"], practice
+    # Ann's attempt has ended: finish it for me plays on in a practice continuation
+    await ann.send("resume", token=attempt["token"])
+    await ann.expect("welcome")
+    await ann.send("finish")
+    fork = await ann.expect("welcome", timeout=30)
+    assert fork["room"].get("parent") == attempt["room"]["code"], fork
+    for code in (practice["room"]["code"], fork["room"]["code"]):
+        for c in (bob, anon):  # Bob made no attempt; anon said no hello
+            got = await c.request("watch", "welcome", code=code)
+            assert (got["type"], got.get("reason")) == ("error", "attempt_first"), (code, got)
+    assert (await cat.request("attempt", "welcome", challenge=cid, name="Cat"))["type"] == "welcome"
+    assert (await cat.request("resign", "ack", seq=1))["type"] == "ack"
+    for code in (practice["room"]["code"], fork["room"]["code"]):  # Cat's attempt ended
+        got = await cat.request("watch", "welcome", code=code)
+        assert got["type"] == "welcome" and got["role"] == "spectator", (code, got)
+    # Cat may race Ann's attempt as a ghost now; that room plays the deal too
+    ghost = await cat.request("ghost", "welcome", code=attempt["room"]["code"], player="p1",
+                              name="Cat")  # fmt: skip
+    assert ghost["type"] == "welcome" and ghost["room"]["ghost"], ghost
+    for c in (bob, anon):
+        got = await c.request("watch", "welcome", code=ghost["room"]["code"])
+        assert (got["type"], got.get("reason")) == ("error", "attempt_first"), got
+    for c in (ann, bob, cat, anon):
+        await c.close()

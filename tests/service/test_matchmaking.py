@@ -143,3 +143,35 @@ async def test_a_draw_three_quick_match_races_draw_three(node) -> None:
     assert [m["type"] for m in await cat.drain(0.6)] == []  # still queued for Draw 1
     for c in (ann, bob, cat):
         await c.close()
+
+
+@pytest.mark.parametrize("enter", ["create", "watch"])
+async def test_entering_a_room_takes_the_ticket_out_of_the_queue(node, enter) -> None:
+    """A connection is in one room at a time: a queued player who then creates a room (or
+    watches one) is no longer waiting for a quick match, and is never pulled out of that
+    room into one."""
+    ann, bob, host = [await Client.open(node.port) for _ in range(3)]
+    other = await host.request("create", "welcome", name="host")
+    assert (await ann.request("quick", "queued", name="ann"))["type"] == "queued"
+    if enter == "create":
+        welcome = await ann.request("create", "welcome", name="ann")
+    else:
+        welcome = await ann.request("watch", "welcome", code=other["room"]["code"])
+    assert welcome["type"] == "welcome", welcome
+    assert (await bob.request("quick", "welcome", "queued", name="bob"))["type"] == "queued"
+    later = await ann.drain(0.8)  # the node re-pairs every 0.5 s
+    assert [m for m in later if m["type"] in ("welcome", "matched")] == [], later
+    for c in (ann, bob, host):
+        await c.close()
+
+
+async def test_a_refused_watch_leaves_the_ticket_queued(node) -> None:
+    """A refusal changes nothing: a queued player's watch of no room keeps the ticket."""
+    ann, bob = [await Client.open(node.port) for _ in range(2)]
+    assert (await ann.request("quick", "queued", name="ann"))["type"] == "queued"
+    got = await ann.request("watch", "welcome", code="ZZZZZZ")
+    assert (got["type"], got.get("reason")) == ("error", "no_room"), got
+    assert (await bob.request("quick", "welcome", "queued", name="bob"))["type"] == "welcome"
+    assert (await ann.expect("welcome"))["room"]["quick"] is True
+    for c in (ann, bob):
+        await c.close()

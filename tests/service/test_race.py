@@ -120,3 +120,20 @@ async def test_a_deal_stuck_from_the_start_ends_the_race_at_once(node) -> None:
     assert refused["type"] == "refused" and refused["reason"] == "race_over"
     for c in (host, guest):
         await c.close()
+
+
+async def test_a_practice_game_on_a_deal_stuck_from_the_start_finishes_at_once(node) -> None:
+    """A practice game starts as it is made (no countdown, no ``start``): on a deal stuck
+    from the start it is over at once, and its room finishes as a race's does."""
+    settings = Settings(draw=3)
+    seed = next(s for s in range(10_000) if Game(Deal.from_seed(s), settings).status == "stuck")
+    c = await Client.open(node.port)
+    welcome = await c.request(
+        "create", "welcome", name="ann", practice=True, deal={"seed": str(seed)},
+        settings={"draw": 3},
+    )  # fmt: skip
+    assert welcome["board"]["status"] == "stuck" and welcome["board"]["over"] is True
+    room = await c.expect("room")
+    assert room["room"]["phase"] == "finished" and room["room"]["end_reason"] == "all_over"
+    assert [r["status"] for r in room["leaderboard"]] == ["stuck"]
+    await c.close()

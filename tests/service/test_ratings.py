@@ -325,7 +325,7 @@ async def test_the_players_route_refuses_unknown_and_malformed(node) -> None:
     for unknown in ("Nobody", "g-" + "0" * 32, "a-" + "1" * 32):
         status, body = await profile(node.port, unknown)
         assert status == 404 and body["error"] == "no_player", (unknown, body)
-    for bad in ("ab", "x" * 40, "%FF%FE", "An%E2%80%8Bn", "%20Ann"):
+    for bad in ("ab", "x" * 40, "%FF%FE", "An%E2%80%8Bn", "%20Ann", "Ann%zz", "Ann%", "Zed%4"):
         status, body = await profile(node.port, bad)
         assert status == 400 and body["error"] == "bad_player", (bad, body)
     await c.close()

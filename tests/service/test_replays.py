@@ -194,6 +194,9 @@ async def test_hostile_requests_get_their_errors(node) -> None:
         (f"/api/replays/{code}?format=record", 400, "bad_request"),
         (f"/api/replays/{code}?player", 400, "bad_request"),
         (f"/api/replays/{code}?player=%ff", 400, "bad_request"),
+        (f"/api/replays/{code}?player=%ZZ", 400, "bad_request"),  # no percent-encoding
+        (f"/api/replays/{code}?player=p%3", 400, "bad_request"),
+        (f"/api/replays/{code}?player=p1%", 400, "bad_request"),
         (f"/api/replays/{code}?&&&&&&", 400, "bad_request"),
         (f"/api/replays/{code}?player=p9&format=record", 404, "no_player"),
         (f"/api/replays/{code}?player=host", 404, "no_player"),

@@ -74,6 +74,28 @@ async def test_duplicate_sequence_numbers_are_answered_not_applied(node, redis_u
         await client.close()
 
 
+async def test_a_stored_move_sent_again_after_the_end_is_a_duplicate(node) -> None:
+    """A retry of a move that was stored is answered as one (``duplicate``) after the race
+    has finished too, not refused with ``race_over``: a ``refused`` says nothing changed,
+    and that move did change the game (here: the resignation that ended the race)."""
+    a, b = await start_race(node.port)
+    assert (await a.move("draw", seq=1))["type"] == "ack"
+    assert (await b.request("resign", "ack", seq=1))["type"] == "ack"
+    assert (await a.request("resign", "ack", seq=2))["type"] == "ack"
+    room = await a.expect("room")
+    while room["room"]["phase"] != "finished":
+        room = await a.expect("room")
+    again = await a.request("resign", "ack", "refused", seq=2)
+    assert again["type"] == "ack" and again["duplicate"] is True, again
+    assert again["move"] == "resign" and again["board"]["status"] == "resigned"
+    again = await a.move("draw", seq=1)
+    assert again["type"] == "ack" and again["duplicate"] is True and again["move"] == "d", again
+    late = await a.move("draw", seq=3)
+    assert (late["type"], late["reason"]) == ("refused", "race_over"), late
+    for client in (a, b):
+        await client.close()
+
+
 async def test_a_player_who_sees_boards_resumes_with_every_board(node, redis_url) -> None:
     """Stored events carry no boards: a finished player who missed an opponent's moves
     gets a full welcome with all boards, not the events without them."""

@@ -98,8 +98,36 @@ async def test_ranking_by_score_and_the_redis_sorted_set(node, redis_url) -> Non
         await x.close()
 
 
+async def test_a_player_without_a_move_stands_at_the_starting_score(node) -> None:
+    """Vegas starts every player at -52: one who has not moved yet is ranked (and shown)
+    at -52, not above a player who has put a card home (-47)."""
+    from .test_refusals import DEAL
+
+    a, b = await start_race(node.port, deal=DEAL, settings={"scoring": "vegas"}, rank_by="score")
+    ack = await a.move({"from": "col1", "to": "foundation", "count": 1})
+    assert ack["board"]["score"] == -47
+    board = ack["leaderboard"]
+    assert [(r["player"], r["score"], r["rank"]) for r in board] == [("p1", -47, 1), ("p2", -52, 2)]
+    for x in (a, b):
+        await x.close()
+    c, d = await start_race(node.port, deal=DEAL, settings={"scoring": "standard"})
+    ack = await c.move("draw")  # standard scoring starts at 0
+    assert [r["score"] for r in ack["leaderboard"]] == [0, 0]
+    for x in (c, d):
+        await x.close()
+
+
 def test_the_server_copies_every_progress_field_of_the_engine() -> None:
     from klondike_race.engine import Game, progress
     from klondike_race.service.domain.progress import PROGRESS_KEYS
 
     assert set(progress(Game.from_seed(1))) == set(PROGRESS_KEYS)
+
+
+def test_the_starting_score_is_the_engines() -> None:
+    from klondike_race.engine import Game, progress
+    from klondike_race.service.domain.progress import initial_progress
+
+    for scoring in ("none", "standard", "vegas"):
+        game = Game.from_seed(1, Settings(scoring=scoring))
+        assert initial_progress(scoring)["score"] == progress(game)["score"], scoring

@@ -116,3 +116,46 @@ async def test_messages_are_answered_one_at_a_time_in_the_order_sent(node) -> No
         ("pong", 1), ("ack", 1), *(("pong", i) for i in range(2, 23)), ("ack", 2), ("pong", 23)
     ]  # fmt: skip
     assert (await host.request("ping", "pong", id=24))["id"] == 24  # reading again
+
+
+async def test_a_player_field_is_a_seat_id_and_seats_go_past_p8(node) -> None:
+    """Seat ids are p1, p2, … in order of joining (a seat given up while waiting is not
+    used again), so a room of 2 may seat p10; a ``player`` field that is no seat id at all
+    is ``bad_field``, a seat id the room has not is ``no_player``."""
+    host = await Client.open(node.port)
+    welcome = await host.request("create", "welcome", name="ann", deal={"seed": "42"})
+    code = welcome["room"]["code"]
+    for _ in range(9):  # p2 … p10: each joins, and all but the last leave again
+        guest = await Client.open(node.port)
+        seat = await guest.request("join", "welcome", code=code, name="bob")
+        if seat["player"] != "p10":
+            assert (await guest.request("leave", "left"))["type"] == "left"
+            await guest.close()
+    assert seat["player"] == "p10"
+    for c in (host, guest):
+        await c.send("ready")
+    for c in (host, guest):
+        await c.expect("start")
+    move = await guest.request("move", "ack", "refused", seq=1, action="draw", player="x")
+    assert (move["type"], move["reason"]) == ("error", "bad_field"), move
+    for c in (host, guest):
+        assert (await c.request("resign", "ack", seq=1))["type"] == "ack"
+    room = await host.expect("room")
+    while room["room"]["phase"] != "finished":
+        room = await host.expect("room")
+    c = await Client.open(node.port)
+    for fields, reason in (
+        ({"player": "x"}, "bad_field"),
+        ({"player": "p0"}, "bad_field"),
+        ({"player": "p3"}, "no_player"),
+    ):
+        got = await c.request("replay", "replay", code=code, **fields)
+        assert (got["type"], got.get("reason")) == ("error", reason), (fields, got)
+        got = await c.request("ghost", "welcome", code=code, name="gus", **fields)
+        assert (got["type"], got.get("reason")) == ("error", reason), (fields, got)
+    got = await c.request("replay", "replay", code=code, player="p10")
+    assert [p["id"] for p in got["replay"]["players"]] == ["p10"], got
+    got = await c.request("ghost", "welcome", code=code, player="p10", name="gus")
+    assert got["type"] == "welcome" and got["room"]["ghost_of"]["player"] == "p10", got
+    for x in (host, guest, c):
+        await x.close()

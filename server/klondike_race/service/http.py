@@ -24,6 +24,11 @@ docs/protocol.md describes the messages.</p>
 """
 
 
+# a "%" that does not start an escape of two hex digits: urllib's unquote keeps it as it
+# is, so a route that reads percent-encoded text checks for it (bad percent-encoding)
+BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
 def response(status: int, body: bytes, content_type: str) -> Response:
     headers = Headers(
         [

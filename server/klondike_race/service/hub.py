@@ -77,6 +77,10 @@ class RoomHub:
                 self.analysis = await rooms.load_analysis(self.code)
             if self.phase() in (RACING, FINISHED):
                 self._started_sent = True
+            if self.phase() == RACING:
+                # a room made started (practice, ghost, challenge attempt) sends no
+                # ``start``, so its stuck deal is found here
+                self._finish_if_stuck()
             self._schedule()
             self._drain()
         finally:
@@ -417,6 +421,16 @@ class RoomHub:
                 delay, lambda: self.host.spawn(self.host.finish_room(self.code, "time_limit"))
             )
 
+    def _finish_if_stuck(self) -> Game:
+        """The deal's starting game; when no card of it can ever move (1 Draw 3 deal in
+        350), every game is over from the start and nobody could end it with a move: the
+        race finishes (idempotent)."""
+        assert self.room is not None
+        fresh = Game(self.room.game_deal, self.room.settings)
+        if fresh.status == STUCK:
+            self.host.spawn(self.host.finish_room(self.code, "all_over"))
+        return fresh
+
     def _start(self) -> None:
         """The race starts now: everyone here gets their first view at this moment."""
         self._started_sent = True
@@ -431,11 +445,7 @@ class RoomHub:
                 self.push((conn.ws,), encode("start", **fields, server_time=now_ms(), room=public))
             else:
                 viewers.append(conn.ws)
-        fresh = Game(self.room.game_deal, self.room.settings)
-        if fresh.status == STUCK:
-            # no card of this deal can ever move (1 Draw 3 deal in 350): every game is over
-            # from the start, and nobody could end it with a move
-            self.host.spawn(self.host.finish_room(self.code, "all_over"))  # idempotent
+        fresh = self._finish_if_stuck()
         if viewers:
             first = board_view(fresh, 0)
             boards = dict.fromkeys(self.players, first)

@@ -26,6 +26,7 @@ class Standings:
             self._of, self._finished, self._rows = public, finished, {}
         timed_out = finished and public.get("end_reason") == "time_limit"
         rank_by = public.get("rank_by", "progress")
+        scoring = public.get("settings", {}).get("scoring", "none")
         rows = self._rows
         keys = []
         for p in public.get("players", ()):
@@ -33,7 +34,7 @@ class Standings:
             known = progress.get(pid)
             cached = rows.get(pid)
             if cached is None or cached[0] is not known:
-                prog = known or initial_progress()
+                prog = known or initial_progress(scoring)
                 row = ranking.row(pid, p["name"], prog, timed_out)
                 key = ranking.rank_key(prog, rank_by, prog.get("last_ms", 0))
                 cached = rows[pid] = (known, key, row)

@@ -9,14 +9,20 @@ from typing import Any
 PROGRESS_KEYS = ("foundation", "moves", "reached_moves", "reached_ms", "status", "score")
 
 
-def initial_progress() -> dict[str, Any]:
+# the score of a game before its first move, by the room's ``scoring`` (the engine's
+# Game starts vegas at -52 and standard at 0; without scoring the score is null)
+STARTING_SCORE: dict[str, int | None] = {"none": None, "standard": 0, "vegas": -52}
+
+
+def initial_progress(scoring: str = "none") -> dict[str, Any]:
+    """The progress of a player who has not moved yet, in a room of that ``scoring``."""
     return {
         "foundation": 0,
         "moves": 0,
         "reached_moves": 0,
         "reached_ms": 0,
         "status": "playing",
-        "score": None,
+        "score": STARTING_SCORE[scoring],
         "last_ms": 0,
     }
 

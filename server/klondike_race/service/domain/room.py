@@ -53,7 +53,7 @@ def commitment(salt: str, deal_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Seat:
-    id: str  # p1..p8
+    id: str  # p1, p2, … in order of joining (a seat given up while waiting is not reused)
     name: str
     token_hash: str  # one per device seated here, space-separated
     ready: bool = False
@@ -85,6 +85,9 @@ class Room:
     challenge: str | None = None  # "ID/N": a player's one attempt at a challenge's deal N
     reveal_at: int | None = None  # an attempt's deal is revealed when its challenge closes
     ghost: dict[str, str] | None = None  # {"code", "player"}: the recorded game raced
+    # "ID/N": the challenge deal a practice game, a practice continuation of an attempt or
+    # a ghost of one plays (watched by the attempt's rule until the challenge closes)
+    deal_of: str | None = None
 
     # ---- derived ----------------------------------------------------------------------
     @property
@@ -178,6 +181,7 @@ class Room:
             "challenge": self.challenge,
             "reveal_at": self.reveal_at,
             "ghost_of": self.ghost,  # "ghost" is the option's (RoomOptions.ghost)
+            "deal_of": self.deal_of,
         }
 
     @classmethod
@@ -200,6 +204,7 @@ class Room:
             challenge=d.get("challenge"),
             reveal_at=d.get("reveal_at"),
             ghost=d.get("ghost_of"),
+            deal_of=d.get("deal_of"),
         )
 
 

@@ -106,7 +106,7 @@ class Assist:
                     "player")  # fmt: skip
         options = RoomOptions(settings=room.settings, rank_by=room.options.rank_by, practice=True)
         fork, pid, secret = await self.lobby.new_room(
-            name, options, room.deal, conn, parent=room.code
+            name, options, room.deal, conn, parent=room.code, deal_of=room.challenge or room.deal_of
         )
         copy = movelog.replay(Game(fork.game_deal, fork.settings), log)
         prog = {**progress(copy, 0), "last_ms": 0}

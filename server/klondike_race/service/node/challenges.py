@@ -287,8 +287,9 @@ class Challenges:
             name, options, {"seed": deal["seed"]}, who=who, guest=guest,
             salt=deal["salt"], challenge=f"{c.id}/{index}", reveal_at=c.closes,
         )  # fmt: skip
-        row = ch.row(room.code, name, guest, initial_progress())
-        key = ranking.rank_key(initial_progress(), "progress", 0)
+        start = initial_progress(options.settings.scoring)
+        row = ch.row(room.code, name, guest, start)
+        key = ranking.rank_key(start, "progress", 0)
         code = await self.store.challenges.claim_attempt(c.id, index, who, room.code, row, key)
         if code != room.code:  # another device of theirs came first: theirs is the one
             await self.rooms.finish(room.code, "abandoned")
@@ -311,15 +312,17 @@ class Challenges:
         assert deal is not None
         options = RoomOptions(settings=c.deal(index), practice=True)
         room, pid, secret = await self.lobby.new_room(
-            seat_name(conn, typed), options, {"seed": deal["seed"]}, conn, reveal_at=c.closes
-        )
+            seat_name(conn, typed), options, {"seed": deal["seed"]}, conn, reveal_at=c.closes,
+            deal_of=f"{c.id}/{index}",
+        )  # fmt: skip
         await self.lobby.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
 
     async def may_watch(self, conn: Conn, code: str) -> None:
         """Spectating an attempt: only once the watcher's own attempt at that deal has
         ended, or the challenge has closed (anyone else could play it knowing the cards)."""
         loaded = await self.store.rooms.load(code)
-        attempt = loaded[0].get("challenge") if loaded else None
+        # an attempt, or a practice game, practice continuation or ghost on its deal
+        attempt = (loaded[0].get("challenge") or loaded[0].get("deal_of")) if loaded else None
         if not attempt:
             return
         challenge_id, _, index = attempt.rpartition("/")

@@ -66,8 +66,9 @@ class Ghosts:
         options = RoomOptions(settings=source.settings, practice=True, ghost=True)
         ghost = {"code": source.code, "player": seat.id}
         room, (me,) = await self.rooms.create(
-            options, source.deal, seats, reveal_at=source.reveal_at, ghost=ghost
-        )
+            options, source.deal, seats, reveal_at=source.reveal_at, ghost=ghost,
+            deal_of=source.challenge or source.deal_of,
+        )  # fmt: skip
         log.info("ghost race", room=room.code, ghost_of=source.code, player=seat.id)
         await self.lobby.enter(conn, room, me, f"{room.code}.{me}.{secret}")
         self.run(room, recorded)

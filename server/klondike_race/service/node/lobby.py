@@ -101,6 +101,7 @@ class Lobby:
     async def new_room(
         self, name: str, options: RoomOptions, deal: dict[str, Any] | None = None,
         conn: Conn | None = None, parent: str | None = None, reveal_at: int | None = None,
+        deal_of: str | None = None,
     ) -> tuple[Room, str, str]:  # fmt: skip
         """A new room with its first player seated: (room, player id, secret). A
         winnable-only room deals the first seed from a random (or the given) one that the
@@ -113,7 +114,7 @@ class Lobby:
             deal = {"seed": await self.solving.winnable_seed(deal["seed"], settings)}
         who, guest = seat_owner(conn) if conn is not None else ("", True)
         return await self.rooms.create_seated(
-            name, options, deal, parent, who, guest, reveal_at=reveal_at
+            name, options, deal, parent, who, guest, reveal_at=reveal_at, deal_of=deal_of
         )
 
     # ---- entering rooms ---------------------------------------------------------------
@@ -132,6 +133,7 @@ class Lobby:
         if room.end_reason == "time_limit" and room.status == FINISHED and not game.over:
             game.time_out()
         extra: dict[str, Any] = {"token": token} if token else {}
+        await self._drop_ticket(conn)  # in a room now: no longer waiting for a quick match
 
         async def welcome(hub: RoomHub) -> None:
             timed_out = hub.phase() == FINISHED and hub.public.get("end_reason") == "time_limit"
@@ -215,6 +217,10 @@ class Lobby:
         async def welcome(hub: RoomHub) -> None:
             conn.send(await hub.snapshot(conn, "welcome"))
 
+        if conn.ticket is not None:  # watching now: no longer waiting for a quick match
+            if await self.store.rooms.load(m.code) is None:  # (a refusal changes nothing)
+                raise ServiceError("no_room", f"no room {m.code}")
+            await self._drop_ticket(conn)
         await self.hubs.attach(conn, m.code, "spectator", welcome)
 
     async def resume(self, conn: Conn, token: str, since: int | None) -> None:

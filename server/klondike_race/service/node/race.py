@@ -100,6 +100,11 @@ class Race:
             self._refuse(conn, seq, "not_your_game", "you can only play your own game")
             return None
         phase = hub.phase()
+        if phase == FINISHED and seq <= movelog.logged(game):
+            # stored before the end (a retry): answered as stored, not refused, since a
+            # refusal says nothing changed
+            self.ack_again(conn, hub, seq)
+            return None
         if phase != RACING:
             if phase == FINISHED:
                 self._refuse(conn, seq, "race_over", "the race is over")

@@ -14,6 +14,7 @@ from ..clock import now_ms
 from ..domain import challenge, players, rating
 from ..domain.errors import ServiceError
 from ..domain.room import Room
+from ..http import BAD_ESCAPE
 from ..store import Store
 
 log = structlog.get_logger("klondike_race.ratings")
@@ -49,6 +50,9 @@ class RatingOps:
     async def profile(self, raw: str) -> tuple[int, dict[str, Any]]:
         """(HTTP status, JSON body) of ``/api/players/{raw}``: a player key or an
         account name (percent-encoded UTF-8, matched after NFKC and case folding)."""
+        bad = 400, {"error": "bad_player", "message": "a player key (g-… or a-…) or a name"}
+        if BAD_ESCAPE.search(raw):  # bad percent-encoding
+            return bad
         try:
             text = unquote(raw, errors="strict")
             if players.KEY.fullmatch(text):
@@ -63,7 +67,7 @@ class RatingOps:
                     return _no_player(text)
                 who, name = players.ACCOUNT + found[0], found[1]
         except (UnicodeDecodeError, ServiceError):
-            return 400, {"error": "bad_player", "message": "a player key (g-… or a-…) or a name"}
+            return bad
         guest = who.startswith(players.GUEST)
         got = await self.store.ratings.profile(who)
         dailies = await self.store.challenges.dailies_of(who)

@@ -11,6 +11,7 @@ from ..clock import now_ms
 from ..domain import replay as rp
 from ..domain.errors import ServiceError
 from ..domain.room import Room
+from ..http import BAD_ESCAPE
 from ..store import Store
 from ..wire import ReplayRequest, encode
 from .challenges import Challenges
@@ -29,6 +30,8 @@ def parse_query(query: str) -> dict[str, str] | str:
     """The parameters (each at most once, all known), or what is wrong with them."""
     if len(query) > MAX_QUERY:
         return f"the query is longer than {MAX_QUERY} characters"
+    if BAD_ESCAPE.search(query):
+        return "a malformed query: bad percent-encoding"
     try:
         params = parse_qs(query, keep_blank_values=True, strict_parsing=bool(query),
                           max_num_fields=len(PARAMS), errors="strict")  # fmt: skip

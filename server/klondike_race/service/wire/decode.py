@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from . import messages as M
 
 MAX_NAME = 24
 MAX_SEQ = 1_000_000
+PLAYER_ID = re.compile(r"p[1-9][0-9]{0,5}")
 
 
 class _Fields:
@@ -87,10 +89,12 @@ class _Fields:
             )
         return value
 
-    def player(self) -> str | None:
-        value: str | None = self.get("player", (str,))
-        if value is not None and len(value) > 16:
-            raise self.fail("bad_field", f"{self.kind}: 'player' is a player id")
+    def player(self, required: bool = False) -> str | None:
+        """A seat id: ``p1``, ``p2``, … (seats are numbered in order of joining, so a
+        room may seat ``p9`` and on); whether the room has that seat is checked later."""
+        value: str | None = self.get("player", (str,), required)
+        if value is not None and not PLAYER_ID.fullmatch(value):
+            raise self.fail("bad_field", f"{self.kind}: 'player' is a player id (p1, p2, …)")
         return value
 
     def done(self) -> None:
@@ -190,7 +194,9 @@ def _text(f: _Fields, name: str, low: int, high: int, required: bool = True) -> 
 
 
 def _hello(f: _Fields) -> M.Hello:
-    hello = M.Hello(_text(f, "device", 1, 64, False), _text(f, "session", 1, 100, False))
+    # any string as the device: one that is not 32-64 characters of A-Z a-z 0-9 - _ is
+    # ``bad_device`` (domain/players.py), whatever its length
+    hello = M.Hello(f.get("device", (str,)), _text(f, "session", 1, 100, False))
     if hello.device is None and hello.session is None:
         raise f.fail("missing_field", "hello: 'device' or 'session' is required")
     return hello
@@ -231,7 +237,7 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "sign_in": lambda f: M.SignIn(_text(f, "name", 1, 64), _text(f, "password", 1, 256)),
     "sign_out": lambda f: M.SignOut(f.get("everywhere", (bool,), default=False)),
     "challenges": lambda f: M.ChallengesRequest(),
-    "ghost": lambda f: M.GhostRequest(f.code(), _text(f, "player", 2, 2), f.name()),
+    "ghost": lambda f: M.GhostRequest(f.code(), str(f.player(required=True)), f.name()),
     "attempt": _attempt,
     "replay": lambda f: M.ReplayRequest(f.code(), f.player()),
     "watch_board": lambda f: M.WatchBoard(
