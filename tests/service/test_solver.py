@@ -325,7 +325,10 @@ async def test_with_two_workers_a_hard_finish_is_searched_by_both(redis_url) -> 
     """Reference deal 148 in Draw 3: plan 0 needs about 320,000 positions, plan 1 about
     43,000 (docs/solver.md, "Several workers on one position")."""
     configure(json=False, level="warning")
-    node = Node(make_config(redis_url, solver_workers=2, solver_analysis_s=0.05), redis_url)
+    node = Node(
+        make_config(redis_url, solver_workers=2, solver_analysis_s=0.05, solver_finish_s=30),
+        redis_url,
+    )
     port = await node.start()
     try:
         ref = next(r for r in reference_deals() if r["id"] == 148 and r["draw"] == 3)
