@@ -85,7 +85,7 @@ PLAN_CASES = [(draw, deal_id, plan) for draw, deal_id in CASES[::4] for plan in 
 
 @pytest.mark.parametrize(("draw", "deal_id", "plan"), PLAN_CASES, ids=lambda v: str(v))
 def test_every_plan_agrees_with_reference(draw: int, deal_id: int, plan: int) -> None:
-    """The plans of the workers that join a search (solver.PLANS; plan 3 is plan 0 with
+    """The plans of the workers that join a search (solver.PLANS; plan 3 is plan 1 with
     other restart seeds) are searches of the same graph: the same answers."""
     ref = reference(deal_id, draw)
     game = reference_game(ref)

@@ -105,7 +105,10 @@ def solve(
         return Solution(LOSE, None, 0, clock() - start)
     deadline = None if max_seconds is None else start + max_seconds
     draw1 = game.settings.draw == 1 and game.settings.recycles_allowed is None
-    turns = _Turns(_searcher(game), relax=not draw1, plan=PLANS[plan % len(PLANS)], seeds=plan)
+    # beyond PLANS, plans 1 and 0 in turn with other restart seeds (plan 2 has no restarts:
+    # a copy of it would search exactly what it does)
+    shares = PLANS[plan] if plan < len(PLANS) else PLANS[plan % 2]
+    turns = _Turns(_searcher(game), relax=not draw1, plan=shares, seeds=plan)
     done, current = turns.run(clock, deadline, max_states, stop)
     states = turns.states()
     if done is None:
