@@ -159,9 +159,10 @@ def _searcher(game: Game) -> Callable[..., Search]:
 class _Turns:
     """The searches that take turns on one budget.
 
-    Two searches with different move orders (``Plan.searches``): move order decides how soon a
-    win is found (each order misses some), and either search, being complete, may prove
-    a loss; what one proves lost the other skips. Unless the game is already Draw 1 with
+    As plan 0 has them (``PLANS``; the other plans take a part of this): two searches
+    with different move orders: move order decides how soon a win is found (each order
+    misses some), and either search, being complete, may prove a loss; what one proves
+    lost the other skips. Unless the game is already Draw 1 with
     unlimited passes, the first also tests the positions whose moves cost many positions
     in Draw 1 with unlimited passes (and cuts off what it searched from one that is lost
     there), and a third search takes turns, for losses only: the whole position in Draw 1
