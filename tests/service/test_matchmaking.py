@@ -4,6 +4,7 @@ player with their own other device. Real Redis."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -162,6 +163,25 @@ async def test_entering_a_room_takes_the_ticket_out_of_the_queue(node, enter) ->
     later = await ann.drain(0.8)  # the node re-pairs every 0.5 s
     assert [m for m in later if m["type"] in ("welcome", "matched")] == [], later
     for c in (ann, bob, host):
+        await c.close()
+
+
+async def test_a_create_takes_the_ticket_out_before_its_room_is_made(node) -> None:
+    """A winnable-only create spends seconds searching deals (the text seed "1000076" is
+    undecided in Draw 3 within the 1 s a seed gets): an opponent who comes meanwhile is
+    queued, not paired with the player who is creating a room."""
+    ann, bob = [await Client.open(node.port) for _ in range(2)]
+    assert (await ann.request("quick", "queued", name="ann"))["type"] == "queued"
+    await ann.send(
+        "create", name="ann", winnable_only=True, deal={"seed": "1000076"}, settings={"draw": 3}
+    )
+    await asyncio.sleep(0.3)  # the search of the first seed is under way
+    assert (await bob.request("quick", "welcome", "queued", name="bob"))["type"] == "queued"
+    welcome = await ann.expect("welcome", "error", timeout=30)
+    assert welcome["type"] == "welcome" and not welcome["room"]["quick"], welcome
+    later = await ann.drain(0.8)  # the node re-pairs every 0.5 s
+    assert [m for m in later if m["type"] in ("welcome", "matched")] == [], later
+    for c in (ann, bob):
         await c.close()
 
 

@@ -95,7 +95,12 @@ class Lobby:
                 )
             if m.options.winnable_only and "seed" not in deal:
                 raise ServiceError("bad_field", "create: winnable_only needs a seeded deal")
-        room, pid, secret = await self.new_room(seat_name(conn, m.name), m.options, deal, conn)
+        name = seat_name(conn, m.name)
+        # entering a room: out of the quick-match queue now, not once the room is stored
+        # (a winnable-only deal's search can take seconds, and a match meanwhile would
+        # pull this player into a quick race)
+        await self._drop_ticket(conn)
+        room, pid, secret = await self.new_room(name, m.options, deal, conn)
         await self.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
 
     async def new_room(
