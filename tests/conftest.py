@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import faulthandler
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -44,3 +45,12 @@ def step_to_move(step: object) -> Move:
         return RECYCLE_MOVE
     assert isinstance(step, dict)
     return Move.from_wire(step["from"], step["to"], step["count"])
+
+
+async def until(check: Callable[[], bool], seconds: float = 30.0) -> None:
+    """Wait (polling every 5 ms) until ``check()`` is true; fail after ``seconds``."""
+    for _ in range(int(seconds / 0.005)):
+        if check():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("never happened")

@@ -75,16 +75,22 @@ def test_a_stalled_connection_is_noticed_and_its_moves_are_sent_again(
     assert alice.state("s.board.stock") == 22
 
 
+def slowed_practice(players):
+    """A practice game with the slides on, the page's animations at a twentieth of their
+    speed (a 160 ms slide takes 3.2 s)."""
+    alice = players(reduced_motion="no-preference")
+    practice(alice)
+    cdp = alice.context.new_cdp_session(alice.page)
+    cdp.send("Animation.enable")
+    cdp.send("Animation.setPlaybackRate", {"playbackRate": 0.05})
+    return alice
+
+
 def test_a_press_during_a_cards_slide_acts_on_the_board_as_it_is(players) -> None:
     """Double-click the Ac home, then at once drag the card it uncovered (Td, onto the Js
     of column 2) while the Ac still slides over it: the Td moves, not the Ac."""
-    alice = players(reduced_motion="no-preference")  # with the slides
-    practice(alice)
+    alice = slowed_practice(players)
     page = alice.page
-    # the page's animations at a twentieth of their speed: a 160 ms slide takes 3.2 s
-    cdp = alice.context.new_cdp_session(page)
-    cdp.send("Animation.enable")
-    cdp.send("Animation.setPlaybackRate", {"playbackRate": 0.05})
     box = page.locator(alice.card("Ac")).bounding_box()
     target = page.locator(alice.pile("col2")).bounding_box()
     assert box is not None and target is not None
@@ -113,13 +119,8 @@ def test_a_double_click_with_its_selection_drawn_between_the_clicks_sends_the_ca
     is drawn (the card lifted 2 px) before the second press. That lift is not a move: it
     must not slide the card (a sliding card lets presses through to its column, and the
     second click then unselected the Ac instead of sending it home)."""
-    alice = players(reduced_motion="no-preference")  # with the slides
-    practice(alice)
+    alice = slowed_practice(players)  # a slide started by the first click would still run
     page = alice.page
-    # slowed 20x, as above: a slide started by the first click would still run
-    cdp = alice.context.new_cdp_session(page)
-    cdp.send("Animation.enable")
-    cdp.send("Animation.setPlaybackRate", {"playbackRate": 0.05})
     box = page.locator(alice.card("Ac")).bounding_box()
     assert box is not None
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2

@@ -10,6 +10,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from klondike_race.service import transport
 from klondike_race.service.fanout import Fanout
+from tests.conftest import until
 
 
 async def _pair():
@@ -206,14 +207,6 @@ async def _raw_server(max_size: int = 1 << 20):
     return server, server.sockets[0].getsockname()[1], got, conns
 
 
-async def _until(check, seconds: float = 3.0) -> None:
-    for _ in range(int(seconds / 0.005)):
-        if check():
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError("never happened")
-
-
 async def test_frames_are_split_on_arrival_however_the_bytes_come() -> None:
     """Frames sent with the request, a byte at a time, many in one write, with a ping and
     a fragmented message between them: every message whole, in order."""
@@ -223,7 +216,7 @@ async def test_frames_are_split_on_arrival_however_the_bytes_come() -> None:
         writer.write(REQUEST + _masked(b"early"))  # before the response (not allowed, kept)
         response = await reader.readuntil(b"\r\n\r\n")
         assert response.startswith(b"HTTP/1.1 101")
-        await _until(lambda: len(got) == 1)  # (before the handler was there: recv())
+        await until(lambda: len(got) == 1)  # (before the handler was there: recv())
         for byte in _masked("é".encode() * 70):  # 140 bytes: a 16-bit length
             writer.write(bytes((byte,)))
             await writer.drain()
@@ -235,7 +228,7 @@ async def test_frames_are_split_on_arrival_however_the_bytes_come() -> None:
         )  # fmt: skip
         pong = await reader.readexactly(6)
         assert pong == b"\x8a\x04ping"  # websockets answered the ping
-        await _until(lambda: len(got) >= 7)
+        await until(lambda: len(got) >= 7)
         assert [data for _, data in got] == [
             "early", "é" * 70, "one", b"\x00\xff", "x" * 70_000, "fragmented", "after"
         ]  # fmt: skip

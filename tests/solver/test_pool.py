@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 from klondike_race.solver.jobs import make_game, solve_job
 from klondike_race.solver.pool import SolverPool
+from tests.conftest import until
 
 from .helpers import reference
 
@@ -48,25 +48,17 @@ async def test_pool_seed_and_analysis() -> None:
     assert analysis["par"] == analysis["deal"]["moves"]
 
 
-async def _until(check: Callable[[], bool], seconds: float = 30.0) -> None:
-    for _ in range(int(seconds / 0.01)):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("never happened")
-
-
 async def test_a_position_one_worker_has_not_decided_is_searched_by_the_idle_ones() -> None:
     ref = reference(290, 3)  # a Draw 3 loss that takes seconds
     async with SolverPool(workers=2, spread_after=0.05) as pool:
         search = asyncio.create_task(pool.solve(ref["cards"], {"draw": 3}, max_seconds=120))
-        await _until(lambda: pool.running == 2)  # the idle worker joined in
+        await until(lambda: pool.running == 2)  # the idle worker joined in
         out = await search
         assert out["result"] == "lose"
         # whichever answered first, the other stopped long before its 120 s were up
-        await _until(lambda: pool.running == 0)
+        await until(lambda: pool.running == 0)
         assert pool._flags is not None
-        await _until(lambda: not any(Path(pool._flags.name).iterdir()))  # stop files removed
+        await until(lambda: not any(Path(pool._flags.name).iterdir()))  # stop files removed
 
 
 async def test_a_quick_answer_is_never_spread() -> None:
@@ -87,7 +79,7 @@ async def test_a_job_that_finds_every_worker_busy_stops_the_helpers() -> None:
     long = reference(290, 3)
     async with SolverPool(workers=2, spread_after=0.05) as pool:
         search = asyncio.create_task(pool.solve(long["cards"], {"draw": 3}, max_seconds=120))
-        await _until(lambda: pool.running == 2)
+        await until(lambda: pool.running == 2)
         hint = await pool.solve(reference(0, 1)["cards"], {"draw": 1}, max_seconds=60)
         assert hint["result"] == "win"
         assert not search.done()  # the helper made way; the first worker searches on
