@@ -111,10 +111,10 @@ async def rooms_ending_every_way(node: Node, taken: list[list[Client]]) -> int:
     return len(taken) + 5
 
 
-async def settled(node: Node, tasks: int) -> None:
+async def settled(node: Node, tasks: set[asyncio.Task]) -> None:
     """Every connection gone, every room's background work (analyses) done."""
     for _ in range(1000):
-        if not node.connections.open and not len(node.hubs) and len(asyncio.all_tasks()) <= tasks:
+        if not node.connections.open and not len(node.hubs) and asyncio.all_tasks() <= tasks:
             return
         await asyncio.sleep(0.01)
 
@@ -126,7 +126,9 @@ def server_heap() -> int:
 
 
 async def test_rooms_that_ended_leave_nothing_behind(node, redis_url) -> None:
-    tasks = len(asyncio.all_tasks())  # the node's own, and this test's
+    # the node's own, and this test's (some of the node's may end meanwhile: its start's
+    # work on the daily deals, a spread solver search's clean-up): no task but these after
+    tasks = asyncio.all_tasks()
     taken = await races_on_a_node_that_dies(redis_url, 4)
     gc.collect()
     gc.disable()  # what a room held must go with it, not at some later full collection
@@ -139,7 +141,7 @@ async def test_rooms_that_ended_leave_nothing_behind(node, redis_url) -> None:
         await settled(node, tasks)
         grown = server_heap() - before
         assert len(node.hubs) == 0
-        assert len(asyncio.all_tasks()) == tasks
+        assert asyncio.all_tasks() <= tasks
         gc.set_debug(gc.DEBUG_SAVEALL)
         gc.collect()
         cyclic = sorted({type(o).__qualname__ for o in gc.garbage
