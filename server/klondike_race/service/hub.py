@@ -77,9 +77,7 @@ class RoomHub:
                 self.analysis = await rooms.load_analysis(self.code)
             if self.phase() in (RACING, FINISHED):
                 self._started_sent = True
-            if self.phase() == RACING:
-                # a room made started (practice, ghost, challenge attempt) sends no
-                # ``start``, so its stuck deal is found here
+            if self.phase() == RACING:  # made started (practice, ghost, attempt): no start
                 self._finish_if_stuck()
             self._schedule()
             self._drain()
