@@ -78,7 +78,9 @@ async def race(clients: list[Client], plan: list[Any], ref: dict | None = None,
     resign) or ``0`` (resign at once). Returns the room's code once it finished."""
     ref = ref or winnable(draw=1)
     host = clients[0]
-    fields = {"name": "host", "capacity": max(2, len(clients)), "deal": {"cards": ref["cards"]}}
+    fields = {"name": "host", "deal": {"cards": ref["cards"]}}
+    if not create.get("practice"):  # (a practice game is one seat)
+        fields["capacity"] = max(2, len(clients))
     welcome = await host.request("create", "welcome", **{**fields, **create})
     assert welcome["type"] == "welcome", welcome
     code = welcome["room"]["code"]
@@ -227,6 +229,10 @@ async def test_the_rated_option_is_read_strictly(node) -> None:
         ({"rated": 1, "private": True}, "'rated'"),
         ({"rated": True}, "private rooms"),
         ({"rated": True, "practice": True, "private": True}, "never rated"),
+        # a practice game is one private seat: saying otherwise is refused, not rewritten
+        ({"practice": True, "capacity": 3}, "one private seat"),
+        ({"practice": True, "capacity": 2}, "one private seat"),
+        ({"practice": True, "private": False}, "one private seat"),
     ]:
         got = await c.request("create", "welcome", name="a", **fields)
         assert got["type"] == "error" and got["reason"] == "bad_field", got

@@ -128,6 +128,8 @@ def _options(f: _Fields) -> O.RoomOptions:
     practice = f.get("practice", (bool,), default=False)
     if rated and practice:
         raise f.fail("bad_field", "create: a practice game is never rated")
+    if practice and ("capacity" in f.data or f.data.get("private") is False):
+        raise f.fail("bad_field", "create: a practice game is one private seat (no 'capacity')")
     return O.RoomOptions(
         settings=settings,
         capacity=capacity,
