@@ -171,10 +171,7 @@ class _Turns:
     in random move orders take turns too, more at first than later (docs/solver.md,
     "Restarts in random orders")."""
 
-    def __init__(
-        self, search: Callable[..., Search], relax: bool, plan: Plan | None = None, seeds: int = 0
-    ) -> None:
-        plan = plan or PLANS[0]
+    def __init__(self, search: Callable[..., Search], relax: bool, plan: Plan, seeds: int) -> None:
         self.share = plan.restart_share
         lost: set[bytes] = set()  # positions proven lost, shared by the searches
         relaxation: Relaxation | None = CORE.Relaxation() if relax else None

@@ -102,7 +102,8 @@ class SolverPool:
                 flags = (str(stop), str(helpers_stop))
                 for plan in range(1, 1 + self.workers - self.running):
                     tasks.add(asyncio.ensure_future(job(max_seconds=left, plan=plan, stop=flags)))
-                self._helping.add(helpers_stop)
+                if len(tasks) > 1:  # helpers: they make way for other jobs
+                    self._helping.add(helpers_stop)
             while True:
                 done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
