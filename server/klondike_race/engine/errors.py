@@ -44,6 +44,11 @@ class EngineError(ValueError):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.reason!r}, {str(self)!r})"
 
+    def __reduce__(self) -> tuple[type[EngineError], tuple[str, str]]:
+        # rebuilt from both arguments: an error raised in a solver worker process crosses
+        # back whole (the default pickles only the message, which breaks the pool)
+        return (type(self), (self.reason, str(self)))
+
 
 class NotationError(EngineError):
     """Text that does not parse as a card, pile, move, setting, deal or record."""
