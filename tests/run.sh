@@ -24,7 +24,7 @@ python3 -c 'import ensurepip' 2>/dev/null || apt_install python3-venv
 [ -x /usr/sbin/haproxy ] || apt_install haproxy
 [ -x /usr/bin/redis-server ] && [ -x /usr/bin/redis-sentinel ] && [ -x /usr/bin/redis-cli ] \
   || apt_install redis-server redis-sentinel redis-tools
-# The solver's compiled core (mypyc) needs a C compiler and Python's headers; the tests
+# The solver's compiled core (csearch.c) needs a C compiler and Python's headers; the tests
 # run both the compiled and the plain core (tests/solver/test_native.py).
 has_headers='import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("include"), "Python.h")))'
 command -v cc >/dev/null && python3 -c "$has_headers" || apt_install gcc python3-dev

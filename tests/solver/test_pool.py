@@ -5,11 +5,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from klondike_race.engine import Deal
+from klondike_race.engine.cards import NAMES
+from klondike_race.engine.errors import EngineError
 from klondike_race.solver.jobs import make_game, solve_job
 from klondike_race.solver.pool import SolverPool
 from tests.conftest import until
 
 from .helpers import reference
+
+# a Draw 3 loss that takes seconds (an evaluation seed: about 6.6 million positions)
+SLOW_LOSS = [NAMES[c] for c in Deal.from_seed(1_000_213).cards]
 
 
 async def test_pool_solves_off_the_loop() -> None:
@@ -49,9 +55,8 @@ async def test_pool_seed_and_analysis() -> None:
 
 
 async def test_a_position_one_worker_has_not_decided_is_searched_by_the_idle_ones() -> None:
-    ref = reference(290, 3)  # a Draw 3 loss that takes seconds
     async with SolverPool(workers=2, spread_after=0.05) as pool:
-        search = asyncio.create_task(pool.solve(ref["cards"], {"draw": 3}, max_seconds=120))
+        search = asyncio.create_task(pool.solve(SLOW_LOSS, {"draw": 3}, max_seconds=120))
         await until(lambda: pool.running == 2)  # the idle worker joined in
         out = await search
         assert out["result"] == "lose"
@@ -66,24 +71,36 @@ async def test_a_quick_answer_is_never_spread() -> None:
         out = await pool.solve(reference(0, 1)["cards"], {"draw": 1}, max_seconds=60)
         assert out["result"] == "win"
         assert pool.running == 0
-        # a state budget is searched by one worker: the same answer on every machine
-        search = asyncio.create_task(
-            pool.solve(reference(290, 3)["cards"], {"draw": 3}, max_states=200_000)
-        )
+    # a state budget is searched by one worker (the same answer on every machine), even
+    # long after a time budget would have spread
+    async with SolverPool(workers=2, spread_after=0.05) as pool:
+        search = asyncio.create_task(pool.solve(SLOW_LOSS, {"draw": 3}, max_states=3_000_000))
         await asyncio.sleep(0.5)
         assert pool.running == 1
         assert (await search)["result"] == "unknown"
 
 
 async def test_a_job_that_finds_every_worker_busy_stops_the_helpers() -> None:
-    long = reference(290, 3)
     async with SolverPool(workers=2, spread_after=0.05) as pool:
-        search = asyncio.create_task(pool.solve(long["cards"], {"draw": 3}, max_seconds=120))
+        search = asyncio.create_task(pool.solve(SLOW_LOSS, {"draw": 3}, max_seconds=120))
         await until(lambda: pool.running == 2)
         hint = await pool.solve(reference(0, 1)["cards"], {"draw": 1}, max_seconds=60)
         assert hint["result"] == "win"
         assert not search.done()  # the helper made way; the first worker searches on
         assert (await search)["result"] == "lose"
+
+
+async def test_a_bad_deal_is_an_error_and_the_pool_goes_on() -> None:
+    """The engine's error crosses back from the worker whole, and the pool stays usable."""
+    async with SolverPool(workers=1) as pool:
+        try:
+            await pool.solve(["Ah"] * 52, {"draw": 1}, max_seconds=5)
+        except EngineError as err:
+            assert err.reason == "bad_deal" and "Ah" in str(err)
+        else:
+            raise AssertionError("a deal of 52 aces was searched")
+        out = await pool.solve(reference(0, 1)["cards"], {"draw": 1}, max_seconds=60)
+        assert out["result"] == "win"
 
 
 def test_a_search_told_to_stop_answers_unknown(tmp_path: Path) -> None:

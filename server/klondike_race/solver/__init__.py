@@ -29,9 +29,9 @@ from ..engine.settings import DEFAULT, Settings
 from . import native
 from .search import Relaxation, Restarts, Search, Steps
 
-# the module that searches: search.py compiled by mypyc when built and current, else
-# search.py itself (native.py); its Search, Relaxation and Restarts (the types named in
-# annotations here are the plain module's, the same code)
+# the module that searches: the search in C (csearch.c) when built and current, else
+# search.py itself (native.py); its Search, Relaxation, Restarts and key_set (the types
+# named in annotations here are the plain module's: the C ones search the same way)
 CORE = native.core()
 
 WIN = "win"
@@ -173,7 +173,7 @@ class _Turns:
 
     def __init__(self, search: Callable[..., Search], relax: bool, plan: Plan, seeds: int) -> None:
         self.share = plan.restart_share
-        lost: set[bytes] = set()  # positions proven lost, shared by the searches
+        lost: set[bytes] = CORE.key_set()  # positions proven lost, shared by the searches
         relaxation: Relaxation | None = CORE.Relaxation() if relax else None
         self.relax = relaxation
         self.searches: list[Search | Restarts] = []

@@ -1,23 +1,21 @@
-"""The solver's compiled core: ``search.py`` compiled by mypyc, with the plain module as
-the fallback (docs/solver.md, "The compiled core").
+"""The solver's compiled core: the search in C (``csearch.c``), with ``search.py`` as the
+fallback (docs/solver.md, "The compiled core").
 
-``search.py`` is the one source. ``build()`` copies it, with its SHA-256 appended as
-``SOURCE_SHA256``, to a module named ``_search_native`` in a scratch copy of the package,
-compiles that with mypyc and puts the two extension files next to this file. ``core()``
-is the module the solver searches with: the compiled one when it exists, imports, and
-was compiled from the ``search.py`` beside it (an edited ``search.py`` is never shadowed
-by an old build); else ``search`` itself. ``KR_SOLVER_CORE=python`` forces the plain
-module (``native`` insists on the compiled one: an error when it is missing or stale).
-
-The two searches are the same code: the same positions in the same order, the same
-answers and lines (tests/solver/test_native.py); the compiled one runs about 3x as
-many positions a second (docs/benchmarks.md).
+``csearch.c`` is search.py's ``Search`` and ``Relaxation`` written in C, position for
+position: the same classes and keys, the same moves in the same order, so the same
+answers, positions and lines (tests/solver/test_native.py compares them on reference
+deals and seeds). ``build()`` compiles it with the machine's C compiler into the extension
+``_csearch`` next to this file, with the source's SHA-256 in it. ``core()`` is the module
+the solver searches with: the compiled one when it exists, imports, and was compiled from
+the ``csearch.c`` beside it (an edited source is never shadowed by an old build); else
+``search`` itself. ``KR_SOLVER_CORE=python`` forces the plain module (``native`` insists
+on the compiled one: an error when it is missing or stale).
 
     klondike-race build-solver [--force]   # also: python -m klondike_race.solver.native
 
-needs a C compiler, Python's headers and mypy (``pip install 'klondike-race[native]'``);
-deploy/run.sh, tests/run.sh and deploy/Dockerfile run it. Without them the solver is the
-plain module, correct and about a third as fast.
+needs a C compiler (``cc``, or $CC) and Python's headers; deploy/run.sh, tests/run.sh and
+deploy/Dockerfile run it. Without them the solver is the plain module: correct, and about
+a twentieth as fast (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -25,9 +23,10 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
-import shutil
+import shlex
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -35,9 +34,10 @@ from types import ModuleType
 from . import search
 
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "search.py"
-NAME = "_search_native"  # the compiled module (klondike_race.solver._search_native)
+SOURCE = HERE / "csearch.c"
+NAME = "_csearch"  # the compiled module (klondike_race.solver._csearch)
 ENV = "KR_SOLVER_CORE"  # python | native | unset (the compiled one when it is current)
+FLAGS = ("-O2", "-shared", "-fPIC", "-Wall")
 
 
 class CoreError(RuntimeError):
@@ -55,7 +55,9 @@ def compiled() -> tuple[ModuleType | None, str]:
     except ImportError as err:
         return None, f"not built ({err})"
     if getattr(module, "SOURCE_SHA256", None) != source_hash():
-        return None, "stale: search.py changed since it was built"
+        return None, "stale: csearch.c changed since it was built"
+    # the restarts are glue in Python: the same class drives either core's searches
+    module.Restarts = search.Restarts  # type: ignore[attr-defined]
     return module, "compiled"
 
 
@@ -76,43 +78,34 @@ def core(prefer: str | None = None) -> ModuleType:
 
 
 def describe(module: ModuleType) -> str:
-    return "compiled (mypyc)" if module is not search else "python"
+    return "compiled (C)" if module is not search else "python"
 
 
 def build(force: bool = False) -> str:
-    """Compile ``search.py`` unless the compiled module is current; what was done.
-    Raises CoreError when it cannot be built (no compiler, headers or mypy)."""
+    """Compile ``csearch.c`` unless the compiled module is current; what was done.
+    Raises CoreError when it cannot be built (no compiler or headers, or a bad source)."""
     if not force and compiled()[0] is not None:
         return "the compiled solver core is current"
-    try:
-        import mypyc  # noqa: F401  (only its presence: the build runs it in a subprocess)
-    except ImportError as err:
-        raise CoreError("mypy (with mypyc) is not installed: pip install mypy") from err
-    digest = source_hash()
-    package = HERE.parent  # the klondike_race package
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    target = HERE / f"{NAME}{suffix}"
+    compiler = shlex.split(os.environ.get("CC", "cc"))
     with tempfile.TemporaryDirectory(prefix="kr-native-") as tmp:
-        copy = Path(tmp) / package.name
-        shutil.copytree(package, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
-        target = copy / HERE.name / f"{NAME}.py"
-        target.write_text(SOURCE.read_text() + f'\n\nSOURCE_SHA256: Final = "{digest}"\n')
-        run = subprocess.run(
-            [sys.executable, "-m", "mypyc", str(target.relative_to(tmp))],
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        out = Path(tmp) / target.name
+        command = [
+            *compiler, *FLAGS, f"-I{sysconfig.get_path('include')}",
+            f'-DSOURCE_SHA256="{source_hash()}"', str(SOURCE), "-o", str(out),
+        ]  # fmt: skip
+        try:
+            run = subprocess.run(command, capture_output=True, text=True, check=False)
+        except OSError as err:
+            raise CoreError(f"no C compiler ({compiler[0]}): {err}") from err
         if run.returncode:
-            raise CoreError(f"mypyc failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
-        built = sorted((copy / HERE.name).glob(f"{NAME}*.so"))
-        if not built:
-            raise CoreError("mypyc made no extension module")
-        for old in HERE.glob(f"{NAME}*.so"):
-            old.unlink()
-        for path in built:
-            shutil.copy2(path, HERE / path.name)
+            raise CoreError(f"the C compiler failed:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
+        os.replace(out, target)  # whole, never half-written
+    for old in HERE.glob("_search_native*.so"):  # the mypyc build of earlier versions
+        old.unlink()
     importlib.invalidate_caches()
-    return "built the compiled solver core: " + ", ".join(p.name for p in built)
+    return f"built the compiled solver core: {target.name}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,10 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(build(force="--force" in args))
     except CoreError as err:
-        print(f"{err}\nthe solver runs its plain Python core (a third as fast)", file=sys.stderr)
+        print(f"{err}\nthe solver runs its plain Python core (much slower)", file=sys.stderr)
         return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -1,5 +1,8 @@
 """The search itself: a depth-first search over positions, with no I/O and no clock.
 
+This is the readable search and the fallback: the solver runs ``csearch.c``, the same
+search in C, position for position, when it is built (native.py).
+
 The position is kept in plain lists and changed in place (make / unmake); what the set of
 positions already seen stores is the position's *class* (docs/solver.md proves each step):
 
@@ -46,7 +49,7 @@ from typing import Any, Final, TypeAlias, cast
 
 from ..engine import cards
 
-# Final: the compiled core (native.py, mypyc) keeps these in C variables, not a dict
+# the card tables the search reads (csearch.c builds the same ones)
 HOLDS: Final = cards.HOLDS
 RANK: Final = cards.RANK
 SUIT: Final = cards.SUIT
@@ -102,6 +105,11 @@ FAILS_PER_CUT: Final = 2
 
 class Budget(Exception):
     """The state budget ran out before the search was decided."""
+
+
+def key_set() -> set[bytes]:
+    """An empty set of keys, for ``lost`` (the C core has a kind of its own)."""
+    return set()
 
 
 class Relaxation:
@@ -309,8 +317,6 @@ class Search:
         return ("f", suit, d)
 
     def _undo_step(self, step: Step) -> None:
-        # typed locals, not unpacking: the compiled core then checks each item's type
-        # once and works on native ints (unpacked, a step's items are untyped objects)
         kind: str = step[0]
         cols = self.cols
         s: int
@@ -1085,8 +1091,8 @@ def _covers(old: int | set[int], ob: int) -> bool:
 
 def _shuffle(rng: Random, items: list[Any]) -> None:
     """``rng.shuffle(items)``, the same permutation from the same state (CPython's
-    Fisher-Yates over ``getrandbits``), written here so that the compiled core runs it
-    compiled and the search does not depend on how a Python version shuffles."""
+    Fisher-Yates over ``getrandbits``), written here so that the search does not depend
+    on how a Python version shuffles (csearch.c does the same over its own twister)."""
     for i in range(len(items) - 1, 0, -1):
         n = i + 1
         k = n.bit_length()
