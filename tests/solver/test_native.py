@@ -7,6 +7,8 @@ is built and current) or search.Search directly (the plain one)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -155,6 +157,10 @@ def test_the_restarts_shuffle_as_random_does() -> None:
         ({"found": [0, 0, 14, 0]}, "out of range"),
         ({"deck": list(range(25))}, "at most 24"),
         ({"deck": [1, 1]}, "a card twice"),
+        ({"deck": [0, 2]}, "a card twice"),
+        ({"found": [2, 0, 0, 0]}, "a card twice"),
+        ({"down": [7, 0, 0, 0, 0, 0, 0]}, "out of range"),
+        ({"columns": [list(range(3, 17)), [], [], [], [], [], []]}, "at most 13 face-up"),
         ({"recycles": 3, "recycles_allowed": 2}, "more than recycles_allowed"),
         ({"recycles_allowed": 8}, "recycles_allowed"),
         ({"turned": 3}, "turned"),
@@ -187,3 +193,27 @@ def test_the_compiled_search_takes_any_number_of_unlimited_recycles() -> None:
     assert many.key() == none.key()
     assert many.advance(50_000) == none.advance(50_000)
     assert many.states == none.states
+
+
+def test_running_out_of_memory_is_unknown() -> None:
+    """A search whose tables cannot grow (the process's data limited to 160 MB) ends like
+    one out of time: ``unknown``, long before its time budget, and the process goes on."""
+    script = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_DATA, (160 << 20, 160 << 20))\n"
+        "from klondike_race import solver\n"
+        "from klondike_race.engine import Deal, Game, Settings\n"
+        "assert solver.native.describe(solver.CORE) == 'compiled (C)'\n"
+        "out = solver.solve(Game(Deal.from_seed(1_000_184), Settings(draw=3)), max_seconds=300)\n"
+        "again = solver.solve(Game(Deal.from_seed(1), Settings(draw=1)), max_seconds=60)\n"
+        "print(out.result, out.states, out.seconds, again.result)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    result, states, seconds, again = run.stdout.split()
+    # unlimited, 1000184 is proven lost (48 million positions, about 40 s): here the
+    # memory ran out first
+    assert result == "unknown" and 1_000_000 < int(states) < 48_000_000
+    assert float(seconds) < 250
+    assert again == "win"

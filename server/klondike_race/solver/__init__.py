@@ -95,6 +95,7 @@ def solve(
     processes at once); ``stop``, if given, is asked between turns and ends the search
     (``unknown``) when it says True: another worker has answered.
 
+    Running out of memory ends the search like running out of time (``unknown``).
     Raises SolverError only if a found line fails to replay (a bug)."""
     clock = clock or perf_counter
     start = clock()
@@ -109,7 +110,10 @@ def solve(
     # a copy of it would search exactly what it does)
     shares = PLANS[plan] if plan < len(PLANS) else PLANS[plan % 2]
     turns = _Turns(_searcher(game), relax=not draw1, plan=shares, seeds=plan)
-    done, current = turns.run(clock, deadline, max_states, stop)
+    try:
+        done, current = turns.run(clock, deadline, max_states, stop)
+    except MemoryError:  # memory is a budget too: the searches are dropped, no answer
+        done = None
     states = turns.states()
     if done is None:
         return Solution(UNKNOWN, None, states, clock() - start)

@@ -30,14 +30,16 @@
 enum { MOVE = 0, HOME = 1, SWAP_HOME = 2, DECK = 3, FOUND = 4 };
 #define KING 13
 #define EMPTY_OB 100
-#define MAXCOL 32 /* a column holds at most 6 face-down cards and 13 face-up ones */
+/* a column holds at most 6 face-down cards and 13 face-up ones (Search refuses more);
+ * 32 is room for any position of distinct cards that moves can reach from those */
+#define MAXCOL 32
 #define MAXDECK 24
 /* a key: 16 bytes (make_key); an entry of ``seen``: the key, then its obligations
  * (``obs``, at 16) and the visit number of its node without obligation (at 24; -1 when
  * not on Tarjan's stack): half a cache line, so a visit touches one line of the table */
 #define KEYLEN 16
 #define SEEN_STRIDE 32
-#define MAXMOVES 256
+#define MAXMOVES 512
 /* as in search.py */
 #define TEST_AFTER 1024
 #define TEST_MAX 32768
@@ -1734,7 +1736,7 @@ static PyObject *search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
         return PyErr_NoMemory();
     }
     int vals[MAXCOL];
-    int n = int_list(down, "down", s->down, 7, 0, MAXCOL);
+    int n = int_list(down, "down", s->down, 7, 0, 6);
     if (n < 0) goto fail;
     if (n != 7) {
         PyErr_SetString(PyExc_ValueError, "down: 7 counts");
@@ -1749,8 +1751,8 @@ static PyObject *search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     s->ndeck = ndeck;
     memset(s->root_bit, -1, sizeof s->root_bit);
     for (int i = 0; i < ndeck; i++) {
-        if (s->root_bit[vals[i]] >= 0) {
-            PyErr_SetString(PyExc_ValueError, "deck: a card twice");
+        if (s->root_bit[vals[i]] >= 0 || RANK[vals[i]] <= s->found[SUIT[vals[i]]]) {
+            PyErr_SetString(PyExc_ValueError, "deck: a card twice (or home)");
             goto fail;
         }
         s->deck[i] = (int8_t)vals[i];
@@ -1775,10 +1777,21 @@ static PyObject *search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
             PyErr_SetString(PyExc_ValueError, "down: a column has a face-up card or is empty");
             goto fail;
         }
+        if (len - s->down[i] > 13) {
+            Py_DECREF(cols);
+            PyErr_SetString(PyExc_ValueError, "column: at most 13 face-up cards");
+            goto fail;
+        }
         s->ncol[i] = len;
         for (int j = 0; j < len; j++) {
-            s->cols[i][j] = (int8_t)vals[j];
-            s->where[vals[j]] = (int8_t)i;
+            int c = vals[j];
+            if (s->where[c] >= 0 || s->root_bit[c] >= 0 || RANK[c] <= s->found[SUIT[c]]) {
+                Py_DECREF(cols);
+                PyErr_SetString(PyExc_ValueError, "columns: a card twice (or in the deck, or home)");
+                goto fail;
+            }
+            s->cols[i][j] = (int8_t)c;
+            s->where[c] = (int8_t)i;
         }
     }
     Py_DECREF(cols);
@@ -1999,7 +2012,7 @@ static PyObject *shuffled(PyObject *Py_UNUSED(module), PyObject *args) {
     int size;
     if (!PyArg_ParseTuple(args, "Ki", &seed, &size)) return NULL;
     if (size < 0 || size > MAXMOVES) {
-        PyErr_SetString(PyExc_ValueError, "size: 0 to 256");
+        PyErr_SetString(PyExc_ValueError, "size: 0 to 512");
         return NULL;
     }
     Twister r;
