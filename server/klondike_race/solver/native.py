@@ -15,7 +15,7 @@ on the compiled one: an error when it is missing or stale).
 
 needs a C compiler (``cc``, or $CC) and Python's headers; deploy/run.sh, tests/run.sh and
 deploy/Dockerfile run it. Without them the solver is the plain module: correct, and about
-a twentieth as fast (docs/benchmarks.md).
+a twentieth to a thirtieth as fast (docs/benchmarks.md).
 """
 
 from __future__ import annotations
