@@ -10,7 +10,8 @@ column allowed: the usual rules, docs/rules.md), one line of JSON per deal appen
 ``--out``. A run can be stopped and started again: the seeds already in the file are
 skipped. The default seeds are outside both corpora of bench/solver_bench.py. With
 ``--states`` (the default) each deal gets the same work on every machine; ``--budget``
-adds a time limit. Off the critical path: 20,000 deals take about 35 CPU minutes.
+adds a time limit. Off the critical path: 20,000 deals at 3 million positions take about
+35 CPU minutes with the compiled core.
 
 The winnable fraction lies between (wins) / N and (wins + unknown) / N; each bound is
 given with its 95% interval (normal approximation of the binomial), and the published
