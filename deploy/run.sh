@@ -11,7 +11,7 @@ if ! python3 -c 'import ensurepip' 2>/dev/null; then
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
-# the solver's compiled core (about 20x as fast) when a C compiler and Python's headers
+# the solver's compiled core (18-34x as fast) when a C compiler and Python's headers
 # are here (Debian: apt install gcc python3-dev); else the plain Python core, said once
 .venv/bin/klondike-race build-solver || true
 
