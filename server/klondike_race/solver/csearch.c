@@ -1666,14 +1666,14 @@ static PyTypeObject RelaxationType = {
     .tp_members = relaxation_members,
 };
 
-/* Search: search.py's Search (advance, unwind, key, path, start_steps, the counts) */
+/* Search: search.py's Search (advance, unwind, key, path, start_steps, the counts; no
+ * max_states and no run: solve budgets the searches itself) */
 typedef struct {
     PyObject_HEAD
     SearchState *s;
     KeySetObject *lost;
     RelaxationObject *relaxation;
     KeySetObject *won;
-    PyObject *max_states;
 } SearchObject;
 
 static int int_list(PyObject *seq, const char *what, int *out, int max, int low, int high) {
@@ -1705,16 +1705,16 @@ static int int_list(PyObject *seq, const char *what, int *out, int max, int low,
 static PyObject *search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {
         "columns", "down", "found", "deck", "turned", "recycles", "draw", "recycles_allowed",
-        "any_empty", "foundation_to_column", "max_states", "deck_first", "lost", "relaxation",
+        "any_empty", "foundation_to_column", "deck_first", "lost", "relaxation",
         "deadlock_test", "tests", "shuffle", "won", "prune", NULL,
     };
-    PyObject *columns, *down, *found, *deck, *allowed = Py_None, *max_states = Py_None;
+    PyObject *columns, *down, *found, *deck, *allowed = Py_None;
     PyObject *lost = Py_None, *relaxation = Py_None, *shuffle = Py_None, *won = Py_None;
     int turned, recycles, draw = 0, any_empty = 0, f2c = 0, deck_first = 0, deadlock_test = 1;
     int tests = 1, prune = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOii|$iOppOpOOppOOp", kwlist, &columns, &down,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOii|$iOpppOOppOOp", kwlist, &columns, &down,
                                      &found, &deck, &turned, &recycles, &draw, &allowed, &any_empty,
-                                     &f2c, &max_states, &deck_first, &lost, &relaxation,
+                                     &f2c, &deck_first, &lost, &relaxation,
                                      &deadlock_test, &tests, &shuffle, &won, &prune)) {
         return NULL;
     }
@@ -1848,7 +1848,6 @@ static PyObject *search_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
         self->won = (KeySetObject *)Py_NewRef(won);
         s->known_won = &self->won->t;
     }
-    self->max_states = Py_NewRef(max_states);
     return (PyObject *)self;
 fail:
     Py_DECREF(self);
@@ -1863,7 +1862,6 @@ static void search_dealloc(SearchObject *self) {
     Py_XDECREF(self->lost);
     Py_XDECREF(self->relaxation);
     Py_XDECREF(self->won);
-    Py_XDECREF(self->max_states);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1978,11 +1976,6 @@ static PyGetSetDef search_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMemberDef search_members[] = {
-    {"max_states", T_OBJECT, offsetof(SearchObject, max_states), READONLY, "as given"},
-    {NULL, 0, 0, 0, NULL},
-};
-
 static PyMethodDef search_methods[] = {
     {"advance", (PyCFunction)search_advance, METH_O,
      "Search on for at most count positions: True (won), False (lost) or None."},
@@ -2002,7 +1995,6 @@ static PyTypeObject SearchType = {
     .tp_dealloc = (destructor)search_dealloc,
     .tp_methods = search_methods,
     .tp_getset = search_getset,
-    .tp_members = search_members,
 };
 
 /* _shuffled(seed, size): (random.Random(seed) then shuffle(list(range(size))), the next
