@@ -452,12 +452,14 @@ async function checkCommitment() {
 
 // ---- lobby and rooms ----------------------------------------------------------------------
 // The name field: what the player types as a guest; an account's own name, not
-// editable, while signed in.
+// editable, while signed in. A guest's field is only written back when it showed an
+// account's name: an identity that arrives while the player types (before the field's
+// change stores the name) must not wipe what they typed.
 function nameField() {
   const field = $('#name');
   const account = signedIn(state);
-  const value = account ? playName(state) : state.name;
-  if (field.value !== value) field.value = value;
+  if (account && field.value !== playName(state)) field.value = playName(state);
+  else if (!account && field.readOnly) field.value = state.name;
   field.readOnly = account;
   $('#name-note').textContent = account ? 'your account\u2019s name' : '';
 }

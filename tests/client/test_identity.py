@@ -172,6 +172,23 @@ def test_a_guest_claims_a_name_signs_out_and_in(players) -> None:
     ]
 
 
+def test_a_name_typed_before_the_identity_arrives_is_kept(players) -> None:
+    """The server's identity may come while a guest types their name (before the field's
+    change event stores it): the field keeps what they typed, and the room they create
+    seats them under it."""
+    ann = players()
+    wire = ann.wire()
+    wire.hold = lambda m: m.get("type") == "identity"
+    ann.open()
+    ann.page.fill("#name", "Ann")  # typed, not yet changed (no blur)
+    wire.release()
+    identity(ann)
+    assert ann.page.input_value("#name") == "Ann"
+    ann.page.click("#btn-create")
+    ann.screen("room")
+    assert [s["name"] for s in ann.state("s.room.players")] == ["Ann"]
+
+
 def test_too_many_failed_sign_ins_count_down(players) -> None:
     eve = players(viewport=PHONE, is_mobile=True, has_touch=True)
     eve.open()
