@@ -29,7 +29,7 @@ python3 -c 'import ensurepip' 2>/dev/null || apt_install python3-venv
 has_headers='import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("include"), "Python.h")))'
 command -v cc >/dev/null && python3 -c "$has_headers" || apt_install gcc python3-dev
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,fast]'
 .venv/bin/klondike-race build-solver  # a no-op when the build is current
 
 .venv/bin/ruff check server tests bench

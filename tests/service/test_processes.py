@@ -137,6 +137,28 @@ async def test_two_nodes_serve_one_room(redis_url) -> None:
         assert b.stop() == 0
 
 
+async def test_a_race_on_uvloop(redis_url) -> None:
+    """`serve --uvloop` (KR_UVLOOP, the `fast` extra, which the tests install): a race
+    to its end, every move acknowledged (the group commit's own Redis connection once
+    refused uvloop's transport, and every move failed)."""
+    import uvloop  # noqa: F401  (installed: the server takes the uvloop path)
+
+    ref = winnable(draw=1, index=3)
+    server = ServerProcess(redis_url, KR_UVLOOP="1").start()
+    try:
+        host, guest = await seat_race(server.port, server.port, {"cards": ref["cards"]})
+        for step in ref["line"]:
+            answer = await host.move(step)
+            assert answer["type"] == "ack", answer
+        assert answer["board"]["status"] == "won"
+        assert (await guest.request("resign", "ack", seq=1))["type"] == "ack"
+        room = await finished(guest)
+        assert room["leaderboard"][0]["foundation"] == 52
+    finally:
+        assert server.stop() == 0
+    assert not any("uvloop" in line or "error" in line for line in server.output)
+
+
 async def test_sigterm_closes_connections_with_1001_and_exits_cleanly(redis_url) -> None:
     import asyncio
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 from redis.asyncio.connection import parse_url
@@ -66,8 +66,8 @@ class _Replies(asyncio.Protocol):
         self.open = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a stream transport (uvloop's is no subclass of asyncio.Transport)
+        self.transport = cast(asyncio.Transport, transport)
         self.open = True
 
     def data_received(self, data: bytes) -> None:
