@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -49,6 +50,35 @@ RANKS = "A23456789TJQK"
 
 
 # ---- the server process ------------------------------------------------------------------
+def watch_gc(threshold: str | None = None) -> Callable[[], str]:
+    """Tune the garbage collector as `klondike-race serve` does (``threshold``, e.g.
+    "700,10,10", Python's default, for experiments) and time each collection; returns
+    what to print: how many, and the worst pauses (generation, ms)."""
+    import gc
+
+    from klondike_race.service.cli import tune_gc
+
+    tune_gc()
+    if threshold:
+        gc.set_threshold(*(int(x) for x in threshold.split(",")))
+    pauses: list[tuple[int, float]] = []
+    started = [0.0]
+
+    def watch(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses.append((info["generation"], time.perf_counter() - started[0]))
+
+    gc.callbacks.append(watch)
+
+    def summary() -> str:
+        worst = sorted(pauses, key=lambda p: -p[1])[:3]
+        return f"{len(pauses)} collections, worst {[(g, round(t * 1000, 1)) for g, t in worst]} ms"
+
+    return summary
+
+
 async def serve_role(args: argparse.Namespace) -> None:
     from websockets.asyncio.server import serve
 
@@ -57,23 +87,7 @@ async def serve_role(args: argparse.Namespace) -> None:
     from klondike_race.service.node import Node
 
     configure(json=True, level="error")
-    import gc
-
-    from klondike_race.service.cli import tune_gc
-
-    tune_gc()  # as `klondike-race serve` does
-    if os.environ.get("KR_BENCH_GC"):  # experiments: "700,10,10" is Python's default
-        gc.set_threshold(*(int(x) for x in os.environ["KR_BENCH_GC"].split(",")))
-    pauses: list[tuple[int, float]] = []
-    started: list[float] = [0.0]
-
-    def gc_watch(phase: str, info: dict) -> None:
-        if phase == "start":
-            started[0] = time.perf_counter()
-        else:
-            pauses.append((info["generation"], time.perf_counter() - started[0]))
-
-    gc.callbacks.append(gc_watch)
+    gc_pauses = watch_gc(os.environ.get("KR_BENCH_GC"))
     config = Config(
         host="127.0.0.1",
         port=args.port,
@@ -119,12 +133,7 @@ async def serve_role(args: argparse.Namespace) -> None:
         profile.enable()
     print("ready", flush=True)
     await stop.wait()
-    worst = sorted(pauses, key=lambda p: -p[1])[:3]
-    print(
-        f"gc: {len(pauses)} collections, worst {[(g, round(t * 1000, 1)) for g, t in worst]} ms",
-        file=sys.stderr,
-        flush=True,
-    )
+    print(f"gc: {gc_pauses()}", file=sys.stderr, flush=True)
     if profile is not None:
         profile.disable()
         profile.dump_stats(os.environ["KR_BENCH_PROFILE"])
@@ -714,6 +723,9 @@ async def load_main(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(ROOT / "server"))
     from klondike_race.service.embedded import EmbeddedRedis, free_port
 
+    # The load client's own collections were pauses charged to the server's latency
+    # (with Python's defaults, full collections of 100-155 ms over 2,672 connections).
+    gc_pauses = watch_gc(os.environ.get("KR_BENCH_CLIENT_GC"))
     seconds = args.seconds or (3.0 if args.quick else 10.0)
     only = set(args.only.split(",")) if args.only else None
     redis = None
@@ -824,6 +836,7 @@ async def load_main(args: argparse.Namespace) -> int:
         if redis is not None:
             redis.stop()
         tmp.cleanup()
+        print(f"load client gc: {gc_pauses()}", file=sys.stderr, flush=True)
     return 0
 
 
