@@ -106,7 +106,11 @@ async def test_a_name_is_claimed_once_under_any_case_or_width(node) -> None:
     typed = await c.request("register", "identity", name=7, password=PASSWORD)
     assert typed["reason"] == "bad_field", typed
     huge = await c.request("register", "identity", name="Zed", password="p" * 257)
-    assert huge["reason"] == "bad_field", huge
+    assert huge["reason"] == "bad_password", huge
+    long = await c.request("register", "identity", name="Z" * 65, password=PASSWORD)
+    assert long["reason"] == "bad_name", long
+    empty = await c.request("register", "identity", name="Zed", password="")
+    assert empty["reason"] == "bad_field", empty
     # nothing was made by the refusals: Zed is still free
     _, zed = await register(node.port, "Zed")
     assert zed["type"] == "identity" and zed["player"]["name"] == "Zed", zed
@@ -156,6 +160,11 @@ async def test_changing_the_password_ends_the_other_sessions(node) -> None:
         "change_password", "identity", password="nope nope", new_password="a new password"
     )
     assert wrong["reason"] == "bad_credentials", wrong
+    for new in ("short", "p" * 257):  # the new password's rule, whatever its length
+        refused = await a.request(
+            "change_password", "identity", password=PASSWORD, new_password=new
+        )
+        assert refused["reason"] == "bad_password", refused
     changed = await a.request(
         "change_password", "identity", password=PASSWORD, new_password="a new password"
     )
@@ -291,6 +300,14 @@ async def test_every_device_of_a_player_has_one_seat(node) -> None:
     second = await phone.move("draw", seq=1)
     assert second["type"] == "ack" and second.get("duplicate"), second
     assert (await phone.move("draw", seq=2))["type"] == "ack"
+    # the laptop, one move behind: a gap is checked against the stored sequence, so the
+    # number its refusal names is the stored one, and the move sent under it is played
+    refused = await laptop.move("draw", seq=4)
+    assert refused["type"] == "refused" and refused["reason"] == "bad_seq", refused
+    assert refused["message"] == "the next sequence number is 3", refused
+    played = await laptop.move("draw", seq=3)
+    assert played["type"] == "ack" and not played.get("duplicate"), played
+    assert (await laptop.move("draw", seq=4))["type"] == "ack"
     # a guest device joining as the same guest gets the same seat back too
     for c in (host, laptop, phone):
         await c.close()

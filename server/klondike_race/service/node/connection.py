@@ -162,6 +162,11 @@ class Connections:
                 queued = self.race.start(conn, message.seq, message.player, t0, move)
                 if queued is None:
                     return True
+                if not isinstance(queued, Queued):  # the stored game is read first
+                    self._spawn(self._answer(conn, None, queued)).add_done_callback(
+                        lambda _: self._next(conn)
+                    )
+                    return False
                 queued.stored.add_done_callback(lambda _: self._stored(queued))
                 return False
             if isinstance(message, wire.Ping):

@@ -78,21 +78,28 @@ class Race:
         )
 
     async def play(
-        self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None
-    ) -> bool:
-        """Check, store and acknowledge one move (None: resign); True when acknowledged."""
-        queued = self.start(conn, seq, player, t0, move)
+        self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None,
+        fresh: bool = False,
+    ) -> bool:  # fmt: skip
+        """Check, store and acknowledge one move (None: resign); True when acknowledged.
+        ``fresh``: the player's game was just read from the store (a gap is refused)."""
+        queued = self.start(conn, seq, player, t0, move, fresh)
         if queued is None:
             return False
+        if not isinstance(queued, Queued):
+            return await queued
         rest = self.finish(queued, await queued.stored)
         return True if rest is None else await rest
 
     def start(
-        self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None
-    ) -> Queued | None:
+        self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None,
+        fresh: bool = False,
+    ) -> Queued | Coroutine[Any, Any, bool] | None:  # fmt: skip
         """Check one move (None: resign) and queue it for the next group commit, without
         waiting: None when it was answered at once (refused, or acknowledged again);
-        else ``finish`` it with what ``stored`` gives."""
+        a coroutine to await when the player's game must be read from the store first
+        (a gap: another device of the player's may have moved); else ``finish`` it with
+        what ``stored`` gives."""
         hub = player_hub(conn)
         game = conn.game
         assert game is not None and conn.player is not None
@@ -115,6 +122,8 @@ class Race:
             self.ack_again(conn, hub, seq)
             return None
         if seq != movelog.logged(game) + 1:
+            if not fresh:
+                return self._after_reload(conn, hub, seq, player, t0, move)
             self._refuse_seq(conn, seq, game)
             return None
         at_ms = now_ms() - hub.public["start_at"]
@@ -170,11 +179,25 @@ class Race:
         self.metrics.ack.observe(time.perf_counter() - q.t0)
         return self._game_over(conn, hub) if over else None
 
-    async def _not_stored(self, conn: Conn, hub: RoomHub, seq: int, v: int) -> bool:
+    async def _reload(self, conn: Conn, hub: RoomHub) -> Game:
+        """The player's game as stored (another connection of theirs may have moved)."""
         assert hub.room is not None and conn.player is not None
         log = await self.store.log.read(hub.code, conn.player)
         game = conn.game = movelog.replay(Game(hub.room.game_deal, hub.room.settings), log)
         conn.over = game.over
+        return game
+
+    async def _after_reload(
+        self, conn: Conn, hub: RoomHub, seq: int, player: str | None, t0: float,
+        move: Move | None,
+    ) -> bool:  # fmt: skip
+        """A gap in this connection's sequence: checked again against the stored game,
+        so that the number a refusal names is the stored one."""
+        await self._reload(conn, hub)
+        return await self.play(conn, seq, player, t0, move, fresh=True)
+
+    async def _not_stored(self, conn: Conn, hub: RoomHub, seq: int, v: int) -> bool:
+        game = await self._reload(conn, hub)
         if v == 0:
             self._refuse(conn, seq, "race_over", "the race is over")
         elif seq <= movelog.logged(game):

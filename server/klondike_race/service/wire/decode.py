@@ -185,12 +185,16 @@ def _ping(f: _Fields) -> M.Ping:
     return M.Ping(value)
 
 
-def _text(f: _Fields, name: str, low: int, high: int, required: bool = True) -> Any:
-    """A string field of ``low``-``high`` characters (a password, a device identity, a
-    session token, an account name, a challenge id: each one's own rules are checked
-    where it is used)."""
+def _text(f: _Fields, name: str, low: int, high: int | None, required: bool = True) -> Any:
+    """A string field of ``low``-``high`` characters (``high`` None: at least ``low``; a
+    password, a device identity, a session token, an account name, a challenge id: each
+    one's own rules are checked where it is used)."""
     value = f.get(name, (str,), required)
-    if value is not None and not low <= len(value) <= high:
+    if value is None:
+        return value
+    if high is None and len(value) < low:
+        raise f.fail("bad_field", f"{f.kind}: {name!r} has at least {low} character")
+    if high is not None and not low <= len(value) <= high:
         raise f.fail("bad_field", f"{f.kind}: {name!r} has {low} to {high} characters")
     return value
 
@@ -235,7 +239,9 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "rematch": lambda f: M.Rematch(),
     "ping": _ping,
     "hello": _hello,
-    "register": lambda f: M.Register(_text(f, "name", 1, 64), _text(f, "password", 1, 256)),
+    # a new name and a new password of any length: their rules (domain/players.py) answer
+    # ``bad_name`` and ``bad_password`` (the frame limit bounds them)
+    "register": lambda f: M.Register(_text(f, "name", 1, None), _text(f, "password", 1, None)),
     "sign_in": lambda f: M.SignIn(_text(f, "name", 1, 64), _text(f, "password", 1, 256)),
     "sign_out": lambda f: M.SignOut(f.get("everywhere", (bool,), default=False)),
     "challenges": lambda f: M.ChallengesRequest(),
@@ -246,7 +252,7 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
         _text(f, "challenge", 3, 48), f.int_in("deal", 0, 19, default=0)
     ),
     "change_password": lambda f: M.ChangePassword(
-        _text(f, "password", 1, 256), _text(f, "new_password", 1, 256)
+        _text(f, "password", 1, 256), _text(f, "new_password", 1, None)
     ),
 }
 CLIENT_TYPES = tuple(_PARSERS)
