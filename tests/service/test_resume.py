@@ -41,6 +41,10 @@ async def test_reconnect_resumes_at_the_last_acknowledged_move(node, redis_url) 
     assert versions == list(range(version + 1, version + 1 + len(versions)))
     assert [m["player"] for m in missed if m["type"] == "progress"] == ["p2"] * 3 + ["p1"]
     assert all("board" not in m for m in missed)
+    # each with the standings (as they are now: the last is the room's)
+    standings = {r["player"]: r["moves"] for r in missed[-1]["leaderboard"]}
+    assert standings == {"p1": 21, "p2": 3}, missed[-1]
+    assert all(m["leaderboard"] for m in missed if m["type"] == "progress")
     log = redis.Redis.from_url(redis_url).lrange(moves_key(code, "p1"), 0, -1)
     assert len(log) == 21
     for client in (b, d):
@@ -141,6 +145,9 @@ async def test_a_resumed_room_event_carries_the_phase_now_not_when_it_was_made(n
     assert missed[-1]["v"] == countdown["v"]
     assert all(m["room"]["phase"] == "racing" for m in missed)
     assert missed[-1]["room"]["start_at"] == countdown["room"]["start_at"]
+    # with the leaderboard and, for a player, the flags, as the room events she missed
+    assert all(len(m["leaderboard"]) == 2 and "can_hint" in m and "can_finish" in m
+               for m in missed), missed  # fmt: skip
     for c in (guest, again):
         await c.close()
 

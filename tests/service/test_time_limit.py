@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
-from .conftest import start_race
+from .conftest import Client, start_race
 
 
 async def test_time_limit_ends_the_race(node) -> None:
@@ -23,5 +24,20 @@ async def test_time_limit_ends_the_race(node) -> None:
     assert [r["rank"] for r in room["leaderboard"]] == [1, 1]
     answer = await a.request("move", "refused", seq=2, action="draw")
     assert answer["reason"] == "race_over"
+    code = room["room"]["code"]
     for c in (a, b):
         await c.close()
+    # the room out of memory (nobody connected), a spectator's boards are still out of time
+    for _ in range(100):
+        if code not in node.hubs.hubs:
+            break
+        await asyncio.sleep(0.05)
+    assert code not in node.hubs.hubs
+    watcher = await Client.open(node.port)
+    welcome = await watcher.request("watch", "welcome", code=code)
+    assert welcome["room"]["phase"] == "finished"
+    boards = welcome["boards"]
+    assert len(boards) == 2
+    assert {b["status"] for b in boards.values()} == {"out_of_time"}, boards
+    assert all(b["over"] for b in boards.values()), boards
+    await watcher.close()

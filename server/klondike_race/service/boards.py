@@ -36,9 +36,11 @@ class Boards:
         out = {}
         for pid in players:
             log = await self.log.read(self.code, pid)
-            if until is not None:
+            if until is None:
+                out[pid] = room.game_of(log), len(log)  # out of time if the limit ended it
+            else:
                 log = movelog.until(log, until)
-            out[pid] = movelog.replay(Game(room.game_deal, room.settings), log), len(log)
+                out[pid] = movelog.replay(Game(room.game_deal, room.settings), log), len(log)
         return out
 
     async def ensure(self, room: Room, players: list[str], elapsed: int) -> dict[str, BoardView]:

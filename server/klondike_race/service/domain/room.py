@@ -13,10 +13,12 @@ RoomError reasons: ``room_full``, ``not_waiting``, ``not_host``, ``not_in_room``
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ...engine import Deal, Settings
+from ...engine import Deal, Game, Settings
+from . import movelog
 from .errors import RoomError
 from .options import LISTED, RoomOptions
 
@@ -101,6 +103,14 @@ class Room:
     @property
     def commitment(self) -> str:
         return commitment(self.salt, self.game_deal.id)
+
+    def game_of(self, log: Iterable[str] = ()) -> Game:
+        """A player's game replayed from their move ``log``, as the race's end left it:
+        out of time when the time limit ended the race."""
+        game = movelog.replay(Game(self.game_deal, self.settings), log)
+        if self.status == FINISHED and self.end_reason == "time_limit" and not game.over:
+            game.time_out()
+        return game
 
     def phase(self, now: int) -> str:
         start_at = None if self.status == WAITING else self.start_at

@@ -11,7 +11,7 @@ from typing import Any
 
 import structlog
 
-from ...engine import Deal, EngineError, Game, Settings
+from ...engine import Deal, EngineError, Settings
 from ..clock import now_ms
 from ..config import Config
 from ..domain import movelog, rating
@@ -134,9 +134,7 @@ class Lobby:
     ) -> None:
         """Seat ``conn`` as player ``pid`` with their game replayed from ``log``: a
         welcome, or with ``since`` only the events missed since then when they are kept."""
-        game = movelog.replay(Game(room.game_deal, room.settings), log or ())
-        if room.end_reason == "time_limit" and room.status == FINISHED and not game.over:
-            game.time_out()
+        game = room.game_of(log or ())
         extra: dict[str, Any] = {"token": token} if token else {}
         await self._drop_ticket(conn)  # in a room now: no longer waiting for a quick match
 
@@ -183,9 +181,11 @@ class Lobby:
             **hub.own_fields(conn, phase),
         }
         conn.send(encode("resumed", **fields))
+        leaderboard = hub.leaderboard()
+        flags = hub.flags(conn) if conn.role == "player" else {}
         for event in events:
             if event["v"] <= hub.version:
-                data = stored_event(event, phase)
+                data = stored_event(event, phase, leaderboard, flags)
                 if data is not None:
                     conn.send(data)
         return True

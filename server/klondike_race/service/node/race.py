@@ -183,7 +183,7 @@ class Race:
         """The player's game as stored (another connection of theirs may have moved)."""
         assert hub.room is not None and conn.player is not None
         log = await self.store.log.read(hub.code, conn.player)
-        game = conn.game = movelog.replay(Game(hub.room.game_deal, hub.room.settings), log)
+        game = conn.game = hub.room.game_of(log)
         conn.over = game.over
         return game
 

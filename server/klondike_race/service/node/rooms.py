@@ -9,10 +9,10 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from ...engine import Game, board_view, progress
+from ...engine import board_view, progress
 from ..clock import now_ms
 from ..config import Config
-from ..domain import movelog, ranking, rating
+from ..domain import ranking, rating
 from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
@@ -155,9 +155,7 @@ class RoomOps:
         elapsed = (room.ended or now_ms()) - (room.start_at or 0)
         for seat in room.seats:
             log = await self.store.log.read(room.code, seat.id)
-            game = movelog.replay(Game(room.game_deal, room.settings), log)
-            if room.end_reason == "time_limit" and not game.over:
-                game.time_out()
+            game = room.game_of(log)
             last_ms = game.times[-1] if game.times else 0
             prog = {**progress(game, elapsed), "last_ms": last_ms}
             progs[seat.id] = prog

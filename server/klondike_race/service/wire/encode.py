@@ -54,18 +54,25 @@ def error(reason: str, message: str, about: str | None = None, **extra: Any) -> 
     return encode_text("error", reason=reason, message=message, about=about, **extra)
 
 
-def stored_event(event: dict[str, Any], phase: str) -> bytes | None:
+def stored_event(
+    event: dict[str, Any], phase: str, leaderboard: Any, flags: dict[str, bool]
+) -> bytes | None:
     """A room event as kept in Redis, as the message a resuming connection gets of it
     (progress without boards: a connection that sees boards resumes with a full welcome).
-    A room is sent with the room's ``phase`` now, not as it was when the event was made."""
+    A room is sent with the room's ``phase`` now, not as it was when the event was made,
+    and, as every replayed event, with the ``leaderboard`` now (the stored events do not
+    keep the standings after each); ``flags``: a player's ``can_hint``/``can_finish`` now."""
     kind, v = event.get("type"), event["v"]
     if kind == "progress":
-        return encode("progress", v=v, player=event["player"], progress=event["progress"])
+        return encode(
+            "progress", v=v, player=event["player"], progress=event["progress"],
+            leaderboard=leaderboard,
+        )  # fmt: skip
     if kind == "room":
-        fields = {"v": v, "room": {**event["room"], "phase": phase}}
+        fields = {"v": v, "room": {**event["room"], "phase": phase}, "leaderboard": leaderboard}
         if "results" in event:
             fields["boards"] = event["results"]["boards"]
-        return encode("room", **fields)
+        return encode("room", **fields, **flags)
     if kind == "spectators":
         return encode("spectators", v=v, count=event["count"])
     if kind == "analysis":
