@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import orjson
@@ -11,6 +12,7 @@ import redis
 
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
+from klondike_race.service.node.sweeper import DEADLINE_GRACE_MS
 from klondike_race.service.store import moves_key, room_key
 
 from .conftest import Client, make_config, start_race
@@ -85,6 +87,34 @@ async def test_abandoned_rooms_are_closed_once_and_expire(nodes, redis_url) -> N
     assert gone not in {r["code"] for r in listed["rooms"]}
     for client in (c, d, lister):
         await client.close()
+
+
+async def test_a_time_limit_that_ends_with_nobody_there_ends_the_race(nodes, redis_url) -> None:
+    """Not after KR_ABANDONED_S of idleness: at the first sweep past the limit (with its
+    grace), with results: every unfinished game out of time, the record ended."""
+    one, _ = nodes
+    rds = redis.Redis.from_url(redis_url)
+    a, b = await start_race(one.port, time_limit=10)
+    code = a.seen[0]["room"]["code"]
+    ends_at = next(m for m in a.seen if m["type"] == "start")["room"]["ends_at"]
+    assert rds.zscore("rooms:deadlines", code) == ends_at
+    assert (await a.move("draw"))["type"] == "ack"
+    for client in (a, b):
+        await client.close()
+    # idle long past KR_ABANDONED_S (1 s) yet not closed: a race with a time limit waits
+    # for it (a player may come back)
+    await asyncio.sleep(3)
+    assert state(rds, code)["status"] == "started"
+    wait = ends_at / 1000 + DEADLINE_GRACE_MS / 1000 + 1 - time.time()
+    await asyncio.sleep(max(0.0, wait))
+    room = state(rds, code)
+    assert room["status"] == "finished" and room["end_reason"] == "time_limit", room
+    assert rds.zscore("rooms:deadlines", code) is None
+    assert rds.zscore("rooms:active", code) is None
+    watcher = await Client.open(one.port)
+    welcome = await watcher.request("watch", "welcome", code=code)
+    assert {r["status"] for r in welcome["leaderboard"]} == {"out_of_time"}
+    await watcher.close()
 
 
 async def test_a_returning_player_keeps_the_room_alive(nodes, redis_url) -> None:

@@ -104,6 +104,9 @@ class RoomOps:
             return v
         if rev == 0:
             await self.store.sweeping.track(code, now)
+        ends_at = room.ends_at()
+        if ends_at is not None and room.status != FINISHED:  # (the same score each time)
+            await self.store.sweeping.deadline(code, ends_at)
         if room.status == FINISHED or room.options.private:
             await self.store.rooms.set_public(code, room.created, False)
         if (

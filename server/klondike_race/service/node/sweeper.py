@@ -17,6 +17,10 @@ from .rooms import RATING_GRACE_MS, RoomOps
 
 log = structlog.get_logger("klondike_race.sweeper")
 
+# a race's time limit is ended by the node of a connected player at once; the sweeper
+# leaves it this long before it ends the race itself
+DEADLINE_GRACE_MS = 2000
+
 
 class Sweeper:
     """``analyse`` is called with each finished race whose analysis is overdue, ``rate``
@@ -61,7 +65,10 @@ class Sweeper:
         cfg = self.config
         before = now - 1000 * min(cfg.abandoned_s, cfg.waiting_abandoned_s)
         closed = 0
-        for code in await self.store.sweeping.idle_rooms(before):
+        # idle rooms, and races whose time limit passed a moment ago (a node with one of
+        # their players connected ends them at once; with nobody there, this does)
+        ended = await self.store.sweeping.past_deadline(now - DEADLINE_GRACE_MS)
+        for code in dict.fromkeys([*await self.store.sweeping.idle_rooms(before), *ended]):
             if await self._sweep_room(code, now):
                 closed += 1
         for code in await self.store.sweeping.claim_analyses(now):

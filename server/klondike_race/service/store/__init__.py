@@ -35,6 +35,9 @@ untagged names below. Each global structure is one key, so one slot (docs/operat
 ``rooms:public``            zset    code -> creation time, open public rooms
 ``rooms:active``            zset    code -> last time a player was connected (epoch ms),
                                     rooms not finished; what the sweeper looks at
+``rooms:deadlines``         zset    code -> when (epoch ms) its time limit ends, races
+                                    not finished that have one; the sweeper ends those
+                                    past it that no node ended (nobody was connected)
 ``rooms:analysis``          zset    code -> when (epoch ms) a finished race still without
                                     its analysis is due to be analysed again by the
                                     sweeper (its node died before storing it)

@@ -57,7 +57,22 @@ class Sweeping(Part):
         await self._timed(self.redis.zadd("rooms:active", {code: now}, nx=True))
 
     async def untrack(self, code: str) -> None:
-        await self._timed(self.redis.zrem("rooms:active", code))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrem("rooms:active", code)
+            pipe.zrem("rooms:deadlines", code)
+            await self._timed(pipe.execute())
+
+    async def deadline(self, code: str, at: int) -> None:
+        """A race with a time limit, ending at ``at`` (epoch ms): the sweeper ends it then
+        if no node did (nobody was connected); it leaves with ``untrack``."""
+        await self._timed(self.redis.zadd("rooms:deadlines", {code: at}))
+
+    async def past_deadline(self, now: int, limit: int = 200) -> list[str]:
+        """Tracked races whose time limit ended before ``now``."""
+        codes: Any = await self._timed(
+            self.redis.zrangebyscore("rooms:deadlines", "-inf", now, start=0, num=limit)
+        )
+        return [c.decode() for c in codes]
 
     async def touch(self, codes: list[str], now: int) -> None:
         """Players are connected to these rooms now (only rooms still tracked are kept)."""
