@@ -224,6 +224,27 @@ async def test_sign_ins_are_rate_limited_per_account_and_per_address(redis_url) 
         await node.stop()
 
 
+async def test_behind_a_balancer_the_limits_count_the_address_it_added(redis_url) -> None:
+    """KR_TRUST_FORWARDED: the client's address is the last entry of the last
+    X-Forwarded-For line, the one the balancer appended after any the client sent
+    (HAProxy adds a line of its own); two lines once closed the connection with 1011."""
+    configure(json=False, level="warning")
+    node = Node(make_config(redis_url, trust_forwarded=True), redis_url)
+    port = await node.start()
+    try:
+        lines = [("X-Forwarded-For", "1.2.3.4"), ("X-Forwarded-For", "10.0.0.9, 5.6.7.8")]
+        c = await Client.open(port, additional_headers=lines)
+        assert (await c.request("ping", "pong", id=1))["type"] == "pong"
+        got = await c.request("sign_in", "identity", name="Nobody", password="guess guess")
+        assert got["reason"] == "bad_credentials", got
+        rds = redis.Redis.from_url(redis_url)
+        assert rds.exists("rl:signin:addr:5.6.7.8")
+        assert not rds.keys("rl:signin:addr:1.2.3.4") and not rds.keys("rl:signin:addr:10.*")
+        await c.close()
+    finally:
+        await node.stop()
+
+
 async def test_an_unknown_name_costs_the_time_of_a_wrong_password(node) -> None:
     await register(node.port, "Fay")
     c = await Client.open(node.port)

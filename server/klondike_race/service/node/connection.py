@@ -92,11 +92,13 @@ class Connections:
 
     def address(self, ws: ServerConnection) -> str:
         """The client's IP address: the peer's, or behind a trusted load balancer
-        (``KR_TRUST_FORWARDED``) the last one it added to X-Forwarded-For."""
+        (``KR_TRUST_FORWARDED``) the last one it added to X-Forwarded-For: the last entry
+        of the last such header (a balancer adds its own header line after any the client
+        sent; HAProxy's ``option forwardfor`` does)."""
         if self.config.trust_forwarded and ws.request is not None:
-            forwarded = ws.request.headers.get("X-Forwarded-For", "")
-            if forwarded.strip():
-                return forwarded.split(",")[-1].strip()[:64]
+            forwarded = ws.request.headers.get_all("X-Forwarded-For")
+            if forwarded and forwarded[-1].strip():
+                return forwarded[-1].split(",")[-1].strip()[:64]
         peer = ws.remote_address
         return str(peer[0]) if peer else ""
 
