@@ -16,7 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .config import Config
+from .config import Config, ConfigError
 
 
 def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -119,9 +119,15 @@ async def run(config: Config, ready: asyncio.Future[int] | None = None) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
-    if config.workers < 1:
-        print("--workers must be 1 or more", file=sys.stderr)
+    try:
+        config = config_from_args(args)
+    except ConfigError as err:
+        print(f"klondike-race serve: {err}", file=sys.stderr)
+        return 2
+    problems = config.problems()
+    for problem in problems:
+        print(f"klondike-race serve: {problem}", file=sys.stderr)
+    if problems:
         return 2
     if config.workers > 1:
         from .workers import supervise

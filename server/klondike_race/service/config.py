@@ -9,8 +9,42 @@ import os
 from dataclasses import dataclass, fields
 
 
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names its variable."""
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
 def _env_bool(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    word = value.strip().lower()
+    if word not in _TRUE + _FALSE:
+        raise ValueError(f"not one of {', '.join(_TRUE + _FALSE)}")
+    return word in _TRUE
+
+
+# each number's least value, and greatest where there is one (docs/operations.md)
+_RANGES: dict[str, tuple[float, float | None]] = {
+    "port": (0, 65535), "worker_ports": (0, 65535), "worker_port": (0, 65535),
+    "replica_acks": (0, None), "replica_wait_ms": (1, None), "redis_connections": (1, None),
+    "countdown_ms": (0, None), "max_message": (256, None), "rate": (0.1, None),
+    "burst": (1, None), "workers": (1, None), "spectator_batch_ms": (0, None),
+    "keep_finished_s": (1, None), "keep_daily_s": (1, None), "sweep_interval_s": (0.1, None),
+    "abandoned_s": (1, None), "waiting_abandoned_s": (1, None), "solver_workers": (1, None),
+    "solver_queue": (1, None), "solver_hint_s": (0.01, None), "solver_finish_s": (0.01, None),
+    "solver_seed_s": (0.01, None), "solver_seed_tries": (1, None),
+    "challenge_time_limit_s": (10, 4 * 3600), "solver_challenge_s": (0.01, None),
+    "solver_challenge_tries": (1, None), "board_interval_ms": (10, None),
+    "solver_analysis_s": (0.01, None),
+}  # fmt: skip
+_CHOICES = {
+    "log_level": ("debug", "info", "warning", "error"),
+    "appendfsync": ("always", "everysec", "no"),
+}
+
+
+def env_name(field: str) -> str:
+    return "REDIS_URL" if field == "redis_url" else "KR_" + field.upper()
 
 
 @dataclass(slots=True)
@@ -65,24 +99,49 @@ class Config:
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
+        """The settings of ``env`` (default: the environment); a value that is not of its
+        setting's kind raises ConfigError (ranges: ``problems``)."""
         env = dict(os.environ if env is None else env)
         config = cls()
-        names = {"redis_url": "REDIS_URL"}
         for f in fields(cls):
-            key = names.get(f.name, "KR_" + f.name.upper())
+            key = env_name(f.name)
             if key not in env or env[key] == "":
                 continue
             raw = env[key]
             current = getattr(config, f.name)
-            if f.name in ("dev", "log_json", "uvloop"):
-                value: object = _env_bool(raw)
-            elif isinstance(current, bool):
-                value = _env_bool(raw)
-            elif isinstance(current, int):
-                value = int(raw)
-            elif isinstance(current, float):
-                value = float(raw)
-            else:
-                value = raw
+            try:
+                if f.name == "log_json" or isinstance(current, bool):  # (log_json: None)
+                    value: object = _env_bool(raw)
+                elif isinstance(current, int):
+                    value = int(raw)
+                elif isinstance(current, float):
+                    value = float(raw)
+                else:
+                    value = raw
+            except ValueError as err:
+                why = str(err)  # a switch's words
+                if isinstance(current, float):
+                    why = "not a number"
+                elif isinstance(current, int) and not isinstance(current, bool):
+                    why = "not a whole number"
+                raise ConfigError(f"{key}={raw!r}: {why}") from None
             setattr(config, f.name, value)
         return config
+
+    def problems(self) -> list[str]:
+        """What is wrong with these settings, one line each naming its variable."""
+        out = []
+        for name, (low, high) in _RANGES.items():
+            value = getattr(self, name)
+            if value < low or (high is not None and value > high):
+                bound = f"{low:g} or more" if high is None else f"{low:g} to {high:g}"
+                out.append(f"{env_name(name)}={value}: must be {bound}")
+        for name, choices in _CHOICES.items():
+            if getattr(self, name) not in choices:
+                out.append(f"{env_name(name)}={getattr(self, name)!r}: one of {', '.join(choices)}")
+        draws = [d.strip() for d in self.daily_draws.split(",")]
+        if not all(d in ("1", "3") for d in draws) or len(set(draws)) != len(draws):
+            out.append(f"KR_DAILY_DRAWS={self.daily_draws!r}: 1, 3 or 1,3")
+        if self.worker_ports and self.worker_ports + self.workers - 1 > 65535:
+            out.append(f"KR_WORKER_PORTS={self.worker_ports}: the last worker's port is over 65535")
+        return out
