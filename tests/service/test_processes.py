@@ -66,6 +66,30 @@ async def test_sigkill_mid_race_loses_nothing_acknowledged(redis_url, tmp_path, 
         assert server.stop() == 0  # SIGTERM: a graceful exit
 
 
+def test_a_data_folder_serves_one_server_at_a_time(tmp_path) -> None:
+    """Two redis-servers must not append to one AOF: a second `serve` on a folder in use
+    waits for its lock (an earlier run's redis-server may be finishing), then refuses."""
+    import subprocess
+    import sys
+
+    first = ServerProcess(None, data_dir=tmp_path / "data").start()
+    try:
+        env = {**first.env, "KR_PORT": "0"}
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "klondike_race.cli", "serve"],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 1, done
+        assert "another server uses the data folder" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and time.monotonic() - started >= 9
+    finally:
+        assert first.stop() == 0
+    # stopped, the folder is free again: the next server starts on it at once
+    again = ServerProcess(None, data_dir=tmp_path / "data").start()
+    assert again.stop() == 0
+
+
 async def test_two_nodes_serve_one_room(redis_url) -> None:
     ref = winnable(draw=1, index=7)
     a = ServerProcess(redis_url).start()

@@ -129,6 +129,16 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"klondike-race serve: {problem}", file=sys.stderr)
     if problems:
         return 2
+    from .embedded import EmbeddedRedisError
+
+    try:
+        return _serve_with(config)
+    except EmbeddedRedisError as err:
+        print(f"klondike-race serve: {err}", file=sys.stderr)
+        return 1
+
+
+def _serve_with(config: Config) -> int:
     if config.workers > 1:
         from .workers import supervise
 

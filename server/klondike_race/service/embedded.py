@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import shutil
 import signal
@@ -52,8 +53,13 @@ def die_with_parent() -> None:
             os.kill(os.getpid(), signal.SIGTERM)
 
 
+class EmbeddedRedisError(RuntimeError):
+    """The embedded redis-server could not start (the message says why)."""
+
+
 class EmbeddedRedis:
-    """``start()`` a redis-server in ``data_dir``; ``url`` to reach it; ``stop()`` it."""
+    """``start()`` a redis-server in ``data_dir``; ``url`` to reach it; ``stop()`` it. One
+    at a time per folder: the redis-server holds the folder's lock (``_lock``)."""
 
     def __init__(
         self,
@@ -76,7 +82,7 @@ class EmbeddedRedis:
 
     def start(self, timeout: float = 10.0) -> EmbeddedRedis:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._wait_for_previous(timeout)
+        lock = self._lock(timeout)
         args = [
             redis_server_binary(),
             "--port",
@@ -99,41 +105,50 @@ class EmbeddedRedis:
             str(self.data_dir.resolve() / "redis.pid"),
             *self.extra,
         ]
-        self.process = subprocess.Popen(
-            args,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=die_with_parent if self.tie_to_parent else None,
-        )
+        try:
+            self.process = subprocess.Popen(
+                args,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                preexec_fn=die_with_parent if self.tie_to_parent else None,
+                pass_fds=(lock,),  # the folder's lock is the redis-server's from now on
+            )
+        finally:
+            os.close(lock)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 log = self.data_dir / "redis.log"
                 tail = log.read_text()[-500:] if log.exists() else ""
-                raise RuntimeError(f"redis-server exited ({self.process.returncode}): {tail}")
+                raise EmbeddedRedisError(f"redis-server exited ({self.process.returncode}): {tail}")
             if self._ping():
                 return self
             time.sleep(0.02)
         self.stop()
-        raise RuntimeError("redis-server did not answer in time")
+        raise EmbeddedRedisError("redis-server did not answer in time")
 
-    def _wait_for_previous(self, timeout: float) -> None:
-        """A redis-server of an earlier run (its parent was killed) may still be writing
-        its AOF in this folder: wait until it has exited."""
-        pidfile = self.data_dir / "redis.pid"
-        try:
-            pid = int(pidfile.read_text().strip())
-        except (OSError, ValueError):
-            return
+    def _lock(self, timeout: float) -> int:
+        """The folder's lock (an exclusive ``flock`` on its ``lock`` file), for the
+        redis-server to hold for as long as it runs: the kernel drops it when that
+        process exits, however it exits. A redis-server of an earlier run (its parent
+        was killed) may still be writing its AOF here: the lock is waited for up to
+        ``timeout`` s; one still held then is another server's (two redis-servers must
+        not append to one AOF)."""
+        fd = os.open(self.data_dir / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            except PermissionError:
-                return
-            time.sleep(0.05)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise EmbeddedRedisError(
+                        f"another server uses the data folder {self.data_dir} (its "
+                        "redis-server holds the folder's lock): stop it, or give this one "
+                        "another folder (KR_DATA_DIR)"
+                    ) from None
+                time.sleep(0.05)
 
     def _ping(self) -> bool:
         try:
