@@ -63,7 +63,7 @@ def test_valid_messages_decode_to_frozen_types() -> None:
         ('{"type":"create","name":"a","spectator_delay":1.5}', "bad_field"),
         ('{"type":"join","code":"AB","name":"x"}', "bad_field"),
         ('{"type":"join","name":"x"}', "missing_field"),
-        ('{"type":"resume","token":"short"}', "bad_field"),
+        ('{"type":"resume","token":5}', "bad_field"),  # (a string that is no token: bad_token)
         ('{"type":"ping","id":[1]}', "bad_field"),
         # one strict reading: no normalisation the docs do not promise
         ('{"type":"create","name":"a","settings":{"draw":"1"}}', "bad_field"),

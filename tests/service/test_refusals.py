@@ -137,9 +137,10 @@ async def test_room_and_role_errors(node) -> None:
     lone = await Client.open(node.port)
     assert (await lone.request("move", "refused", seq=1, action="draw"))["reason"] == "not_in_room"
     assert (await lone.request("join", "welcome", code="ZZZZZZ", name="x"))["reason"] == "no_room"
-    assert (await lone.request("resume", "welcome", token="ZZZZZZ.p1.notatoken"))["reason"] == (
-        "bad_token"
-    )
+    for token in ("ZZZZZZ.p1.notatoken", "short", "", "x" * 500):  # any string: a token or not
+        assert (await lone.request("resume", "welcome", token=token))["reason"] == "bad_token"
+    typed = await lone.request("resume", "welcome", token=7)
+    assert typed["reason"] == "bad_field", typed
     a, b = await start_race(node.port, deal=DEAL)
     code = a.seen[0]["room"]["code"]
     spectator = await Client.open(node.port)
