@@ -21,6 +21,7 @@ async def test_spectators_see_the_race_that_far_behind(node) -> None:
     early = await Client.open(node.port)
     welcome = await early.request("watch", "welcome", code=code)
     assert welcome["room"]["spectator_delay"] == 1
+    assert welcome["progress"] == {}  # as live: the players who have moved, none yet
     moved = time.monotonic()
     assert (await a.move("draw"))["type"] == "ack"
     # the other racer hears of it at once (progress only); the spectator a second later
@@ -35,7 +36,8 @@ async def test_spectators_see_the_race_that_far_behind(node) -> None:
     late = await Client.open(node.port)
     seen = await late.request("watch", "welcome", code=code)
     assert seen["boards"]["p1"]["moves"] == 1 and seen["boards"]["p1"]["stock"] == 23
-    assert seen["progress"]["p1"]["moves"] == 1
+    assert seen["progress"]["p1"]["moves"] == 1 and "p2" not in seen["progress"]
+    assert {r["player"] for r in seen["leaderboard"]} == {"p1", "p2"}
     assert [r["moves"] for r in seen["leaderboard"] if r["player"] == "p1"] == [1]
     # ... and then every move after that, each a second after it was made
     await late.drain(1.5)

@@ -63,9 +63,10 @@ class Boards:
         elapsed = max(0, elapsed)
         progresses: dict[str, dict[str, Any]] = {}
         boards: dict[str, BoardView] = {}
-        for pid, (game, _) in (await self.replay_logs(room, players, elapsed)).items():
-            last_ms = game.times[-1] if game.times else 0
-            progresses[pid] = {**progress(game, elapsed), "last_ms": last_ms}
+        for pid, (game, logged) in (await self.replay_logs(room, players, elapsed)).items():
+            if logged:  # (as live: only the players who had moved by then)
+                last_ms = game.times[-1] if game.times else 0
+                progresses[pid] = {**progress(game, elapsed), "last_ms": last_ms}
             boards[pid] = board_view(game, elapsed)
         return progresses, boards
 
