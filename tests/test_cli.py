@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from klondike_race.cli import main
-from tests.conftest import reference_deals, step_to_move
+from tests.conftest import ROOT, reference_deals, step_to_move
 from tests.engine.test_deal import VECTORS
 
 SCRIPT = Path(sys.executable).parent / "klondike-race"
@@ -107,6 +107,17 @@ def test_verify_a_winning_line(capsys, tmp_path, ref) -> None:
     summary = json.loads(final.removeprefix("final: "))
     assert summary["status"] == "won" and summary["foundation"] == 52
     assert summary["moves"] == ref["steps"]
+
+
+def test_the_record_docs_notation_shows_is_legal(capsys, tmp_path) -> None:
+    """docs/notation.md's example record replays move by move on its own seed."""
+    text = (ROOT / "docs" / "notation.md").read_text()
+    block = text.split("## Game records", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    record = json.loads(block)
+    code, out, _ = run(capsys, "verify", write(tmp_path, record))
+    assert code == 0, out
+    final = json.loads(out.splitlines()[-1].removeprefix("final: "))
+    assert final["moves"] == len(record["moves"]) and final["status"] == "resigned"
 
 
 def test_verify_names_the_illegal_move(capsys, tmp_path) -> None:
