@@ -152,6 +152,11 @@ async def test_hints_refused_in_races_and_finish_only_once_the_race_finished(
         last = await a.expect("ack", timeout=10)
     assert last is not None and last["board"]["status"] == "won"
     assert rds.llen(moves_key(code, "p1")) == 2  # the race's log is untouched
+    # the continuation's clock goes on from the race's last move: its times stay in order
+    raced = [int(e.rsplit(b"@", 1)[1]) for e in rds.lrange(moves_key(code, "p1"), 0, 0)]
+    times = [int(e.rsplit(b"@", 1)[1]) for e in rds.lrange(moves_key(fork["code"], "p1"), 0, -1)]
+    assert times[0] == raced[0] and times == sorted(times) and len(times) == 1 + finishing["moves"]
+    assert welcome["progress"]["p1"]["last_ms"] == raced[0]
     analysis = await b.expect("analysis", timeout=30)
     assert set(analysis["analysis"]["players"]) == {"p1", "p2"}
     assert analysis["analysis"]["deal"] == "win"

@@ -106,7 +106,7 @@ class Lobby:
     async def new_room(
         self, name: str, options: RoomOptions, deal: dict[str, Any] | None = None,
         conn: Conn | None = None, parent: str | None = None, reveal_at: int | None = None,
-        deal_of: str | None = None,
+        deal_of: str | None = None, elapsed: int = 0,
     ) -> tuple[Room, str, str]:  # fmt: skip
         """A new room with its first player seated: (room, player id, secret). A
         winnable-only room deals the first seed from a random (or the given) one that the
@@ -119,8 +119,9 @@ class Lobby:
             deal = {"seed": await self.solving.winnable_seed(deal["seed"], settings)}
         who, guest = seat_owner(conn) if conn is not None else ("", True)
         return await self.rooms.create_seated(
-            name, options, deal, parent, who, guest, reveal_at=reveal_at, deal_of=deal_of
-        )
+            name, options, deal, parent, who, guest, reveal_at=reveal_at, deal_of=deal_of,
+            elapsed=elapsed,
+        )  # fmt: skip
 
     # ---- entering rooms ---------------------------------------------------------------
     async def enter(

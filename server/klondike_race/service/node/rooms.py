@@ -173,18 +173,20 @@ class RoomOps:
         seat: Callable[[Room, int], tuple[Room, list[str]]],
         parent: str | None = None,
         salt: str | None = None,
+        elapsed: int = 0,
         **attempt: Any,
     ) -> tuple[Room, list[str]]:
         """Store a new room under a fresh code: ``seat(room, now)`` seats its first
         players and returns their ids. A practice room and a challenge attempt
-        (``attempt``: its ``challenge`` and ``reveal_at``) start at once."""
+        (``attempt``: its ``challenge`` and ``reveal_at``) start at once, a practice
+        continuation with its race clock at ``elapsed`` ms (the race's last move)."""
         now = now_ms()
         for _ in range(20):
             room = Room(new_code(), now, deal, salt or secrets.token_hex(16), options,
                         parent=parent, **attempt)  # fmt: skip
             room, pids = seat(room, now)
             if options.practice or room.challenge:
-                room = start(room, now, 0)
+                room = start(room, now, -elapsed)
             elif options.quick:
                 room = start(room, now, self.config.countdown_ms)
             if await self.commit(room.code, 0, room, False) >= 0:
