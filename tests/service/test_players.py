@@ -146,6 +146,14 @@ async def test_sign_in_on_two_devices_and_sign_out_everywhere(node) -> None:
         c, who = await hello(node.port, session=session)
         assert who["type"] == "error" and who["reason"] == "bad_session", who
         await c.close()
+    # a refused hello changes nothing: the connection is still the guest it was
+    other = device()
+    ended = await phone.request("hello", "identity", device=other, session=signed["session"])
+    assert ended["reason"] == "bad_session", ended
+    room = await phone.request("create", "welcome", name="Pip")
+    (seat,) = room["room"]["players"]
+    assert seat["who"] == out["player"]["id"], (seat, out)
+    await phone.request("leave", "left")
     again = await phone.request("sign_out", "identity")
     assert again["reason"] == "not_signed_in", again
     for c in (a, phone):

@@ -143,6 +143,11 @@ async def test_room_and_role_errors(node) -> None:
     assert typed["reason"] == "bad_field", typed
     a, b = await start_race(node.port, deal=DEAL)
     code = a.seen[0]["room"]["code"]
+    # a refused watch (or join) of another room changes nothing: still racing here
+    assert (await a.request("watch", "welcome", code="ZZZZZZ"))["reason"] == "no_room"
+    assert (await a.request("join", "welcome", code="ZZZZZZ", name="x"))["reason"] == "no_room"
+    assert (await a.move("draw"))["type"] == "ack"
+    assert (await b.expect("progress"))["player"] == "p1"  # and still told of the room
     spectator = await Client.open(node.port)
     assert (await spectator.request("watch", "welcome", code=code))["role"] == "spectator"
     answer = await spectator.request("move", "refused", seq=1, action="draw")

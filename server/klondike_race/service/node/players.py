@@ -57,15 +57,19 @@ class Players:
 
     # ---- who is here ------------------------------------------------------------------
     async def hello(self, conn: Conn, m: Hello) -> None:
-        if m.device is not None:
-            conn.guest = players.guest(m.device)
-            conn.identity = conn.guest
+        """Who this connection is; a refused hello (an ended session) changes nothing."""
+        guest = players.guest(m.device) if m.device is not None else None
+        account = None
         if m.session is not None:
             got = await self.store.accounts.session(m.session)
             if got is None:
                 raise ServiceError("bad_session", "this session has ended: sign in again")
-            conn.identity = Identity(ACCOUNT + got[0], got[1], False)
+            account = Identity(ACCOUNT + got[0], got[1], False)
             conn.session = session_hash(m.session)
+        if guest is not None:
+            conn.guest = conn.identity = guest
+        if account is not None:
+            conn.identity = account
         await self._tell(conn)
 
     async def _tell(self, conn: Conn, session: str | None = None) -> None:

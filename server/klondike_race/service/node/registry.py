@@ -69,21 +69,24 @@ class Hubs:
         ``welcome(hub)`` sends its first message (``welcome`` or ``resumed``), and must send
         it after its last await: the room's events reach ``conn`` from that moment on, so
         per connection versions only go up and nothing comes before the welcome."""
-        await self.detach(conn)
         try:
-            hub = await self.open(code)
+            hub = await self.open(code)  # first: a refusal leaves conn where it was
         except LookupError:
             raise ServiceError("no_room", f"no room {code}") from None
-        conn.hub, conn.role, conn.player, conn.game = hub, role, player, game
-        conn.over = game is not None and game.over
-        conn.log = log.bind(conn=conn.id, room=code, player=player, role=role)
         hub.arriving.add(conn)  # keeps the hub open meanwhile
         try:
+            await self.detach(conn)
+            conn.hub, conn.role, conn.player, conn.game = hub, role, player, game
+            conn.over = game is not None and game.over
+            conn.log = log.bind(conn=conn.id, room=code, player=player, role=role)
             await welcome(hub)
             hub.conns.add(conn)  # no await since the welcome was sent
         except BaseException:
             hub.arriving.discard(conn)
-            await self.detach(conn)
+            if conn.hub is hub:
+                await self.detach(conn)
+            else:
+                await self._close_if_unused(hub)
             raise
         hub.arriving.discard(conn)
         if role == "player":
@@ -99,11 +102,16 @@ class Hubs:
             return
         conn.hub, conn.role, conn.player, conn.game = None, None, None, None
         hub.conns.discard(conn)
-        if not hub.conns and not hub.arriving and self.hubs.get(hub.code) is hub:
-            del self.hubs[hub.code]
-            await hub.close()
-        else:
+        if not await self._close_if_unused(hub):
             await self._count_spectators(hub)
+
+    async def _close_if_unused(self, hub: RoomHub) -> bool:
+        """Close ``hub`` if no connection is in it or arriving; True when closed."""
+        if hub.conns or hub.arriving or self.hubs.get(hub.code) is not hub:
+            return False
+        del self.hubs[hub.code]
+        await hub.close()
+        return True
 
     async def _count_spectators(self, hub: RoomHub) -> None:
         count = sum(1 for c in hub.conns if c.role == "spectator")
