@@ -337,6 +337,9 @@ async def test_every_device_of_a_player_has_one_seat(node) -> None:
     played = await laptop.move("draw", seq=3)
     assert played["type"] == "ack" and not played.get("duplicate"), played
     assert (await laptop.move("draw", seq=4))["type"] == "ack"
+    # a retry on the phone, behind: acknowledged as stored, with the current board
+    retry = await phone.move("draw", seq=2)
+    assert retry["duplicate"] and retry["board"]["moves"] == 4, retry
     # a guest device joining as the same guest gets the same seat back too
     for c in (host, laptop, phone):
         await c.close()

@@ -107,9 +107,12 @@ class Race:
             self._refuse(conn, seq, "not_your_game", "you can only play your own game")
             return None
         phase = hub.phase()
+        if seq <= movelog.logged(game) and not fresh:
+            # a retry: answered as stored (even after the end: a refusal would say nothing
+            # changed) with the current board, which another device of the player's may
+            # have moved on from this connection's copy
+            return self._after_reload(conn, hub, seq, player, t0, move)
         if phase == FINISHED and seq <= movelog.logged(game):
-            # stored before the end (a retry): answered as stored, not refused, since a
-            # refusal says nothing changed
             self.ack_again(conn, hub, seq)
             return None
         if phase != RACING:
@@ -191,8 +194,9 @@ class Race:
         self, conn: Conn, hub: RoomHub, seq: int, player: str | None, t0: float,
         move: Move | None,
     ) -> bool:  # fmt: skip
-        """A gap in this connection's sequence: checked again against the stored game,
-        so that the number a refusal names is the stored one."""
+        """A gap or a retry in this connection's sequence: checked again against the
+        stored game, so that a refusal names the stored next number and a retry's ack
+        shows the current board."""
         await self._reload(conn, hub)
         return await self.play(conn, seq, player, t0, move, fresh=True)
 
