@@ -307,9 +307,12 @@ function resend(before) {
 }
 
 // ---- moves ----------------------------------------------------------------------------
+// Play is possible only on the race screen itself: not while a page (a replay, a profile,
+// a challenge) is shown over it, whose keys are its own.
 function canPlay() {
   return state.role === 'player' && viewOf(state) === 'race' && roomPhase(state) === 'racing'
-    && Boolean(state.board) && !gameOver(state) && !state.finishing && !state.playback;
+    && Boolean(state.board) && !gameOver(state) && !state.finishing && !state.playback
+    && !state.replay && !state.profile && !state.daily;
 }
 
 // "Finish it for me": the server plays the solver's whole line at once; the client shows
@@ -544,6 +547,7 @@ $('#btn-invite-join').addEventListener('click', () => {
   net.send({ type: 'join', code, name: playName(state) });
 });
 $('#btn-invite-no').addEventListener('click', () => {
+  pendingIntent = null; // declined: no later (re)connection joins it
   store.update((s) => { s.invite = null; });
   history.replaceState(null, '', address());
 });

@@ -7,6 +7,7 @@ Qs Js Jh 2d Ac 6d Th, so Jh can go on Qs, Ac can go home, and 2d cannot go on 6d
 from __future__ import annotations
 
 import hashlib
+import re
 
 import pytest
 
@@ -552,6 +553,42 @@ def test_quick_match_pairs_two_players_on_one_deal(players, button, draw) -> Non
     ann.page.reload()
     ann.screen("race")
     ann.page.wait_for_function("() => window.kr.store.state.board !== null")
+
+
+def test_a_page_over_the_race_keeps_its_keys_and_a_declined_invite_stays_declined(
+    players,
+) -> None:
+    """The game's keys are not read while a page (a profile, a replay) is shown over the
+    race; an invitation declined with "Not now" is not joined on a later connection."""
+    alice, bob, carol = players(), players(), players()
+    code = start_race(alice, [bob], seed=SEED)
+    page = alice.page
+    who = alice.state("s.room.players.find((p) => p.id === 'p2').who")
+    # (a guest who never finished a race has no profile yet: the browser logs the 404)
+    alice.expected.append(re.compile(r"status of 404 .* @ .*/api/players/"))
+    for route in (f"#/players/{who}", f"#/replay/{code}"):
+        page.evaluate(f"() => {{ location.hash = {route!r}; }}")
+        page.wait_for_function("() => document.body.dataset.route !== ''")
+        page.keyboard.press("d")
+        page.wait_for_timeout(300)
+        assert alice.state("s.board.moves") == 0 and alice.state("s.inflight") is None
+        page.evaluate("() => { history.back(); }")
+        page.wait_for_function("() => document.body.dataset.route === ''")
+    page.keyboard.press("d")  # on the race itself the key plays
+    page.wait_for_selector('#stat-moves:text-is("1")')
+    # carol, invited with no name, declines; then a reconnection must not seat her
+    wire = carol.wire()
+    carol.page.goto(f"{carol.base}?join={code}")
+    carol.page.wait_for_selector('#conn-state[data-state="open"]')
+    carol.page.click("#btn-invite-no")
+    carol.set_name("Carol")  # a name now: a join would go out with it
+    carol.page.evaluate("() => window.kr.net.drop()")
+    carol.page.wait_for_selector('#conn-state:not([data-state="open"])')
+    carol.page.wait_for_selector('#conn-state[data-state="open"]')
+    carol.page.wait_for_timeout(800)
+    assert carol.state("s.room") is None
+    assert len(wire.opened) == 2 and not wire.sent("join"), wire.log
+    assert len(alice.state("s.room.players")) == 2
 
 
 def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) -> None:
