@@ -109,6 +109,11 @@ function onOpen() {
   net.send(account.hello()); // who this is, before anything else (a resume included)
   net.send({ type: 'challenges' });
   if (boardWanted) net.send({ type: 'watch_board', challenge: boardWanted.id, deal: boardWanted.deal });
+  if (state.role === 'spectator' && state.room) {
+    // watching: watch again (not the race another tab of this browser plays in)
+    net.send({ type: 'watch', code: state.room.code });
+    return;
+  }
   const session = storage.get('kr.session');
   const wanted = pendingIntent;
   if (session && session.token && (!wanted || wanted.code === session.code)) {
@@ -135,10 +140,6 @@ function onOpen() {
   if (state.view === 'queue' && !state.room && playName(state)) {
     // the queue ticket died with the socket
     net.send({ type: 'quick', name: playName(state), draw: state.quickDraw || 1 });
-    return;
-  }
-  if (state.role === 'spectator' && state.room) {
-    net.send({ type: 'watch', code: state.room.code });
     return;
   }
   store.update(leaveRoom);
@@ -204,7 +205,7 @@ function onMessage(msg) {
       if (attemptOf(state.room) && roomPhase(state) === 'finished') net.send({ type: 'challenges' });
       break;
     case 'left':
-      storage.set('kr.session', null);
+      forgetSession(msg.code);
       forgetRoom(msg.code);
       history.replaceState(null, '', address());
       net.send({ type: 'rooms' });
@@ -279,6 +280,13 @@ function forgetRoom(code) {
   if (!code || !state.identity) return;
   if (!state.identity.rooms.some((r) => r.code === code)) return;
   store.update((s) => { s.identity.rooms = s.identity.rooms.filter((r) => r.code !== code); });
+}
+
+// The stored session (a player's token, shared by this browser's tabs) is forgotten only
+// when it is the session of the room this tab leaves: another tab may be racing on it.
+function forgetSession(code) {
+  const session = storage.get('kr.session');
+  if (session && session.code === code) storage.set('kr.session', null);
 }
 
 function resume() {
@@ -784,7 +792,7 @@ $('#btn-rematch-join').addEventListener('click', () => {
   else if (needName()) net.send({ type: 'join', code: room.rematch, name: playName(state) });
 });
 $('#btn-lobby').addEventListener('click', () => {
-  storage.set('kr.session', null);
+  if (state.room) forgetSession(state.room.code);
   net.send({ type: 'leave' });
   store.update(leaveRoom);
   history.replaceState(null, '', address());

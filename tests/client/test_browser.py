@@ -591,6 +591,32 @@ def test_a_page_over_the_race_keeps_its_keys_and_a_declined_invite_stays_decline
     assert len(alice.state("s.room.players")) == 2
 
 
+def test_two_tabs_share_the_token_without_taking_each_others_place(players) -> None:
+    """Tabs of one browser share kr.session: a tab watching another room watches it again
+    after a drop (it does not take over the race), and leaving it keeps the racing tab's
+    token (a reload of that tab resumes the race)."""
+    alice, bob, carol = players(), players(), players()
+    code = start_race(alice, [bob], seed=SEED)
+    other = carol.create("Carol")  # a room of carol's, waiting
+    tab = alice.context.new_page()
+    tab.goto(f"{alice.base}?watch={other}")
+    tab.wait_for_selector("#screen-watch:not([hidden])")
+    tab.evaluate("() => window.kr.net.drop()")
+    tab.wait_for_selector('#conn-state:not([data-state="open"])')
+    tab.wait_for_selector('#conn-state[data-state="open"]')
+    tab.wait_for_function(
+        f"() => window.kr.store.state.role === 'spectator' && window.kr.store.state.room"
+        f" && window.kr.store.state.room.code === {other!r}"
+    )
+    assert "?watch=" in tab.url
+    tab.click("#btn-stop-watch")
+    tab.wait_for_function("() => window.kr.store.state.room === null")
+    tab.close()
+    alice.page.reload()
+    alice.screen("race")
+    assert alice.state("s.room.code") == code and alice.state("s.role") == "player"
+
+
 def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) -> None:
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED, draw="3", checks=("undo",))
