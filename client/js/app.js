@@ -789,7 +789,14 @@ $('#btn-rematch-join').addEventListener('click', () => {
   const room = state.room;
   if (!room || !room.rematch) return;
   if (state.role === 'player') net.send({ type: 'rematch' });
-  else if (needName()) net.send({ type: 'join', code: room.rematch, name: playName(state) });
+  else if (playName(state)) net.send({ type: 'join', code: room.rematch, name: playName(state) });
+  else { // a spectator with no name yet: the lobby asks for one, the rematch as its invitation
+    const code = room.rematch;
+    net.send({ type: 'leave' });
+    store.update((s) => { leaveRoom(s); s.invite = code; });
+    history.replaceState(null, '', address(`?join=${code}`));
+    requestAnimationFrame(() => $('#name').focus());
+  }
 });
 $('#btn-lobby').addEventListener('click', () => {
   if (state.room) forgetSession(state.room.code);

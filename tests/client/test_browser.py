@@ -687,6 +687,28 @@ def test_rematch_prompt_reaches_the_other_player(players) -> None:
     )
 
 
+def test_a_spectator_with_no_name_joins_the_rematch_after_choosing_one(players) -> None:
+    alice, bob, sam = players(), players(), players()
+    code = start_race(alice, [bob], seed=SEED, capacity="3")
+    sam.watch(code)  # a fresh browser: no name
+    for p in (alice, bob):
+        p.page.click("#btn-resign")
+        p.page.click("#btn-resign")
+    alice.page.wait_for_selector('#results-sub:has-text("is over")')
+    alice.page.click("#btn-rematch")
+    alice.screen("room")
+    new = alice.page.text_content("#room-code")
+    sam.page.wait_for_selector("#btn-rematch-join:not([hidden])")
+    sam.page.click("#btn-rematch-join")
+    # the lobby asks for a name, the rematch as its invitation
+    sam.page.wait_for_selector("#invite-box:not([hidden])")
+    assert sam.page.text_content("#invite-code") == new
+    sam.set_name("Sam")
+    sam.page.click("#btn-invite-join")
+    sam.screen("room")
+    assert sam.page.text_content("#room-code") == new and sam.state("s.role") == "player"
+
+
 def test_finish_after_the_race_continues_in_practice(players) -> None:
     ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
     alice, bob = players(), players()
