@@ -24,6 +24,7 @@ export class Input {
     this.press = null;
     this.drag = null;
     this.lastTap = null;
+    this.keys = []; // keys pressed, waiting to be played in order (playKeys)
     this.lastBest = null; // {x, y, at} of the last one-tap move
     root.addEventListener('pointerdown', (e) => this.down(e));
     root.addEventListener('pointermove', (e) => this.move(e));
@@ -315,36 +316,51 @@ export class Input {
     if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
     if (t && t.tagName === 'BUTTON' && !this.root.contains(t) && (e.key === 'Enter' || e.key === ' ')) return;
     const k = e.key;
-    const focused = this.root.contains(t) ? this.targetOf(t) : null;
-    let handled = true;
-    if ((k === 'Enter' || k === ' ') && focused) {
-      this.activate(focused);
-    } else if (k === 'd' || k === 'D') {
-      this.stock();
-    } else if (k >= '1' && k <= '7') {
-      this.pileKey(COLUMNS[Number(k) - 1]);
-    } else if (k === 'w' || k === 'W') {
-      this.pileKey('waste');
-    } else if (k === 'f' || k === 'F') {
-      const sel = this.hooks.selection();
-      if (sel) {
-        this.hooks.select(null);
-        this.hooks.intent({ from: sel.pile, to: 'foundation', count: sel.count }, null);
-      } else if (focused && focused.index !== null) {
-        this.home(focused.pile, focused.index);
-      } else handled = false;
-    } else if (k === 'Escape') {
+    if (k === 'Escape') {
       this.hooks.select(null);
-    } else if (k === 'a' || k === 'A') {
-      this.hooks.action('autocomplete');
-    } else if (k === 'u' || k === 'U') {
-      this.hooks.action('undo');
     } else if (k.startsWith('Arrow')) {
       this.arrow(k, t);
     } else {
-      handled = false;
+      const play = this.keyPlay(k, this.root.contains(t) ? this.targetOf(t) : null);
+      if (!play) return;
+      // like a held press: each key reads the board its earlier moves lead to
+      this.keys.push(play);
+      if (this.keys.length === 1) this.playKeys();
     }
-    if (handled) e.preventDefault();
+    e.preventDefault();
+  }
+
+  // What a key plays (read when it runs, on the board as it is then), or null.
+  keyPlay(k, focused) {
+    if ((k === 'Enter' || k === ' ') && focused) return () => this.activate(focused);
+    if (k === 'd' || k === 'D') return () => this.stock();
+    if (k >= '1' && k <= '7') return () => this.pileKey(COLUMNS[Number(k) - 1]);
+    if (k === 'w' || k === 'W') return () => this.pileKey('waste');
+    if (k === 'a' || k === 'A') return () => this.hooks.action('autocomplete');
+    if (k === 'u' || k === 'U') return () => this.hooks.action('undo');
+    if (k === 'f' || k === 'F') {
+      if (!this.hooks.selection() && !(focused && focused.index !== null)) return null;
+      return () => {
+        const sel = this.hooks.selection();
+        if (sel) {
+          this.hooks.select(null);
+          this.hooks.intent({ from: sel.pile, to: 'foundation', count: sel.count }, null);
+        } else if (focused && focused.index !== null) {
+          this.home(focused.pile, focused.index);
+        }
+      };
+    }
+    return null;
+  }
+
+  // The keys pressed, played one at a time, each once the board on screen is the one
+  // the moves before it lead to (a key pressed while a move is unanswered waits).
+  playKeys() {
+    this.whenSettled(() => {
+      const play = this.keys.shift();
+      if (play && this.hooks.enabled()) play();
+      if (this.keys.length) this.playKeys();
+    });
   }
 
   // A pile's key: select its top card (again: one more card of the run), or, with a

@@ -617,6 +617,21 @@ def test_two_tabs_share_the_token_without_taking_each_others_place(players) -> N
     assert alice.state("s.room.code") == code and alice.state("s.role") == "player"
 
 
+def test_keys_pressed_ahead_of_the_answers_play_on_the_board_they_lead_to(players) -> None:
+    """30 presses of D at once on a fresh deal: 24 draws, a recycle, 5 draws, every one
+    acknowledged (a key read the board before its earlier moves were answered, and sent
+    a draw on an empty stock)."""
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    page = alice.page
+    page.locator("#my-board").click(position={"x": 1, "y": 1})  # the page has the keys
+    for _ in range(30):
+        page.keyboard.press("d")
+    page.wait_for_selector('#stat-moves:text-is("30")', timeout=30_000)
+    assert alice.state("s.board.stock") == 24 - 5 and alice.state("s.board.waste.count") == 5
+    assert page.locator('#toast[data-kind="error"]').is_hidden()
+
+
 def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) -> None:
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED, draw="3", checks=("undo",))
