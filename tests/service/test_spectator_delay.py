@@ -109,3 +109,33 @@ async def test_a_finished_player_sees_the_others_as_spectators_do_behind_the_rac
     assert welcome["progress"]["p1"]["moves"] <= 4
     for client in (a, b, c, again):
         await client.close()
+
+
+async def test_room_events_tell_those_behind_no_live_standings(node) -> None:
+    """A room event in the race (here: the host's second device taking the seat back)
+    carries the leaderboard for those who see the race live, none for those who see it
+    behind (their progress updates bring the standings of then)."""
+    device = "d" * 40
+    host = await Client.open(node.port)
+    await host.request("hello", "identity", device=device)
+    welcome = await host.request("create", "welcome", name="ann", spectator_delay=30)
+    code = welcome["room"]["code"]
+    guest = await Client.open(node.port)
+    await guest.request("join", "welcome", code=code, name="bob")
+    for c in (host, guest):
+        await c.send("ready")
+    for c in (host, guest):
+        await c.expect("start", timeout=5)
+    behind = await Client.open(node.port)
+    seen = await behind.request("watch", "welcome", code=code)
+    assert (await host.move("draw"))["type"] == "ack"
+    phone = await Client.open(node.port)
+    await phone.request("hello", "identity", device=device)
+    assert (await phone.request("join", "welcome", code=code, name="ann"))["player"] == "p1"
+    told = await behind.expect("room")
+    assert "leaderboard" not in told, told
+    live = await guest.expect("room")
+    assert [r["moves"] for r in live["leaderboard"] if r["player"] == "p1"] == [1]
+    assert seen["progress"] == {}
+    for c in (host, guest, phone, behind):
+        await c.close()

@@ -46,8 +46,7 @@ class RoomHub:
         self.public: dict[str, Any] = {}
         self.progress: dict[str, dict[str, Any]] = {}
         self.boards = Boards(host.store.log, code)
-        self.spectators = 0
-        self.local_spectators = 0
+        self.spectators = self.local_spectators = 0  # in the room; connected here
         self.opened = asyncio.Event()
         self.closed = False
         self._filling = False  # a gap in the versions is being filled
@@ -281,14 +280,15 @@ class RoomHub:
         fields["leaderboard"] = self.leaderboard()
         if results is not None:
             fields["boards"] = results["boards"]
-        by_flags: dict[tuple[bool, bool] | None, list[Connection]] = {}
-        for conn in self.conns:
+        groups: dict[tuple[bool, tuple[bool, bool] | None], list[Connection]] = {}
+        for conn in self.conns:  # those who see the race behind get no live standings
             flags = self.flags(conn) if conn.role == "player" else None
             key = None if flags is None else (flags["can_hint"], flags["can_finish"])
-            by_flags.setdefault(key, []).append(conn.ws)
-        for key, ws in by_flags.items():
+            groups.setdefault((self.sight(conn) is V.Sight.DELAYED_BOARDS, key), []).append(conn.ws)
+        for (behind, key), ws in groups.items():
             extra = {} if key is None else {"can_hint": key[0], "can_finish": key[1]}
-            self.push(ws, encode("room", **fields, **extra))
+            some = {k: v for k, v in fields.items() if not (behind and k == "leaderboard")}
+            self.push(ws, encode("room", **some, **extra))
         self._schedule()
 
     # ---- views ------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from ..domain.room import (
     set_ready,
     start,
 )
-from ..domain.visibility import sees_boards
+from ..domain.visibility import Sight, sees_boards
 from ..hub import RoomHub
 from ..store import Store
 from ..store.matchmaking import Pair
@@ -182,7 +182,9 @@ class Lobby:
             **hub.own_fields(conn, phase),
         }
         conn.send(encode("resumed", **fields))
-        leaderboard = hub.leaderboard()
+        # (none for those who see the race behind it: the standings now are live)
+        behind = hub.sight(conn) is Sight.DELAYED_BOARDS
+        leaderboard = None if behind else hub.leaderboard()
         flags = hub.flags(conn) if conn.role == "player" else {}
         for event in events:
             if event["v"] <= hub.version:

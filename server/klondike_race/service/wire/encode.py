@@ -61,15 +61,16 @@ def stored_event(
     (progress without boards: a connection that sees boards resumes with a full welcome).
     A room is sent with the room's ``phase`` now, not as it was when the event was made,
     and, as every replayed event, with the ``leaderboard`` now (the stored events do not
-    keep the standings after each); ``flags``: a player's ``can_hint``/``can_finish`` now."""
+    keep the standings after each; None: without one); ``flags``: a player's
+    ``can_hint``/``can_finish`` now."""
     kind, v = event.get("type"), event["v"]
+    standings = {} if leaderboard is None else {"leaderboard": leaderboard}
     if kind == "progress":
         return encode(
-            "progress", v=v, player=event["player"], progress=event["progress"],
-            leaderboard=leaderboard,
-        )  # fmt: skip
+            "progress", v=v, player=event["player"], progress=event["progress"], **standings
+        )
     if kind == "room":
-        fields = {"v": v, "room": {**event["room"], "phase": phase}, "leaderboard": leaderboard}
+        fields = {"v": v, "room": {**event["room"], "phase": phase}, **standings}
         if "results" in event:
             fields["boards"] = event["results"]["boards"]
         return encode("room", **fields, **flags)
