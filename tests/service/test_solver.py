@@ -355,3 +355,32 @@ async def test_with_two_workers_a_hard_finish_is_searched_by_both(redis_url) -> 
     finally:
         await node.stop()
     assert pool._flags is None  # the stop files went with the pool
+
+
+async def test_a_burst_of_finished_practice_games_is_not_all_analysed(redis_url) -> None:
+    """Analyses go to the pool one at a time; a practice game's is skipped while
+    KR_SOLVER_QUEUE analyses wait (so many short games ending never hold a hint behind
+    them), a race's never is."""
+    from klondike_race.service.domain.room import Room
+
+    configure(json=False, level="warning")
+    node = Node(make_config(redis_url, solver_queue=1), redis_url)
+    port = await node.start()
+    try:
+        codes = []
+        for _ in range(3):
+            solo = await Client.open(port)
+            welcome = await solo.request("create", "welcome", name="solo", practice=True)
+            codes.append(welcome["room"]["code"])
+        a, _ = await start_race(port)
+        codes.append(a.seen[0]["room"]["code"])
+        rooms = []
+        for code in codes:
+            loaded = await node.store.rooms.load(code)
+            assert loaded is not None
+            rooms.append(Room.from_json(loaded[0]))
+        await asyncio.gather(*(node.solving.analyse(room) for room in rooms))
+        analysed = [await node.store.rooms.load_analysis(code) is not None for code in codes]
+        assert analysed == [True, False, False, True], analysed
+    finally:
+        await node.stop()

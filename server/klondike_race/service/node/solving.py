@@ -33,6 +33,10 @@ class Solving:
         self._pool: SolverPool | None = None
         self._executor: ProcessPoolExecutor | None = None
         self._jobs = 0  # hint, finish and seed searches queued or running here
+        # finished races' analyses: one in the pool at a time, so that a burst of them
+        # (many short games ending) never queues ahead of a hint or a finish
+        self._analysis_turn = asyncio.Semaphore(1)
+        self._analyses = 0  # analyses waiting or running here
         self.stopping = False
 
     def pool(self) -> SolverPool:
@@ -132,21 +136,29 @@ class Solving:
         sent to everyone in the room as an ``analysis`` event."""
         if self.stopping:
             return
+        if room.options.practice and self._analyses >= self.config.solver_queue:
+            # a practice game's analysis is a courtesy: not when the node is behind
+            log.info("practice analysis skipped: analyses waiting", room=room.code)
+            return
+        self._analyses += 1
         try:
             players_moves = [
                 movelog.solver_moves(await self.store.log.read(room.code, seat.id))
                 for seat in room.seats
             ]
-            out = await self.pool().analyse(
-                room.deal,
-                room.settings.to_dict(),
-                players_moves,
-                max_seconds=self.config.solver_analysis_s,
-            )
+            async with self._analysis_turn:
+                out = await self.pool().analyse(
+                    room.deal,
+                    room.settings.to_dict(),
+                    players_moves,
+                    max_seconds=self.config.solver_analysis_s,
+                )
         except Exception:
             if not self.stopping:
                 log.exception("analysis failed", room=room.code)
             return
+        finally:
+            self._analyses -= 1
         analysis = {
             "par": out["par"],
             "deal": out["deal"]["result"],
