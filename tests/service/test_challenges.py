@@ -201,6 +201,10 @@ async def test_refusals_change_nothing(daily, redis_url) -> None:
         ({"challenge": today_id(1), "name": "G"}, "challenge_not_open"),
         ({"challenge": today_id(-2), "name": "G"}, "challenge_not_open"),
         ({"challenge": cid, "name": "G", "practice": True}, "attempt_first"),
+        # a daily exists from the day before it opens until KR_KEEP_DAILY_S after it
+        # closes: no other day's deal is made on demand
+        ({"challenge": today_id(2), "name": "G"}, "no_challenge"),
+        ({"challenge": "daily-2001-01-01-draw1", "name": "G", "practice": True}, "no_challenge"),
     ]:
         got = await g.request("attempt", "welcome", **fields)
         assert got["type"] == "error" and got["reason"] == reason, (fields, got)
@@ -209,6 +213,10 @@ async def test_refusals_change_nothing(daily, redis_url) -> None:
     rds = redis.Redis.from_url(redis_url)
     assert not rds.exists(f"ch:{cid}:0:att")
     assert not list(rds.scan_iter("ch:daily-*:0:att"))
+    status, body = await get(daily.port, "/api/challenges?day=2001-01-01")
+    assert status == 200 and body["challenges"] == [], body
+    assert (await get(daily.port, "/api/challenges/daily-2001-01-01-draw1"))[0] == 404
+    assert not list(rds.scan_iter("ch:daily-2001-*"))
     assert (await get(daily.port, "/api/challenges?day=2026-13-01"))[0] == 400
     assert (await get(daily.port, "/api/challenges?when=x"))[0] == 400
     assert (await get(daily.port, "/api/challenges/nope-nope"))[0] == 404
@@ -381,7 +389,8 @@ async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(
         assert made[0] == made[1] and made[0]["commitment"]
         assert orjson.loads(rds.get(f"ch:{c.id}:0:deal")) == made[0]
         # a node died holding the preparation lock of the day after: another takes over
-        later = nodes[0].challenges.find(today_id(2))
+        later = ch.parse_daily(today_id(2), (1,), 1800)  # (no challenge yet: made by hand)
+        assert later is not None
         rds.set(f"ch:{later.id}:0:prep", "dead-node", px=600)
         got = await asyncio.wait_for(nodes[1].challenges.deal(later, 0), 30)
         assert got["seed"] == ch.seed(SECRET.encode(), later.id, 0, got["candidate"])

@@ -75,9 +75,17 @@ class Challenges:
         got = self.scheduled.get(challenge_id) or ch.parse_daily(
             challenge_id, self.draws, self.config.challenge_time_limit_s
         )
-        if got is None:
+        if got is None or not self.kept(got, now_ms()):
             raise ServiceError("no_challenge", f"no challenge {challenge_id!r}")
         return got
+
+    def kept(self, c: Challenge, now: int) -> bool:
+        """A daily exists from the day before it opens (nodes prepare tomorrow's) until
+        ``keep_daily_s`` after it closes (its attempts' keys expire then): any other
+        day's is no challenge, so no one makes the server prepare its deal."""
+        if not c.daily:
+            return True
+        return c.opens <= now + ch.DAY_MS and now <= c.closes + self.config.keep_daily_s * 1000
 
     async def secret(self) -> bytes:
         if self._secret is None:
@@ -213,7 +221,8 @@ class Challenges:
                     day = date.fromisoformat(params["day"][0])
                 except ValueError:
                     return 400, _bad("day is YYYY-MM-DD")
-                found = ch.dailies(day, self.draws, self.config.challenge_time_limit_s)
+                found = [c for c in ch.dailies(day, self.draws, self.config.challenge_time_limit_s)
+                         if self.kept(c, now)]  # fmt: skip
             else:
                 found = self.known(now)
             return 200, {
