@@ -63,7 +63,10 @@ class Ghosts:
             room, _ = add_player(room, f"{seat.name} (ghost)", "", now, "", seat.guest)
             return room, [me]
 
-        options = RoomOptions(settings=source.settings, practice=True, ghost=True)
+        # under the recorded game's time limit: a game that ran out of time has no end in
+        # its log, and its ghost runs out with the limit as it did
+        options = RoomOptions(settings=source.settings, practice=True, ghost=True,
+                              time_limit=source.options.time_limit)  # fmt: skip
         ghost = {"code": source.code, "player": seat.id}
         room, (me,) = await self.rooms.create(
             options, source.deal, seats, reveal_at=source.reveal_at, ghost=ghost,
