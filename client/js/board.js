@@ -168,7 +168,9 @@ export class BoardView {
       if (pile !== this.piles.stock) {
         delete pile.dataset.key;
         pile.removeAttribute('tabindex');
-        pile.removeAttribute('role');
+        // a group, so that assistive technology reads the pile's label (its counts):
+        // a label on a plain div is not exposed; an empty pile to move to is a button
+        pile.setAttribute('role', 'group');
       }
     }
     if (!board) return;

@@ -192,7 +192,8 @@ export class Renderer {
     // the lag: the last ping's round trip, as lichess shows it
     const lag = state.conn === 'open' && typeof state.lag === 'number' ? state.lag : null;
     const words = state.conn === 'open' ? (lag == null ? 'online' : `online \u00b7 ${lag} ms`)
-      : state.conn === 'connecting' ? (state.everConnected ? 'reconnecting\u2026' : 'connecting\u2026') : 'offline';
+      // between attempts too: the client tries again until it is back
+      : state.everConnected ? 'reconnecting\u2026' : state.conn === 'connecting' ? 'connecting\u2026' : 'offline';
     text($('#conn-state'), words);
     $('#conn-state').dataset.state = state.conn;
     $('#conn-state').dataset.lag = lag == null ? '' : lag < 150 ? 'good' : lag < 400 ? 'fair' : 'poor';

@@ -632,6 +632,27 @@ def test_keys_pressed_ahead_of_the_answers_play_on_the_board_they_lead_to(player
     assert page.locator('#toast[data-kind="error"]').is_hidden()
 
 
+def test_piles_are_read_with_their_counts_and_the_lag_is_not_announced(players) -> None:
+    """Assistive technology reads each pile's label (a group: a label on a plain div is
+    not exposed); the connection line, whose lag changes every ping, is no live region
+    (the offline banner is the alert); between reconnection attempts it says so."""
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    page = alice.page
+    column = page.get_by_role("group", name=re.compile(r"^column 7: 6 face down, 1 face up$"))
+    assert column.count() == 1
+    page.click(alice.pile("stock"))
+    page.wait_for_selector('#stat-moves:text-is("1")')
+    assert page.get_by_role("group", name="Waste, 1 card").count() == 1
+    assert page.get_attribute("#conn-state", "role") is None
+    assert page.get_attribute("#offline", "role") == "alert"
+    # the server gone: between attempts the line says the client is reconnecting
+    page.route_web_socket(re.compile(r"/ws$"), lambda ws: ws.close())
+    page.evaluate("() => window.kr.net.drop()")
+    page.wait_for_selector('#conn-state[data-state="closed"]')
+    assert page.text_content("#conn-state") == "reconnecting\u2026"
+
+
 def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) -> None:
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED, draw="3", checks=("undo",))
