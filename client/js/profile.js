@@ -133,7 +133,9 @@ export function profileHtml(data) {
   const variants = p.variants && typeof p.variants === 'object' ? Object.entries(p.variants) : [];
   const history = Array.isArray(p.history) ? p.history : [];
   const name = p.name || (p.guest ? 'A guest' : 'A player');
-  return `<h2 id="profile-title">${escapeHtml(name)}${p.guest ? ' <span class="tag guest">guest</span>' : ''}</h2>`
+  // the tag marks a named guest ("Ann guest"); a guest without a name is "A guest" already
+  const tag = p.guest && p.name ? ' <span class="tag guest">guest</span>' : '';
+  return `<h2 id="profile-title">${escapeHtml(name)}${tag}</h2>`
     + `<p class="muted small mono">${escapeHtml(p.id)}</p>`
     + (variants.length ? `<div class="variants">${variants.map(([k, v]) => variantHtml(k, v || {})).join('')}</div>`
       : '<p class="muted">No rated races yet.</p>')
