@@ -134,7 +134,8 @@ export function standingsHtml(rows, opts = {}) {
     let extra = '';
     if (opts.replay) {
       const ok = typeof r.replay === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(r.replay);
-      extra = `<td>${ok ? `<a class="replay-link" href="${escapeHtml(r.replay)}">replay</a>` : ''}</td>`;
+      // (a route of the page, not the server's redirect: Back returns to these standings)
+      extra = `<td>${ok ? `<a class="replay-link" href="#${escapeHtml(r.replay)}">replay</a>` : ''}</td>`;
     } else if (opts.watch) {
       // an ended attempt's replay: before the close, the server shows it to those who may
       // watch it (over the connection: the viewer asks when HTTP says not_yet)

@@ -200,8 +200,8 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     rows = ann.page.locator("#daily-view tbody tr")
     assert rows.count() == 2
     assert (
-        ann.page.get_attribute(f'#daily-view a.replay-link[href="/replay/{code}"]', "href")
-        == f"/replay/{code}"
+        ann.page.get_attribute(f'#daily-view a.replay-link[href="#/replay/{code}"]', "href")
+        == f"#/replay/{code}"
     )
     assert ann.page.locator("#daily-view tr.me").count() == 1
     seed = ann.page.text_content("#daily-view .reveal-seed") or ""

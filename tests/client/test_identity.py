@@ -302,7 +302,7 @@ def test_the_profile_view_renders_the_profile_shape(players, artifacts) -> None:
     assert rows.count() == 2
     first = rows.nth(0).locator("td").all_text_contents()
     assert first[1:6] == ["K7QW2M", "Draw 1", "1 of 3", "won", "1531 (+31)"]
-    assert rows.nth(0).locator("a").get_attribute("href") == "/replay/K7QW2M"
+    assert rows.nth(0).locator("a").get_attribute("href") == "#/replay/K7QW2M"
     assert "1519 (\u221212)" in (rows.nth(1).text_content() or "")
     assert rows.nth(1).locator("a").count() == 0  # not a path of the server's: no link
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
@@ -355,6 +355,12 @@ def test_profile_after_a_race(players) -> None:
         row = viewer.page.locator("#profile-view table.history tbody tr").nth(0)
         cells = row.locator("td").all_text_contents()
         assert cells[1:6] == [code, "Draw 1", rank, "won", "1500 (+0)"], cells
-        assert row.locator("a").get_attribute("href") == f"/replay/{code}"
+        assert row.locator("a").get_attribute("href") == f"#/replay/{code}"
+        # the replay opens over the profile, and Back returns to the profile
+        row.locator("a").click()
+        viewer.page.wait_for_function("() => document.body.dataset.route === 'replay'")
+        viewer.page.click("#replay-back")
+        viewer.page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
+        assert viewer.page.url.endswith(f"#/players/{key}")
         draw1 = viewer.page.text_content('#profile-view .variant[data-variant="draw1"]') or ""
         assert "Draw 1" in draw1 and "(provisional)" in draw1
