@@ -171,6 +171,11 @@ export class Renderer {
     document.body.dataset.conn = state.conn;
     const routed = Boolean(state.profile || state.daily || state.replay);
     document.body.dataset.route = state.replay ? 'replay' : state.profile ? 'profile' : state.daily ? 'daily' : '';
+    // a new screen starts at its top (a lobby scrolled down to Practice left the race's
+    // stock above the top of a landscape phone)
+    const screen = routed ? `route:${document.body.dataset.route}` : view;
+    if (this.lastScreen !== undefined && screen !== this.lastScreen) window.scrollTo(0, 0);
+    this.lastScreen = screen;
     for (const screen of document.querySelectorAll('.screen')) {
       screen.hidden = routed || screen.id !== `screen-${view}`;
     }

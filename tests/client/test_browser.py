@@ -653,6 +653,21 @@ def test_piles_are_read_with_their_counts_and_the_lag_is_not_announced(players) 
     assert page.text_content("#conn-state") == "reconnecting\u2026"
 
 
+def test_a_new_screen_starts_at_its_top(players) -> None:
+    """A landscape phone scrolled down the lobby to Practice: the race opens at its top,
+    the stock and the stats in view."""
+    ann = players(viewport={"width": 667, "height": 375}, has_touch=True, is_mobile=True)
+    ann.open(f"?seed={SEED}")
+    ann.set_name("Ann")
+    ann.page.locator("#btn-practice").scroll_into_view_if_needed()
+    assert ann.page.evaluate("() => window.scrollY") > 0
+    ann.page.click("#btn-practice")
+    ann.wait_racing()
+    assert ann.page.evaluate("() => window.scrollY") == 0
+    box = ann.page.locator(ann.pile("stock")).bounding_box()
+    assert box is not None and box["y"] >= 0
+
+
 def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) -> None:
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED, draw="3", checks=("undo",))
