@@ -470,6 +470,8 @@ export class Renderer {
         : describeHint(state.hint);
     $('#btn-skip-finish').hidden = !play;
     hintBox.hidden = !hintText;
+    // the playback's counter changes several times a second: said once, not each step
+    hintBox.setAttribute('aria-live', play ? 'off' : 'polite');
     text(hintBox, hintText);
     const status = $('#race-status');
     const st = board && board.status !== 'playing' ? board.status : null;

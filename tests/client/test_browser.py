@@ -698,11 +698,14 @@ def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
     page.click("#btn-hint")
     page.wait_for_selector("#hint-box:not([hidden])")
     assert (page.text_content("#hint-box") or "").startswith("Hint: ")
+    assert page.get_attribute("#hint-box", "aria-live") == "polite"  # a hint is said
     alice.shot(artifacts / "practice-hint.png")
     hint = alice.state("s.hint")
     alice.play_line([hint.get("action") or {k: hint[k] for k in ("from", "to", "count")}])
     page.wait_for_selector('#stat-moves:text-is("1")')
     page.click("#btn-finish")
+    # the playback's counter, changing every step, is not said each time
+    page.wait_for_selector('#hint-box[aria-live="off"]:has-text("The solver plays its line")')
     page.click("#btn-skip-finish")  # the line is shown move by move: skip to the end
     alice.screen("results", timeout=30_000)
     page.wait_for_selector('#results-title:text-is("Results: finished by the solver")')
