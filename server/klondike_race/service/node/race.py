@@ -106,23 +106,20 @@ class Race:
         if player is not None and player != conn.player:
             self._refuse(conn, seq, "not_your_game", "you can only play your own game")
             return None
-        phase = hub.phase()
-        if seq <= movelog.logged(game) and not fresh:
+        if seq <= movelog.logged(game):
             # a retry: answered as stored (even after the end: a refusal would say nothing
             # changed) with the current board, which another device of the player's may
             # have moved on from this connection's copy
-            return self._after_reload(conn, hub, seq, player, t0, move)
-        if phase == FINISHED and seq <= movelog.logged(game):
+            if not fresh:
+                return self._after_reload(conn, hub, seq, player, t0, move)
             self.ack_again(conn, hub, seq)
             return None
+        phase = hub.phase()
         if phase != RACING:
             if phase == FINISHED:
                 self._refuse(conn, seq, "race_over", "the race is over")
             else:
                 self._refuse(conn, seq, "not_started", "the race has not started")
-            return None
-        if seq <= movelog.logged(game):
-            self.ack_again(conn, hub, seq)
             return None
         if seq != movelog.logged(game) + 1:
             if not fresh:
