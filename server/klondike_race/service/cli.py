@@ -102,13 +102,13 @@ async def run(config: Config, ready: asyncio.Future[int] | None = None) -> None:
     try:
         port = await node.start()
         tune_gc()
-        host = "localhost" if config.host in ("127.0.0.1", "0.0.0.0", "::") else config.host
-        print(f"Klondike Race is running: open http://{host}:{port}/", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError):
+        for sig in (signal.SIGTERM, signal.SIGINT):  # before "running": a SIGTERM sent on
+            with contextlib.suppress(NotImplementedError):  # seeing it stops gracefully
                 loop.add_signal_handler(sig, stop.set)
+        host = "localhost" if config.host in ("127.0.0.1", "0.0.0.0", "::") else config.host
+        print(f"Klondike Race is running: open http://{host}:{port}/", flush=True)
         if ready is not None:
             ready.set_result(port)
         await stop.wait()
