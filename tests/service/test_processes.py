@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
+import socket
 import time
 
 import pytest
@@ -283,15 +285,28 @@ def _ready(port: int) -> bool:
         return False
 
 
+def _free_port_pair() -> int:
+    """A port whose next one is free too, both below the ephemeral range (32768 up on
+    Linux), so that no outgoing connection of this or another test takes one of them
+    between this check and the workers' binding (the kernel's free port for bind(0) is
+    ephemeral, and a port next to it may be any connection's)."""
+    rng = random.Random()
+    while True:
+        own = rng.randrange(20000, 32000)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", own))
+                b.bind(("127.0.0.1", own + 1))
+        except OSError:
+            continue
+        return own
+
+
 async def test_workers_share_the_port_and_come_back(redis_url) -> None:
     """``serve --workers 2``: two nodes on one port (SO_REUSEPORT), each also on a port of
     its own; connections spread over both; a race across them; a killed worker is
     started again; SIGTERM stops them all."""
-    from klondike_race.service.embedded import free_port
-
-    own = free_port()
-    while own + 1 == free_port():  # two consecutive free ports, most likely
-        own = free_port()
+    own = _free_port_pair()
     server = ServerProcess(redis_url, KR_WORKERS="2", KR_WORKER_PORTS=str(own)).start()
     try:
         assert "(2 workers)" in "".join(server.output)
