@@ -21,6 +21,8 @@ from typing import Any
 import redis.asyncio as aioredis
 import structlog
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..store.cluster import primary_of
@@ -31,9 +33,17 @@ CONFIRM_S = 5.0  # how long a subscription may take to be confirmed
 
 
 class _Shard:
+    """One primary's subscriptions on one connection, read by one task. The connection
+    is never reconnected by redis-py (no retries): its reader and a ``ssubscribe`` sent
+    meanwhile would each reconnect it at once, one's new socket dropped unclosed and
+    the other's reads clashing. A broken connection ends the reader; the checker closes
+    the shard and places its channels on a new one."""
+
     def __init__(self, name: str, host: str, port: int, options: dict[str, Any]) -> None:
         self.name = name
-        self.client = aioredis.Redis(host=host, port=port, **options)
+        self.client = aioredis.Redis(
+            host=host, port=port, retry=Retry(NoBackoff(), 0, supported_errors=()), **options
+        )
         self.pubsub = self.client.pubsub()
         self.task: asyncio.Task[None] | None = None
         self.channels: set[str] = set()
