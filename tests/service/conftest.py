@@ -49,8 +49,11 @@ def make_config(redis_url: str, **overrides: Any) -> Config:
         "redis_url": redis_url,
         "countdown_ms": 150,
         "dev": True,
-        "rate": 200.0,
-        "burst": 400.0,
+        # tests play whole winning lines as fast as the acks come, several races on one
+        # connection (over 300 messages a second on a quiet machine): the limit is not
+        # what they test (test_refusals.py and test_strictness.py set their own)
+        "rate": 2000.0,
+        "burst": 4000.0,
         # a finished race's analysis: a node's stop waits for one under way, so the
         # tests' nodes give it 1 s per position instead of 5 (reference deals decide
         # within milliseconds)
