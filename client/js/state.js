@@ -198,6 +198,8 @@ export function receive(state, msg) {
       if (msg.leaderboard) state.leaderboard = msg.leaderboard;
       if (msg.board) {
         state.boards = { ...(state.boards || {}), [msg.player]: msg.board };
+        // our own game, ended on another device of ours: its board is ours now
+        if (msg.player === state.player && state.role === 'player') state.board = msg.board;
       }
       return 'progress';
     }

@@ -919,3 +919,29 @@ def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:
     assert colour("2d") == "rgb(11, 92, 196)"
     page.click("#btn-deck")
     assert colour("2d") == "rgb(200, 16, 46)"
+
+
+def test_a_game_resigned_in_another_tab_ends_it_in_this_one(players) -> None:
+    """Two tabs of one browser hold the same seat (one guest); the player resigns in the
+    second: the first shows the game as over, with the opponent's board, as the second
+    does, rather than a board that no move can change any more."""
+    alice, bob = players(), players()
+    code = start_race(alice, [bob], seed=SEED)
+    tab = alice.context.new_page()
+    tab.goto(f"{alice.base}?join={code}")
+    tab.wait_for_selector("#screen-race:not([hidden])")
+    tab.wait_for_function("() => window.kr.store.state.player === 'p1'")
+    tab.click("#btn-resign")
+    tab.click("#btn-resign")
+    tab.wait_for_selector("#screen-results:not([hidden])")
+    alice.screen("results")
+    page = alice.page
+    page.wait_for_selector('#results-boards .grid-cell[data-player="p2"] .board')
+    assert "Your game is over" in (page.text_content("#results-title") or "")
+    assert alice.state("s.board.status") == "resigned"
+    bob.page.click(bob.pile("stock"))  # the opponent's moves reach it with boards
+    page.wait_for_function(
+        '() => document.querySelector(\'#results-boards .grid-cell[data-player="p2"]'
+        " .pile[data-pile=\"stock\"] .count').textContent === '23'"
+    )
+    tab.close()

@@ -343,3 +343,37 @@ async def test_every_device_of_a_player_has_one_seat(node) -> None:
     # a guest device joining as the same guest gets the same seat back too
     for c in (host, laptop, phone):
         await c.close()
+
+
+async def test_a_game_ended_on_one_device_ends_it_on_the_others(node) -> None:
+    """The seat's other connection learns that the player's game is over (the other
+    device resigned): from then on it sees the race as a finished player, the others'
+    boards included, as the device that ended it does."""
+    laptop, made = await register(node.port, "Ivy")
+    host = await Client.open(node.port)
+    welcome = await host.request("create", "welcome", name="host", capacity=3)
+    code = welcome["room"]["code"]
+    await laptop.request("join", "welcome", code=code, name="Ivy")
+    phone = await Client.open(node.port)
+    await phone.request("hello", "identity", session=made["session"])
+    await phone.request("join", "welcome", code=code, name="Ivy")
+    for c in (host, laptop):
+        await c.send("ready")
+    for c in (host, laptop, phone):
+        await c.expect("start")
+    assert (await laptop.move("draw", seq=1))["type"] == "ack"
+    await laptop.send("resign", seq=2)
+    assert (await laptop.expect("ack"))["board"]["over"]
+    mine = await phone.expect("progress")
+    while mine["progress"]["status"] != "resigned":
+        mine = await phone.expect("progress")
+    assert mine["player"] == laptop.player and mine["board"]["over"], mine
+    boards = (await phone.expect("boards"))["boards"]
+    assert set(boards) == {host.player, laptop.player}
+    assert "columns" in boards[host.player]
+    # the host's next move reaches the phone with the host's board, as a finished player's
+    assert (await host.move("draw", seq=1))["type"] == "ack"
+    theirs = await phone.expect("progress")
+    assert theirs["player"] == host.player and "columns" in theirs["board"], theirs
+    for c in (host, laptop, phone):
+        await c.close()

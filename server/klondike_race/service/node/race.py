@@ -220,6 +220,6 @@ class Race:
         _, stored, _ = await self.store.rooms.snapshot(hub.code)  # every committed move
         if all(hub.over(stored.get(pid)) for pid in hub.players):
             await self.rooms.finish(hub.code, "all_over")
-        elif hub.phase() != FINISHED:
-            conn.send(encode("boards", boards=await hub.boards_for(conn)))
+        else:
+            await hub.send_boards(conn)
         return True
