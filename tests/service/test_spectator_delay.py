@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from .conftest import Client, start_race
+from klondike_race.service.node import Node
+
+from .conftest import Client, make_config, start_race
 
 
 def progress_of(messages: list[dict], player: str) -> list[int]:
@@ -139,3 +141,31 @@ async def test_room_events_tell_those_behind_no_live_standings(node) -> None:
     assert seen["progress"] == {}
     for c in (host, guest, phone, behind):
         await c.close()
+
+
+async def test_updates_past_the_rooms_limit_come_as_boards_once_a_second(redis_url) -> None:
+    """KR_DELAY_HOLD_KB bounds what a room holds for those who see it behind: the updates
+    that fit come one by one; past it, they get the boards instead, as of a moment no
+    earlier than the last move, at most once a second, and nothing is lost."""
+    node = Node(make_config(redis_url, delay_hold_kb=2), redis_url)  # about one update
+    port = await node.start()
+    try:
+        a, b = await start_race(port, spectator_delay=1)
+        watcher = await Client.open(port)
+        await watcher.request("watch", "welcome", code=a.seen[0]["room"]["code"])
+        for seq in range(1, 7):
+            assert (await a.move("draw", seq=seq))["type"] == "ack"
+        hub = node.hubs.get(a.seen[0]["room"]["code"])
+        assert hub is not None
+        assert 0 < hub.delayed.held <= 2048
+        await watcher.drain(3.0)
+        moves = progress_of(watcher.seen, "p1")
+        boards = [m["boards"]["p1"]["moves"] for m in watcher.seen if m["type"] == "boards"]
+        assert moves and len(moves) < 6, moves  # the first held, the rest not
+        assert boards and boards[-1] == 6, watcher.seen  # the last move reached it
+        assert len(boards) <= 3, boards  # one catch-up a second, the view's own first
+        assert hub.delayed.held == 0
+        for c in (a, b, watcher):
+            await c.close()
+    finally:
+        await node.stop()

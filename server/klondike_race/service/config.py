@@ -29,6 +29,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "replica_acks": (0, None), "replica_wait_ms": (1, None), "redis_connections": (1, None),
     "countdown_ms": (0, None), "max_message": (256, None), "rate": (0.1, None),
     "burst": (1, None), "workers": (1, None), "spectator_batch_ms": (0, None),
+    "delay_hold_kb": (1, None),
     "keep_finished_s": (1, None), "keep_daily_s": (1, None), "sweep_interval_s": (0.1, None),
     "abandoned_s": (1, None), "waiting_abandoned_s": (1, None), "solver_workers": (1, None),
     "solver_queue": (1, None), "solver_hint_s": (0.01, None), "solver_finish_s": (0.01, None),
@@ -77,6 +78,7 @@ class Config:
     reuse_port: bool = False  # KR_REUSE_PORT: listen with SO_REUSEPORT (set for workers)
     worker_port: int = 0  # KR_WORKER_PORT: a port of this process's own as well (0: none)
     spectator_batch_ms: int = 50  # KR_SPECTATOR_BATCH_MS: others' updates of a move leave together
+    delay_hold_kb: int = 16384  # KR_DELAY_HOLD_KB: a room's updates held for a spectator_delay
     keep_finished_s: int = 7 * 86400  # KR_KEEP_FINISHED_S: a finished room's keys expire
     keep_daily_s: int = 90 * 86400  # KR_KEEP_DAILY_S: ... a challenge attempt's (its replay)
     sweep_interval_s: float = 30.0  # KR_SWEEP_INTERVAL_S: how often rooms are swept

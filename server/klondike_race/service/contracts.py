@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from websockets.asyncio.connection import Connection
 
 from ..engine import Game
+from .config import Config
 from .fanout import Fanout
 from .store import Store
 
@@ -32,6 +33,7 @@ class HubHost(Protocol):
 
     store: Store
     fanout: Fanout
+    config: Config
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 

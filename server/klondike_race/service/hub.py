@@ -52,7 +52,8 @@ class RoomHub(RoomSight):
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._started_sent = False
         self._refreshing: asyncio.Task[None] | None = None
-        self.delayed = Delayed()  # updates sent behind the race
+        self.delayed = Delayed(host.config.delay_hold_kb << 10)  # updates sent behind the race
+        self._boards_at = 0  # the race moment (epoch ms) the last catch-up of boards shows
         self.last_leaderboard: orjson.Fragment | None = None  # as the last progress sent it
         self.standings = Standings()
         self.analysis: dict[str, Any] | None = None  # a finished race's solver analysis
@@ -223,7 +224,9 @@ class RoomHub(RoomSight):
         if len(players) < len(live):
             self.push([c.ws for c in live if c.role != "player"], data, batched=True)
         if later:
-            self.delayed.call(self.behind(), self._send_behind, data, now_ms())
+            sent = now_ms()
+            if not self.delayed.hold(self.behind(), self._send_behind, data, sent):
+                self._boards_behind_later(sent)
 
     def _seat_over(self, player: str) -> None:
         """The player's game ended (a move or a resign on any device): their other
@@ -242,6 +245,22 @@ class RoomHub(RoomSight):
               if c.view_from <= sent and self.sight(c) is V.Sight.DELAYED_BOARDS]  # fmt: skip
         if ws:
             self.push(ws, data, batched=True)
+
+    def _boards_behind_later(self, sent: int) -> None:
+        """An update beyond what the room may hold for those who see the race behind
+        (``KR_DELAY_HOLD_KB``) is not held: they get the boards instead, as of a moment
+        no earlier than it, at most one such moment a second."""
+        if sent <= self._boards_at:
+            return  # a catch-up on its way already shows it
+        at = self._boards_at = max(sent, self._boards_at + 1000)
+
+        async def send() -> None:
+            ws = [c.ws for c in self.conns
+                  if c.view_from <= at and self.sight(c) is V.Sight.DELAYED_BOARDS]  # fmt: skip
+            if ws:
+                self.push(ws, encode("boards", boards=await self._boards_behind()))
+
+        self.delayed.call(at - sent + self.behind(), lambda: self.host.spawn(send()))
 
     def _deliver_room(self, event: dict[str, Any]) -> None:
         self.public = event["room"]
