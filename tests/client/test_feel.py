@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from klondike_race.engine import Deal
 from tests.conftest import reference_deals
 from tests.servers import ServerProcess
 
@@ -144,6 +145,50 @@ def test_a_refusal_says_the_servers_specific_reason(players, artifacts) -> None:
     assert "2\u2666 does not fit on 6\u2666" in said, said
     assert "one rank lower and the other colour" in said
     alice.shot(artifacts / "refusal.png")
+
+
+WIRE_PILE = re.compile(r"\bcol[1-7]\b|\bfound-[cdhs]\b|\bfrom waste\b")
+
+
+def test_a_refusal_names_the_piles_in_the_games_words(players) -> None:
+    """The server's messages name piles by their wire names ("col1", "found-h",
+    "waste"); the refusal shown says "column 1", "the hearts foundation", "the waste"."""
+    names = Deal.from_seed(SEED).names()  # seed 42 with its Qs and Ah swapped:
+    ace, queen = names.index("Ah"), names.index("Qs")  # column 1 is the Ah alone
+    names[ace], names[queen] = "Qs", "Ah"
+    alice = players()
+    alice.open("?cards=" + ",".join(names))
+    alice.set_name("Alice")
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    page = alice.page
+    page.dblclick(alice.card("Ah"))  # home: column 1 is empty
+    page.wait_for_selector(f'{alice.pile("found-h")} .card[data-card="Ah"]')
+    refusal = page.locator("#refusal")
+
+    def says(words: str) -> None:
+        page.wait_for_function(
+            "(w) => { const r = document.querySelector('#refusal');"
+            " return !r.hidden && r.textContent.includes(w); }",
+            arg=words,
+        )
+        said = refusal.text_content() or ""
+        assert not WIRE_PILE.search(said), said
+
+    # a Jack dragged to the empty column: "... may fill column 1" (the server: "col1")
+    alice.drag(alice.card("Jh"), alice.pile("col1"))
+    says("Only a King can go on an empty column: only a King (or a run headed by one)"
+         " may fill column 1")  # fmt: skip
+    # the other piles, through the client's own intent path (no gesture sends these)
+    intent = "(m) => window.kr.intent(m, null)"
+    page.evaluate(intent, {"from": "found-h", "to": "col2", "count": 2})
+    says("only one card moves from the hearts foundation")
+    page.evaluate(intent, {"from": "col3", "to": "col2", "count": 2})
+    says("column 3 has 1 face-up card; cannot move 2")
+    page.click(alice.pile("stock"))
+    page.wait_for_selector(f"{alice.pile('waste')} .card")
+    page.evaluate(intent, {"from": "waste", "to": "col2", "count": 2})
+    says("only one card moves from the waste")
 
 
 def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, artifacts) -> None:
