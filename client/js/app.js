@@ -14,7 +14,7 @@ import { Renderer } from './render.js';
 import { ReplayViewer, replayRoute } from './replay.js';
 import {
   Store, attemptOf, finishOffered, gameOver, hintOffered, initialState, leaveRoom, playName, receive,
-  roomPhase, serverNow, signedIn, viewOf,
+  roomPhase, serverNow, signedIn, stillRacing, viewOf,
 } from './state.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -765,18 +765,30 @@ $('#btn-help').addEventListener('click', () => {
   help.hidden = !help.hidden;
   $('#btn-help').setAttribute('aria-expanded', String(!help.hidden));
 });
-let resignArmed = null;
-$('#btn-resign').addEventListener('click', () => {
-  const btn = $('#btn-resign');
-  if (!resignArmed) {
-    btn.textContent = 'Really resign?';
-    resignArmed = setTimeout(() => { resignArmed = null; btn.textContent = 'Resign'; }, 3000);
-    return;
+// A button whose action cannot be taken back asks first: a press arms it (it says
+// `question` for 3 s) and only a second press meanwhile confirms (true).
+const armed = new Map(); // button -> {timer, disarm}
+function confirmed(button, question) {
+  const arm = armed.get(button);
+  if (arm) {
+    clearTimeout(arm.timer);
+    arm.disarm();
+    return true;
   }
-  clearTimeout(resignArmed);
-  resignArmed = null;
-  btn.textContent = 'Resign';
-  intent({ resign: true }, null);
+  const label = button.textContent;
+  const aria = button.getAttribute('aria-label');
+  const disarm = () => {
+    armed.delete(button);
+    button.textContent = label;
+    if (aria) button.setAttribute('aria-label', aria);
+  };
+  button.textContent = question;
+  if (aria) button.setAttribute('aria-label', question);
+  armed.set(button, { timer: setTimeout(disarm, 3000), disarm });
+  return false;
+}
+$('#btn-resign').addEventListener('click', () => {
+  if (confirmed($('#btn-resign'), 'Really resign?')) intent({ resign: true }, null);
 });
 
 // ---- results and watching ------------------------------------------------------------------
@@ -894,7 +906,9 @@ document.addEventListener('click', (e) => {
   if (retry) route();
 });
 $('#replay-view').addEventListener('ghost', (e) => {
-  const { code, player } = e.detail;
+  const { code, player, button } = e.detail;
+  // racing a ghost leaves the race the player is still in: asked first
+  if (stillRacing(state) && !confirmed(button, 'Leave your race for this ghost?')) return;
   history.replaceState(null, '', `${location.pathname}${location.search}`);
   route();
   net.send({ type: 'ghost', code, player, name: playName(state) || 'Player' });

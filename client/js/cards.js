@@ -62,13 +62,21 @@ export function cardsInText(text) {
   return String(text).replace(/\b([A2-9TJQK])([cdhs])\b/g, (_, r, s) => `${RANKS[r] || r}${SUIT_SYMBOLS[s]}`);
 }
 
+// Pile names in a server message ("col3 is empty", "only one card moves from waste")
+// said as the game says them ("column 3", "the waste", "the hearts foundation", "the
+// stock"); a "the" the message already has is kept, not doubled.
+export function pilesInText(text) {
+  return String(text).replace(/\b(?:the )?(col[1-7]|found-[cdhs]|waste|stock)\b/g,
+    (_, pile) => (pile.startsWith('col') ? pileLabel(pile) : `the ${pileLabel(pile)}`));
+}
+
 // A refusal in words: the server's own message, which says what exactly was wrong
-// ("2♦ does not fit on 6♦ (one rank lower and the other colour)"), after the reason's
-// short wording; either alone when the other is missing.
+// ("2♦ does not fit on 6♦ (one rank lower and the other colour)", "column 3 is empty"),
+// after the reason's short wording; either alone when the other is missing.
 export function reasonText(reason, message) {
   const words = REASONS[reason];
   if (!message) return words || reason;
-  const specific = cardsInText(message);
+  const specific = pilesInText(cardsInText(message));
   return words ? `${words}: ${specific}` : specific;
 }
 

@@ -463,6 +463,10 @@ export class Renderer {
     $('#btn-undo').disabled = !(board && board.can_undo);
     $('#btn-hint').hidden = !hintOffered(state);
     $('#btn-finish').hidden = !finishOffered(state);
+    // the server takes a resignation only once the race has started (not in the countdown)
+    const resign = $('#btn-resign');
+    resign.disabled = phase !== 'racing';
+    resign.title = resign.disabled ? 'You can resign once the race has started' : '';
     const hintBox = $('#hint-box');
     const play = state.playback;
     const hintText = play ? `The solver plays its line: move ${play.done} of ${play.total}`

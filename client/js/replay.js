@@ -116,7 +116,7 @@ export class ReplayViewer {
       if (ghost) {
         // a practice race against this recorded game (the app sends `ghost`)
         const player = ghost.closest('[data-player]').dataset.player;
-        root.dispatchEvent(new CustomEvent('ghost', { detail: { code: this.code, player } }));
+        root.dispatchEvent(new CustomEvent('ghost', { detail: { code: this.code, player, button: ghost } }));
       }
     });
     // capture: while the replay is open its keys are its own (not the game's input)

@@ -84,6 +84,12 @@ export function gameOver(state) {
   return Boolean(state.board && state.board.over);
 }
 
+// The player is still in a race: its countdown or the race itself, their own game not over.
+export function stillRacing(state) {
+  const phase = roomPhase(state);
+  return state.role === 'player' && (phase === 'countdown' || phase === 'racing') && !gameOver(state);
+}
+
 // The solver's buttons: the server's flags, off while a finish is being played.
 export function hintOffered(state) {
   return state.role === 'player' && state.canHint && !state.finishing && !state.playback;

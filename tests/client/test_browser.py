@@ -899,6 +899,36 @@ def test_the_phase_and_help_follow_the_server_in_a_race(players) -> None:
     assert bob.state("s.canFinish") is True
 
 
+def test_resign_is_offered_once_the_race_has_started(players) -> None:
+    """The server refuses a resignation in the countdown: until the start message the
+    Resign button is off (and says why); from the start it resigns."""
+    alice, bob = players(), players()
+    wire = alice.wire()
+    wire.hold = lambda msg: msg["type"] == "start"  # the countdown lasts until released
+    code = alice.create("Alice", seed=SEED)
+    bob.join("Bob", code)
+    alice.ready()
+    bob.ready()
+    alice.screen("race")
+    page = alice.page
+    page.wait_for_selector("#countdown:not([hidden])")
+    resign = page.locator("#btn-resign")
+    assert resign.is_visible() and resign.is_disabled()
+    assert resign.get_attribute("title") == "You can resign once the race has started"
+    resign.click(force=True)  # a press does nothing
+    resign.click(force=True)
+    assert page.text_content("#btn-resign") == "Resign"
+    assert alice.state("s.room.phase") == "countdown" and not wire.sent("resign")
+    wire.release()
+    alice.wait_racing()
+    assert resign.is_enabled() and not resign.get_attribute("title")
+    resign.click()
+    resign.click()
+    alice.screen("results")
+    assert [m["seq"] for m in wire.sent("resign")] == [1]
+    assert alice.state("s.board.status") == "resigned"
+
+
 def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED)

@@ -7,11 +7,13 @@ Qs Js Jh 2d Ac 6d Th and the first card drawn is 8c)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 
 import pytest
 
+from klondike_race.engine import Deal
 from tests.conftest import reference_deals
 from tests.servers import ServerProcess
 
@@ -143,6 +145,50 @@ def test_a_refusal_says_the_servers_specific_reason(players, artifacts) -> None:
     assert "2\u2666 does not fit on 6\u2666" in said, said
     assert "one rank lower and the other colour" in said
     alice.shot(artifacts / "refusal.png")
+
+
+WIRE_PILE = re.compile(r"\bcol[1-7]\b|\bfound-[cdhs]\b|\bfrom waste\b")
+
+
+def test_a_refusal_names_the_piles_in_the_games_words(players) -> None:
+    """The server's messages name piles by their wire names ("col1", "found-h",
+    "waste"); the refusal shown says "column 1", "the hearts foundation", "the waste"."""
+    names = Deal.from_seed(SEED).names()  # seed 42 with its Qs and Ah swapped:
+    ace, queen = names.index("Ah"), names.index("Qs")  # column 1 is the Ah alone
+    names[ace], names[queen] = "Qs", "Ah"
+    alice = players()
+    alice.open("?cards=" + ",".join(names))
+    alice.set_name("Alice")
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    page = alice.page
+    page.dblclick(alice.card("Ah"))  # home: column 1 is empty
+    page.wait_for_selector(f'{alice.pile("found-h")} .card[data-card="Ah"]')
+    refusal = page.locator("#refusal")
+
+    def says(words: str) -> None:
+        page.wait_for_function(
+            "(w) => { const r = document.querySelector('#refusal');"
+            " return !r.hidden && r.textContent.includes(w); }",
+            arg=words,
+        )
+        said = refusal.text_content() or ""
+        assert not WIRE_PILE.search(said), said
+
+    # a Jack dragged to the empty column: "... may fill column 1" (the server: "col1")
+    alice.drag(alice.card("Jh"), alice.pile("col1"))
+    says("Only a King can go on an empty column: only a King (or a run headed by one)"
+         " may fill column 1")  # fmt: skip
+    # the other piles, through the client's own intent path (no gesture sends these)
+    intent = "(m) => window.kr.intent(m, null)"
+    page.evaluate(intent, {"from": "found-h", "to": "col2", "count": 2})
+    says("only one card moves from the hearts foundation")
+    page.evaluate(intent, {"from": "col3", "to": "col2", "count": 2})
+    says("column 3 has 1 face-up card; cannot move 2")
+    page.click(alice.pile("stock"))
+    page.wait_for_selector(f"{alice.pile('waste')} .card")
+    page.evaluate(intent, {"from": "waste", "to": "col2", "count": 2})
+    says("only one card moves from the waste")
 
 
 def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, artifacts) -> None:
@@ -288,3 +334,81 @@ def test_the_layout_details(players, artifacts) -> None:
     bob.shot(artifacts / "offline-banner.png")
     bob.context.set_offline(False)
     page.wait_for_selector('#conn-state[data-state="open"]', timeout=15_000)
+
+
+NARROW = {"width": 320, "height": 640}
+
+# Where a table's cells are: each row's cells as [left, right] (px, the viewport's), and
+# its scrolling box (the table's own .table-scroll, or the spectator's side panel).
+CELLS = """(sel) => {
+  const table = document.querySelector(sel);
+  const box = table.closest('.table-scroll, .side');
+  const r = box.getBoundingClientRect();
+  return {
+    rows: [...table.rows].map((tr) => [...tr.cells].filter((c) => c.offsetWidth).map((c) => {
+      const b = c.getBoundingClientRect();
+      return [c.textContent.trim(), b.left, b.right];
+    })),
+    box: [r.left, r.right], scrolls: box.scrollWidth > box.clientWidth + 1,
+  };
+}"""
+
+
+def assert_every_column_shows(page, table: str, columns: list[str]) -> None:
+    """Every column of ``table`` (Status included) on a 320 px screen, no sideways
+    scroll needed: each cell within the table's box and the viewport."""
+    got = page.evaluate(CELLS, table)
+    head = [c[0] for c in got["rows"][0]]
+    assert head == columns, head
+    assert not got["scrolls"], got
+    left, right = got["box"]
+    for row in got["rows"]:
+        for text, a, b in row:
+            assert left - 1 <= a and b <= right + 1 and b <= NARROW["width"], (table, text, a, b)
+
+
+def test_the_tables_show_every_column_on_a_320_px_phone(players, artifacts) -> None:
+    """The results, spectator and challenge standings tables at 320 px: the Status
+    column (and every other) is on screen, in a scored room's seven columns too."""
+    alice, bob = players(viewport=NARROW), players(viewport=NARROW)
+    watcher = players(viewport=NARROW)
+    start_race(alice, [bob], seed=SEED, watchers=(watcher,), scoring="standard")
+    scored = ["#", "Player", "Home", "Moves", "Reached at", "Status", "Score"]
+    watcher.page.wait_for_selector("#watch-table tbody tr")
+    assert_every_column_shows(watcher.page, "#watch-table", scored)
+    bob.page.click("#btn-resign")
+    bob.page.click("#btn-resign")
+    bob.screen("results")
+    bob.page.wait_for_selector('#results-table tr[data-player="p2"] .status-resigned')
+    assert_every_column_shows(bob.page, "#results-table", scored)
+    bob.shot(artifacts / "results-320.png", full_page=True)
+    # a closed challenge's standings (the documented shape, answered through routing)
+    reveal = {"seed": "7", "deal": "v1:7", "salt": "ab12"}
+    rows = [
+        {"rank": 1, "who": "g-" + "a" * 32, "name": "Alexandrina Quartermaine", "guest": True,
+         "foundation": 52, "moves": 131, "reached_moves": 131, "reached_ms": 754_300,
+         "status": "won", "replay": "/replay/ABCDEF"},
+        {"rank": 2, "who": "a-" + "b" * 32, "name": "Bo", "guest": False, "foundation": 17,
+         "moves": 99, "reached_moves": 80, "reached_ms": 300_000, "status": "out_of_time",
+         "replay": "/replay/ABCDEG"},
+    ]  # fmt: skip
+    challenge = {
+        "id": "daily-2026-01-01-draw1", "title": "Daily 2026-01-01 Draw 1", "phase": "closed",
+        "daily": True, "opens": 1_767_225_600_000, "closes": 1_767_312_000_000,
+        "final_at": 1_767_312_000_000, "time_limit": 600,
+        "deals": [{"index": 0, "settings": {"draw": 1, "passes": "unlimited"}, "players": 2,
+                   "rows": rows, "reveal": reveal, "par": 98,
+                   "commitment": hashlib.sha256(b"ab12:v1:7").hexdigest()}],
+    }  # fmt: skip
+    viewer = players(viewport=NARROW)
+    viewer.context.route(
+        f"**/api/challenges/{challenge['id']}",
+        lambda route: route.fulfill(status=200, json=challenge),
+    )
+    viewer.open(f"#/challenges/{challenge['id']}")
+    viewer.page.wait_for_selector(".challenge-table tbody tr")
+    # (the Time column is left out under 560 px; the last column holds the replay links)
+    assert_every_column_shows(
+        viewer.page, ".challenge-table", ["#", "Player", "Home", "Moves", "Status", "Links"]
+    )
+    viewer.shot(artifacts / "standings-320.png", full_page=True)

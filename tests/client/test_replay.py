@@ -124,3 +124,48 @@ def test_a_won_race_replays_to_all_52_cards_home(players, artifacts) -> None:
     assert "(ghost)" in (viewer.page.text_content(ghost_row) or "")
     # her moves arrive at their recorded times: the ghost's card count goes up
     viewer.page.wait_for_selector(f'{ghost_row} .bar:not([aria-valuenow="0"])', timeout=30_000)
+
+
+def test_racing_a_ghost_during_ones_own_race_asks_first(players) -> None:
+    """Race this ghost leaves the race the player is still in: the first press only asks
+    (the button says so for 3 s), nothing is sent and the race goes on; a second press
+    meanwhile goes to the ghost race. (Outside a race it goes at once: the test above.)"""
+    carol = players()  # a finished practice game to race the ghost of
+    carol.open("?seed=42")
+    carol.set_name("Carol")
+    carol.page.click("#btn-practice")
+    carol.wait_racing()
+    carol.page.click("#btn-resign")
+    carol.page.click("#btn-resign")
+    carol.screen("results")
+    carol.page.wait_for_selector('#results-sub:has-text("is over")')
+    finished = carol.state("s.room.code")
+
+    alice, bob = players(), players()
+    wire = alice.wire()
+    code = start_race(alice, [bob])
+    page = alice.page
+    page.evaluate("(code) => { location.hash = `#/replay/${code}`; }", finished)
+    page.wait_for_selector(f'{VIEW}[data-state="ready"]')
+    ghost = page.locator('.replay-player[data-player="p1"] [data-ghost]')
+    ghost.click()
+    assert ghost.text_content() == "Leave your race for this ghost?"
+    assert ghost.get_attribute("aria-label") == "Leave your race for this ghost?"
+    # not confirmed: after 3 s the button is as it was, and the race is untouched
+    page.wait_for_selector(
+        '.replay-player[data-player="p1"] [data-ghost]:text-is("Race this ghost")',
+        timeout=5_000,
+    )
+    assert ghost.get_attribute("aria-label") == "Race the ghost of Carol"
+    assert not wire.sent("ghost")
+    assert alice.state("[s.room.code, s.room.phase, s.replay]") == [code, "racing", finished]
+    # confirmed: the second press races the ghost
+    ghost.click()
+    ghost.click()
+    page.wait_for_function(
+        "() => { const r = window.kr.store.state.room; return r && r.ghost_of; }"
+    )
+    assert alice.state("s.room.ghost_of.code") == finished
+    assert [m["code"] for m in wire.sent("ghost")] == [finished]
+    page.wait_for_selector(VIEW, state="hidden")
+    alice.screen("race")
