@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 import redis
@@ -137,3 +138,30 @@ async def test_a_practice_game_on_a_deal_stuck_from_the_start_finishes_at_once(n
     assert room["room"]["phase"] == "finished" and room["room"]["end_reason"] == "all_over"
     assert [r["status"] for r in room["leaderboard"]] == ["stuck"]
     await c.close()
+
+
+async def test_a_resignation_is_no_move_for_the_time_that_breaks_a_tie(node) -> None:
+    """Ranked by score, players level: the one who reached it first ranks first, and
+    still does after resigning later (a resignation leaves ``last_ms`` as it was), in the
+    live standings as in the results."""
+    a, b, c = await start_race(
+        node.port, players=3, settings={"scoring": "vegas"}, rank_by="score"
+    )
+    for x in (a, b, c):  # the same score, one after the other
+        assert (await x.move("draw"))["type"] == "ack"
+        await asyncio.sleep(0.05)
+    await c.drain(0.2)
+    (drew_at,) = [m["progress"]["last_ms"] for m in c.seen
+                  if m["type"] == "progress" and m["player"] == a.player]  # fmt: skip
+    await asyncio.sleep(0.3)
+    resigned = await a.request("resign", "ack", seq=2)
+    order = [row["player"] for row in sorted(resigned["leaderboard"], key=lambda r: r["rank"])]
+    assert order == [a.player, b.player, c.player], resigned["leaderboard"]
+    news = await c.expect("progress")
+    while news["player"] != a.player or news["progress"]["status"] != "resigned":
+        news = await c.expect("progress")
+    assert news["progress"]["last_ms"] == drew_at, (drew_at, news)
+    order = [row["player"] for row in sorted(news["leaderboard"], key=lambda r: r["rank"])]
+    assert order == [a.player, b.player, c.player], news["leaderboard"]
+    for x in (a, b, c):
+        await x.close()

@@ -154,6 +154,12 @@ class Game:
         # call (game_over says False for it too)
         return status != PLAYING and game_over(status, self.history is not None)
 
+    @property
+    def last_ms(self) -> int:
+        """When the last move was played (0 before the first): a resignation or a time-out
+        is no move."""
+        return self.times[-1] if self.times else 0
+
     def resign(self) -> None:
         """Give up: the position is frozen and still ranked."""
         self._end(RESIGNED)

@@ -65,8 +65,7 @@ class Boards:
         boards: dict[str, BoardView] = {}
         for pid, (game, logged) in (await self.replay_logs(room, players, elapsed)).items():
             if logged:  # (as live: only the players who had moved by then)
-                last_ms = game.times[-1] if game.times else 0
-                progresses[pid] = {**progress(game, elapsed), "last_ms": last_ms}
+                progresses[pid] = {**progress(game, elapsed), "last_ms": game.last_ms}
             boards[pid] = board_view(game, elapsed)
         return progresses, boards
 

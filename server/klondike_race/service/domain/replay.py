@@ -108,12 +108,11 @@ def player_replay(room: Room, pid: str, log: list[str], now: int) -> dict[str, A
     record = GameRecord(
         room.game_deal, room.settings, game.log[:], game.times[:], game.ended
     ).to_json()
-    last_ms = game.times[-1] if game.times else 0
     return {
         "record": record,
         "initial": first,
         "frames": frames,
-        "final": {**progress(game, elapsed), "last_ms": last_ms},
+        "final": {**progress(game, elapsed), "last_ms": game.last_ms},
     }
 
 

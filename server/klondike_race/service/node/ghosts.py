@@ -127,8 +127,8 @@ class Ghosts:
                 move = game.play(Move.parse(movelog.text_of(line)), at_ms)
                 entry = movelog.entry(str(move), at_ms)
             board = board_view(game, at_ms)
-            prog = of_board(board, at_ms)
-            key = ranking.rank_key(prog, room.options.rank_by, at_ms)
+            prog = of_board(board, game.last_ms)
+            key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
             body = {"type": "progress", "player": GHOST, "progress": prog, "seq": seq,
                     "entry": entry}  # fmt: skip
             v = await self.store.log.append(

@@ -159,7 +159,7 @@ class RoomOps:
         for seat in room.seats:
             log = await self.store.log.read(room.code, seat.id)
             game = room.game_of(log)
-            last_ms = game.times[-1] if game.times else 0
+            last_ms = game.last_ms
             prog = {**progress(game, elapsed), "last_ms": last_ms}
             progs[seat.id] = prog
             boards[seat.id] = board_view(game, elapsed)
