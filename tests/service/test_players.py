@@ -377,3 +377,33 @@ async def test_a_game_ended_on_one_device_ends_it_on_the_others(node) -> None:
     assert theirs["player"] == host.player and "columns" in theirs["board"], theirs
     for c in (host, laptop, phone):
         await c.close()
+
+
+async def test_a_seated_player_cannot_watch_their_race_from_another_connection(node) -> None:
+    """The racer's other connection (the same device's guest here) is refused a `watch`
+    of the race (it would show the others' boards live); it may join it, and once the
+    race has finished it may watch it like anyone."""
+    dev = device()
+    racer, _ = await hello(node.port, device=dev)
+    created = await racer.request("create", "welcome", name="Ivy")
+    code = created["room"]["code"]
+    rival = await Client.open(node.port)
+    await rival.request("join", "welcome", code=code, name="Rex")
+    for c in (racer, rival):
+        await c.send("ready")
+    for c in (racer, rival):
+        await c.expect("start")
+    other, _ = await hello(node.port, device=dev)
+    refused = await other.request("watch", "welcome", code=code)
+    assert refused["type"] == "error" and refused["reason"] == "already_player", refused
+    stranger = await Client.open(node.port)
+    assert (await stranger.request("watch", "welcome", code=code))["type"] == "welcome"
+    seat = await other.request("join", "welcome", code=code, name="Ivy")
+    assert seat["player"] == created["player"] and "boards" not in seat, seat
+    for c, seq in ((racer, 1), (rival, 1)):
+        assert (await c.request("resign", "ack", seq=seq))["type"] == "ack"
+    late, _ = await hello(node.port, device=dev)
+    watched = await late.request("watch", "welcome", code=code)
+    assert watched["type"] == "welcome" and watched["room"]["phase"] == "finished", watched
+    for c in (racer, rival, other, stranger, late):
+        await c.close()

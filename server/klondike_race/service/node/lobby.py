@@ -219,8 +219,16 @@ class Lobby:
         await self.enter(conn, room, seat[0], f"{m.code}.{seat[0]}.{secret}", log)
 
     async def watch(self, conn: Conn, m: Watch) -> None:
-        if conn.hub is not None and conn.hub.code == m.code and conn.role == "player":
-            raise ServiceError("already_player", "you are a player of this room")
+        """Watch a room; a player who sits in it, from any device, joins it instead until
+        it has finished (a racer sees no other board live)."""
+        seated = conn.hub is not None and conn.hub.code == m.code and conn.role == "player"
+        who, _ = seat_owner(conn)
+        if not seated and who:
+            loaded = await self.store.rooms.load(m.code)
+            room = Room.from_json(loaded[0]) if loaded else None
+            seated = room is not None and room.status != FINISHED and room.seat_of(who) is not None
+        if seated:
+            raise ServiceError("already_player", "you are a player of this room: join it")
 
         async def welcome(hub: RoomHub) -> None:
             conn.send(await hub.snapshot(conn, "welcome"))
