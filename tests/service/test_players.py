@@ -402,6 +402,9 @@ async def test_a_seated_player_cannot_watch_their_race_from_another_connection(n
     assert seat["player"] == created["player"] and "boards" not in seat, seat
     for c, seq in ((racer, 1), (rival, 1)):
         assert (await c.request("resign", "ack", seq=seq))["type"] == "ack"
+    room = await rival.expect("room")
+    while room["room"]["phase"] != "finished":
+        room = await rival.expect("room")
     late, _ = await hello(node.port, device=dev)
     watched = await late.request("watch", "welcome", code=code)
     assert watched["type"] == "welcome" and watched["room"]["phase"] == "finished", watched
