@@ -117,3 +117,14 @@ def test_every_frame_decodes_to_a_typed_message_or_gets_a_specific_error(value) 
             assert str(err)
         else:
             assert isinstance(message, kinds)
+
+
+def test_a_name_with_a_control_character_is_told_so() -> None:
+    """A name of the right length with a control character is refused for that, not for
+    its length."""
+    with pytest.raises(ProtocolError) as info:
+        P.decode('{"type":"create","name":"An\\u0000n"}')
+    assert info.value.reason == "bad_field" and "control" in str(info.value), info.value
+    with pytest.raises(ProtocolError) as info:
+        P.decode('{"type":"create","name":"' + "x" * 25 + '"}')
+    assert "1 to 24 characters" in str(info.value), info.value

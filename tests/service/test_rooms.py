@@ -42,6 +42,10 @@ def test_transitions_return_new_rooms_or_refuse_with_a_reason() -> None:
         with pytest.raises(RoomError) as info:
             change(r4)
         assert info.value.reason == "not_waiting"
+        assert "countdown" in str(info.value), info.value  # at 200 ms: not yet started
+    with pytest.raises(RoomError) as info:
+        race.set_ready(r4, "p1", False, 4000)
+    assert str(info.value) == "the race has already started"
     r5 = race.finish(r4, 5000, "all_over")
     assert r5.phase(5000) == "finished" and race.finish(r5, 6000, "x") is r5
     assert "reveal" in r5.public(5000) and "reveal" not in r4.public(4000)

@@ -229,7 +229,7 @@ def add_player(
     if phase == FINISHED:
         raise RoomError("room_finished", "this race is over")
     if phase != WAITING:
-        raise RoomError("not_waiting", "this race has already started")
+        raise not_waiting(phase)
     if len(room.seats) >= room.options.capacity:
         raise RoomError("room_full", f"the room is full ({room.options.capacity} players)")
     pid = f"p{room.next_seat}"
@@ -253,6 +253,8 @@ def add_device(room: Room, player: str, token_hash: str) -> Room:
 
 def remove_player(room: Room, player: str, now: int) -> Room:
     """A player leaves a room that has not started (racing players resign instead)."""
+    if room.phase(now) == COUNTDOWN:
+        raise RoomError("not_waiting", "the countdown has begun: resign once it has started")
     if room.phase(now) != WAITING:
         raise RoomError("not_waiting", "the race has started: resign instead")
     if room.seat(player) is None:
@@ -265,9 +267,16 @@ def remove_player(room: Room, player: str, now: int) -> Room:
     return room
 
 
+def not_waiting(phase: str) -> RoomError:
+    """The refusal of what only a waiting room allows, in a room in ``phase``."""
+    if phase == COUNTDOWN:
+        return RoomError("not_waiting", "the countdown has begun")
+    return RoomError("not_waiting", "the race has already started")
+
+
 def set_ready(room: Room, player: str, ready: bool, now: int) -> Room:
     if room.phase(now) != WAITING:
-        raise RoomError("not_waiting", "the race has already started")
+        raise not_waiting(room.phase(now))
     if room.seat(player) is None:
         raise RoomError("not_in_room", "not a player of this room")
     seats = tuple(replace(s, ready=ready) if s.id == player else s for s in room.seats)
@@ -281,7 +290,7 @@ def all_ready(room: Room) -> bool:
 def start(room: Room, now: int, countdown_ms: int, by: str | None = None) -> Room:
     """Begin the countdown: by the host (``by``), or when every seated player is ready."""
     if room.phase(now) != WAITING:
-        raise RoomError("not_waiting", "the race has already started")
+        raise not_waiting(room.phase(now))
     if by is not None and by != room.host:
         raise RoomError("not_host", "only the host can start the race")
     if not room.seats:

@@ -77,8 +77,11 @@ class _Fields:
 
     def name(self) -> str:
         value: str = self.get("name", (str,), True).strip()
-        if not 1 <= len(value) <= MAX_NAME or not value.isprintable():
+        if not 1 <= len(value) <= MAX_NAME:
             raise self.fail("bad_field", f"{self.kind}: 'name' must be 1 to {MAX_NAME} characters")
+        if not value.isprintable():
+            why = "has a control or invisible character"
+            raise self.fail("bad_field", f"{self.kind}: 'name' {why}")
         return value
 
     def code(self) -> str:
@@ -129,7 +132,8 @@ def _options(f: _Fields) -> O.RoomOptions:
     if rated and practice:
         raise f.fail("bad_field", "create: a practice game is never rated")
     if practice and ("capacity" in f.data or f.data.get("private") is False):
-        raise f.fail("bad_field", "create: a practice game is one private seat (no 'capacity')")
+        why = "a practice game is one private seat (no 'capacity', no 'private': false)"
+        raise f.fail("bad_field", f"create: {why}")
     return O.RoomOptions(
         settings=settings,
         capacity=capacity,
