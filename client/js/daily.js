@@ -196,7 +196,7 @@ export function challengeHtml(c, ctx) {
         + `<dt>Par</dt><dd class="par">${d.par != null ? `${escapeHtml(d.par)} moves (the solver's winning line)` : 'none found'}</dd>`
         + `</dl><p class="check challenge-check" data-ok="${check ? String(check.ok) : ''}">${escapeHtml(checkText)}</p></div>`;
     } else if (d.commitment) {
-      out += `<p class="muted small">Commitment <span class="mono">${escapeHtml(d.commitment)}</span>: the seed and salt are shown when the challenge closes.</p>`;
+      out += `<p class="muted small">Commitment <span class="mono">${escapeHtml(d.commitment)}</span>: the seed and salt are shown once the challenge is final (when the last attempt begun before the close has run out of time).</p>`;
     }
     if (closed) {
       out += `<h4>${final ? 'Final standings' : 'Standings'}</h4>`
@@ -205,7 +205,7 @@ export function challengeHtml(c, ctx) {
       const rows = live ? live.rows : d.rows || [];
       const watch = ctx.mayWatch(d.index);
       out += `<h4>Live leaderboard${live ? '' : ' (connecting\u2026)'}</h4>`;
-      if (!watch) out += '<p class="muted small watch-note">You can watch others\u2019 attempts once your own has ended (or after the close).</p>';
+      if (!watch) out += '<p class="muted small watch-note">You can watch others\u2019 attempts once your own has ended (or once the challenge is final).</p>';
       out += standingsHtml(rows.slice(0, 100), { me: ctx.me, watch });
       const mine = live && ctx.me && !rows.some((r) => r.who === ctx.me) ? (live.you || []) : [];
       if (mine.length) {

@@ -689,7 +689,7 @@ export class Renderer {
     $('#btn-share').disabled = !line;
     const c = challengeById(state, attempt.id);
     text($('#attempt-reveal-note'), done && state.room.reveal ? ''
-      : `The deal's seed and salt are revealed when the challenge closes${c ? ` (in ${clockText(c.closes - serverNow(state))})` : ''}.`);
+      : `The deal's seed and salt are revealed once the challenge is final, when the last attempt begun before the close has run out of time${c ? ` (in ${clockText(c.final_at - serverNow(state))})` : ''}.`);
   }
 
   analysis(state, done) {

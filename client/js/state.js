@@ -421,11 +421,11 @@ export function myLiveRow(state) {
 }
 
 // Whether this player may watch others' attempts at a deal: the server says so once
-// their own attempt has ended or the challenge has closed (else `attempt_first`).
+// their own attempt has ended or the challenge is final (else `attempt_first`).
 export function mayWatchAttempts(state, id, deal) {
   const c = challengeById(state, id);
   if (!c) return false;
-  if (c.phase === 'closed') return true;
+  if (c.final) return true;
   const d = (c.deals || []).find((x) => x.index === deal);
   return Boolean(d && d.you && d.you.status && d.you.status !== 'playing');
 }

@@ -58,6 +58,7 @@ def server(redis_url: str) -> Iterator[ServerProcess]:
 
 DAY_MS = 86_400_000
 DAILY_CLOSE_S = 30  # today's daily closes this long after the daily server starts
+DAILY_LIMIT_S = 12  # its attempts' time limit: it is final (revealed) this long after
 
 
 def offset_to_close(seconds: float, now_ms: int | None = None) -> int:
@@ -86,6 +87,7 @@ def daily_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DailyServ
         KR_CLOCK_OFFSET_MS=str(offset),
         KR_DAILY_DRAWS="1",
         KR_SOLVER_CHALLENGE_S="3",
+        KR_CHALLENGE_TIME_LIMIT_S=str(DAILY_LIMIT_S),
     )
     srv.closes_at = closes_at
     srv.start()

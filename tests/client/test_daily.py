@@ -2,7 +2,8 @@
 that today's daily closes about half a minute after it starts (conftest's
 ``daily_server``): an attempt played to its end, its place on the live leaderboard, the
 share line, "done" on the home screen after a reload, watching only after one's own
-attempt (the server's ``attempt_first`` otherwise), and after the close the archive with
+attempt (the server's ``attempt_first`` otherwise), and once final (the close, then the
+attempts' time limit) the archive with
 the final standings, the reveal checked against the commitment and the replay links."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.client.conftest import PHONE, DailyServer, Player
+from tests.client.conftest import DAILY_LIMIT_S, PHONE, DailyServer, Player
 
 DAILY = re.compile(r"^daily-(\d{4}-\d{2}-\d{2})-draw1$")
 
@@ -80,7 +81,7 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ann.page.click("[data-attempt-go]")
     ann.wait_racing()
     line = ann.page.text_content("#race-challenge") or ""
-    assert f"Daily {day} Draw 1" in line and "30-minute limit" in line, line
+    assert f"Daily {day} Draw 1" in line and f"{DAILY_LIMIT_S}-second limit" in line, line
     assert ann.page.is_hidden("#race-standings")
     ann.page.wait_for_selector("#race-live li.me")
     assert "1 player" in (ann.page.text_content("#race-live .live-count") or "")
@@ -101,7 +102,7 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
         share,
     ), share
     assert ann.page.is_hidden("#btn-rematch")
-    assert "revealed when the challenge closes" in (
+    assert "revealed once the challenge is final" in (
         ann.page.text_content("#attempt-reveal-note") or ""
     )
     code = ann.state("s.room.code")
@@ -181,10 +182,12 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     bob.page.wait_for_selector("#results-boards .grid-cell")
     assert "Ann\u2019s attempt at Daily" in (bob.page.text_content("#results-sub") or "")
 
-    # the close: the archive of that day, the final standings, the reveal checked
+    # final (the close, then the attempts' time limit): the archive of that day, the final
+    # standings, the reveal checked
     wait = daily_server.closes_at + 1.5 - time.time()
     assert wait > 0, f"the steps before the close took {-wait:.1f} s too long"
     print(f"{wait:.1f} s to spare before the close")
+    wait += DAILY_LIMIT_S
     time.sleep(wait)
     ann.open()
     ann.page.click("#daily-archive")
@@ -195,7 +198,7 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ann.page.click(f'a[href="#/challenges/{challenge}"]')
     ann.page.wait_for_selector('#daily-view .challenge-check[data-ok="true"]')
     body = ann.page.text_content("#daily-view") or ""
-    assert "Standings" in body and "the commitment matches" in body
+    assert "Final standings" in body and "the commitment matches" in body
     assert re.search(r"\d+ moves \(the solver's winning line\)", body), body
     rows = ann.page.locator("#daily-view tbody tr")
     assert rows.count() == 2

@@ -332,7 +332,11 @@ async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
         await c.close()
 
 
-async def test_the_reveal_at_close_and_an_attempt_over_midnight(daily) -> None:
+async def test_the_reveal_once_final_and_an_attempt_over_midnight(daily) -> None:
+    """An attempt begun before the close goes on after it and counts; the deal's seed is
+    revealed, and the attempts may be watched and the deal practised by anyone, only once
+    the last attempt that could start has run out of time (``final_at``): until then a
+    player still in their attempt could not be handed the cards."""
     cid = today_id()
     to_close(cid, 20_000)  # 20 s before the day closes
     ann, late = await guest(daily.port), await guest(daily.port)
@@ -347,17 +351,27 @@ async def test_the_reveal_at_close_and_an_attempt_over_midnight(daily) -> None:
     to_close(cid, -1_000)  # the day closed a second ago
     got = await late.request("attempt", "welcome", challenge=cid, name="Late")
     assert got["reason"] == "challenge_not_open", got
-    # Ann's attempt started before the close: it goes on and counts for its day
+    # Ann's attempt started before the close: it goes on and counts for its day, and
+    # nothing of its deal is out yet: no reveal, no par, no watching, no practice
     assert (await ann.move("draw", seq=2))["type"] == "ack"
+    status, closed = await get(daily.port, f"/api/challenges/{cid}")
+    assert closed["phase"] == "closed" and not closed["final"]
+    assert closed["deals"][0]["reveal"] is None and closed["deals"][0]["par"] is None
+    assert closed["deals"][0]["rows"][0]["replay"] is None
+    got = await late.request("watch", "welcome", code=a["room"]["code"])
+    assert got["reason"] == "attempt_first", got
+    got = await late.request("attempt", "welcome", challenge=cid, practice=True, name="L")
+    assert got["reason"] == "attempt_first", got
     assert (await ann.request("resign", "ack", seq=3))["type"] == "ack"
     room = (await ann.expect("room"))["room"]
     while room["phase"] != "finished":
         room = (await ann.expect("room"))["room"]
-    assert "reveal" in room  # closed: the attempt's own room reveals its deal too
+    assert "reveal" not in room  # not final yet
+    to_close(cid, -1_800_000 - 1_000)  # final: the last possible attempt is over
     status, after = await get(daily.port, f"/api/challenges/{cid}")
     deal = after["deals"][0]
     reveal = deal["reveal"]
-    assert status == 200 and after["phase"] == "closed"
+    assert status == 200 and after["phase"] == "closed" and after["final"]
     candidates = {ch.seed(SECRET.encode(), cid, 0, n) for n in range(6)}
     assert reveal["seed"] in candidates and reveal["deal"] == f"v1:{reveal['seed']}"
     check = hashlib.sha256(f"{reveal['salt']}:{reveal['deal']}".encode()).hexdigest()
@@ -366,9 +380,9 @@ async def test_the_reveal_at_close_and_an_attempt_over_midnight(daily) -> None:
     (row,) = deal["rows"]
     assert row["name"] == "Ann" and row["moves"] == 2 and row["status"] == "resigned"
     assert row["replay"] == f"/replay/{a['room']['code']}"
-    # after the close anyone may watch the attempts and practise the deal
+    # now anyone may watch the attempts (the attempt's own room reveals its deal too)
     got = await late.request("watch", "welcome", code=a["room"]["code"])
-    assert got["type"] == "welcome", got
+    assert got["type"] == "welcome" and "reveal" in got["room"], got
     for c in (ann, late):
         await c.close()
 

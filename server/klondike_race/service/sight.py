@@ -125,6 +125,10 @@ class RoomSight:
             if self.sight(conn) is sight:
                 break
         phase = self.phase()
+        room = self.room
+        if phase == FINISHED and "reveal" not in self.public and room and not room.parent:
+            if now_ms() >= (room.reveal_at or 0):  # an attempt that ended before the reveal
+                self.public = {**self.public, "reveal": room.reveal()}
         fields: dict[str, Any] = {
             "v": self.version,
             "role": conn.role,

@@ -45,8 +45,13 @@ class Challenge:
         return OPEN if now < self.closes else CLOSED
 
     def final_at(self) -> int:
-        """When the last attempt that could start has ended: the leaderboard is final."""
+        """When the last attempt that could start has ended: the leaderboard is final, and
+        the deals' seeds are revealed (an attempt begun just before the close may still be
+        playing until then: it must not be solved knowing the cards)."""
         return self.closes + self.time_limit * 1000
+
+    def revealed(self, now: int) -> bool:
+        return now >= self.final_at()
 
     def deal(self, index: int) -> Settings:
         if not 0 <= index < len(self.deals):

@@ -159,9 +159,9 @@ class Challenges:
             index = d["index"]
             deal = await self.store.challenges.deal(c.id, index) if phase != ch.UPCOMING else None
             d["commitment"] = deal["commitment"] if deal else None
-            d["par"] = deal["par"] if deal and phase == CLOSED else None
+            d["par"] = deal["par"] if deal and c.revealed(now) else None
             d["reveal"] = None
-            if deal and phase == CLOSED:
+            if deal and c.revealed(now):
                 d["reveal"] = {
                     "seed": deal["seed"],
                     "salt": deal["salt"],
@@ -244,7 +244,7 @@ class Challenges:
                 rows = (await self.store.challenges.top(c.id, d["index"], TOP))[2]
             d["rows"] = ranked_rows(rows)
             for r in d["rows"]:
-                r["replay"] = f"/replay/{r['code']}" if closed else None
+                r["replay"] = f"/replay/{r['code']}" if c.revealed(now) else None
         out["overall"] = None
         if c.ranking != "single":
             rows = await self.overall(c)
@@ -294,7 +294,7 @@ class Challenges:
         name = seat_name(conn, typed)
         room, pid, _ = await self.rooms.create_seated(
             name, options, {"seed": deal["seed"]}, who=who, guest=guest,
-            salt=deal["salt"], challenge=f"{c.id}/{index}", reveal_at=c.closes,
+            salt=deal["salt"], challenge=f"{c.id}/{index}", reveal_at=c.final_at(),
         )  # fmt: skip
         start = initial_progress(options.settings.scoring)
         row = ch.row(room.code, name, guest, start)
@@ -313,7 +313,7 @@ class Challenges:
         if code is not None:
             loaded = await self.store.rooms.load(code)
             ended = loaded is None or Room.from_json(loaded[0]).phase(now) == FINISHED
-        if not ended and c.phase(now) != CLOSED:
+        if not ended and not c.revealed(now):
             raise ServiceError(
                 "attempt_first", "practice of a challenge deal comes after your attempt"
             )
@@ -321,7 +321,7 @@ class Challenges:
         assert deal is not None
         options = RoomOptions(settings=c.deal(index), practice=True)
         room, pid, secret = await self.lobby.new_room(
-            seat_name(conn, typed), options, {"seed": deal["seed"]}, conn, reveal_at=c.closes,
+            seat_name(conn, typed), options, {"seed": deal["seed"]}, conn, reveal_at=c.final_at(),
             deal_of=f"{c.id}/{index}",
         )  # fmt: skip
         await self.lobby.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
@@ -337,7 +337,7 @@ class Challenges:
         challenge_id, _, index = attempt.rpartition("/")
         c = self.find(challenge_id)
         now = now_ms()
-        if c.phase(now) == CLOSED:
+        if c.revealed(now):
             return
         who = conn.identity.key if conn.identity else ""
         mine = await self.store.challenges.attempt(c.id, int(index), who) if who else None
