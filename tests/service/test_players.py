@@ -410,3 +410,31 @@ async def test_a_seated_player_cannot_watch_their_race_from_another_connection(n
     assert watched["type"] == "welcome" and watched["room"]["phase"] == "finished", watched
     for c in (racer, rival, other, stranger, late):
         await c.close()
+
+
+async def test_sign_out_everywhere_reaches_open_connections_on_every_node(node, redis_url) -> None:
+    """A connection signed in with a session that another connection ended (sign out
+    everywhere, here on another node) is its guest again within a few seconds, told by an
+    `identity`: a seat it takes afterwards is not the account's."""
+    other = Node(make_config(redis_url), redis_url)
+    port = await other.start()
+    try:
+        laptop, made = await register(node.port, "Dot")
+        dev = device()
+        phone, _ = await hello(port, device=dev)
+        signed = await phone.request("sign_in", "identity", name="Dot", password=PASSWORD)
+        assert signed["player"] == made["player"]
+        out = await laptop.request("sign_out", "identity", everywhere=True)
+        assert out["type"] == "identity", out
+        told = await phone.expect("identity", timeout=8)
+        assert told["player"]["guest"] is True and told["player"]["id"] != made["player"], told
+        room = await phone.request("create", "welcome", name="Pip")
+        (seat,) = room["room"]["players"]
+        assert seat["who"] == told["player"]["id"], seat
+        refused = await phone.request("change_password", "identity", password=PASSWORD,
+                                      new_password="another password")  # fmt: skip
+        assert refused["reason"] == "not_signed_in", refused
+        for c in (laptop, phone):
+            await c.close()
+    finally:
+        await other.stop()

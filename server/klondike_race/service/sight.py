@@ -126,9 +126,11 @@ class RoomSight:
                 break
         phase = self.phase()
         room = self.room
-        if phase == FINISHED and "reveal" not in self.public and room and not room.parent:
-            if now_ms() >= (room.reveal_at or 0):  # an attempt that ended before the reveal
-                self.public = {**self.public, "reveal": room.reveal()}
+        if (  # an attempt that ended before its reveal, watched after it
+            phase == FINISHED and "reveal" not in self.public and room and not room.parent
+            and now_ms() >= (room.reveal_at or 0)
+        ):  # fmt: skip
+            self.public = {**self.public, "reveal": room.reveal()}
         fields: dict[str, Any] = {
             "v": self.version,
             "role": conn.role,

@@ -61,12 +61,14 @@ class Connections:
         self.ghosts = ghosts
         self.replays = replays
         self.open = 0
+        self.conns: set[Conn] = set()  # every open connection here
         self._tasks: set[asyncio.Task[Any]] = set()  # answers under way (kept referenced)
 
     async def handler(self, ws: ServerConnection) -> None:
         assert isinstance(ws, MessageConnection)  # the server's create_connection
         conn = Conn(ws, self.config.burst, self.fanout, self.address(ws))
         self.open += 1
+        self.conns.add(conn)
         self.metrics.connections_total.inc()
         ws.on_message = lambda text: self.arrive(conn, text)
         try:
@@ -83,6 +85,7 @@ class Connections:
                 conn.idle = asyncio.get_running_loop().create_future()
                 await conn.idle
             self.open -= 1
+            self.conns.discard(conn)
             self.challenges.boards.unwatch(conn)
             try:
                 await self.lobby.cancel_quick(conn)  # first: a match may be entering it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ from .sweeper import Sweeper
 
 log = structlog.get_logger("klondike_race.node")
 ROOT = Path(__file__).resolve().parents[4]
+SESSIONS_CHECK_S = 2.0  # how often ended sessions are looked for (docs/protocol.md)
 
 
 class Node:
@@ -171,6 +173,7 @@ class Node:
         await self.redis.ping()
         await self.store.sweeping.heartbeat(self.connections.open)
         self.spawn(self._heartbeat())
+        self.spawn(self._sessions_ended())
         self.spawn(self.sweeper.run())
         self.spawn(self.lobby.matcher())
         self.spawn(self.challenges.boards.run())
@@ -243,6 +246,21 @@ class Node:
             await call
         except Exception as err:
             log.warning(f"{what} failed while stopping", error=repr(err))
+
+    async def _sessions_ended(self) -> None:
+        """Every SESSIONS_CHECK_S: connections here signed in with a session that ended
+        on any node (sign out everywhere, a new password) are guests again."""
+        since = int(time.time() * 1000)
+        while True:
+            await asyncio.sleep(SESSIONS_CHECK_S)
+            try:
+                now = int(time.time() * 1000)
+                ended = await self.store.accounts.ended_since(since - 1000)  # clocks differ
+                since = now
+                if ended:
+                    await self.players.sessions_ended(list(self.connections.conns), ended)
+            except Exception:
+                log.exception("session check failed")
 
     async def _heartbeat(self) -> None:
         while True:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Iterable
 from typing import Any
 
 from argon2 import PasswordHasher
@@ -135,12 +136,29 @@ class Players:
             await self.store.accounts.end_sessions(account)
         elif conn.session is not None:
             await self.store.accounts.end_session(account, conn.session)
+        await self._as_guest(conn)
+
+    async def _as_guest(self, conn: Conn) -> None:
+        """The connection is its device's guest again (or nobody), and is told so."""
         conn.session = None
         conn.identity = conn.guest
         if conn.identity is None:
             conn.send(encode_text("identity", player=None, rooms=[]))
         else:
             await self._tell(conn)
+
+    async def sessions_ended(self, conns: Iterable[Conn], accounts: set[str]) -> None:
+        """Some sessions of ``accounts`` ended (a sign-out everywhere, a new password, on
+        any node): those of ``conns`` signed in with one of them are guests again."""
+        signed = [c for c in conns if c.session is not None and c.identity is not None
+                  and c.identity.key.removeprefix(ACCOUNT) in accounts]  # fmt: skip
+        if not signed:
+            return
+        live = await self.store.accounts.live_sessions([c.session or "" for c in signed])
+        for conn, alive in zip(signed, live, strict=True):
+            if not alive and conn.session is not None:
+                conn.log.info("signed out elsewhere")
+                await self._as_guest(conn)
 
     async def change_password(self, conn: Conn, m: ChangePassword) -> None:
         """A new password: every other session of the account ends, this connection

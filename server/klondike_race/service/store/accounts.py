@@ -17,6 +17,8 @@ from .keys import player_key
 from .scripts import CREATE_ACCOUNT, HIT
 
 SESSION_S = 30 * 86400  # a session lasts 30 days from its sign-in
+ENDED = "sess:ended"  # accounts -> when (epoch ms) a session of theirs last ended
+ENDED_KEPT_MS = 60_000  # ... kept this long: every node reads it every few seconds
 ROOMS_KEPT = 20  # the rooms a player is listed in, newest first
 
 
@@ -109,6 +111,7 @@ class Accounts(Part):
             pipe.delete(f"sess:{token_hash}")
             pipe.srem(f"acct:{account}:sess", token_hash)
             await self._replicated(pipe)
+        await self._ended(account)
 
     async def end_sessions(self, account: str) -> int:
         """Sign ``account`` out everywhere: the number of sessions ended."""
@@ -118,7 +121,29 @@ class Accounts(Part):
                 pipe.delete(f"sess:{hashed.decode()}")
             pipe.delete(f"acct:{account}:sess")
             await self._replicated(pipe)
+        await self._ended(account)
         return len(hashes)
+
+    async def _ended(self, account: str) -> None:
+        """Note that sessions of ``account`` ended, for every node's open connections."""
+        now = int(time.time() * 1000)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(ENDED, {account: now})
+            pipe.zremrangebyscore(ENDED, 0, now - ENDED_KEPT_MS)
+            await self._timed(pipe.execute())
+
+    async def ended_since(self, since: int) -> set[str]:
+        """The accounts some session of which ended at or after ``since`` (epoch ms)."""
+        got: Any = await self._timed(self.redis.zrangebyscore(ENDED, since, "+inf"))
+        return {a.decode() for a in got}
+
+    async def live_sessions(self, hashes: list[str]) -> list[bool]:
+        """Whether each session (by its hash) has not ended."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for hashed in hashes:
+                pipe.exists(f"sess:{hashed}")
+            got: Any = await self._timed(pipe.execute())
+        return [bool(n) for n in got]
 
     # ---- where a player sits ------------------------------------------------------------
     async def seated(self, who: str, code: str, at: int) -> None:
