@@ -529,3 +529,19 @@ async def test_a_practice_game_on_an_open_deal_follows_the_watch_rule(daily) -> 
         assert (got["type"], got.get("reason")) == ("error", "attempt_first"), got
     for c in (ann, bob, cat, anon):
         await c.close()
+
+
+async def test_a_past_daily_nobody_dealt_is_not_dealt_for_practice(daily, redis_url) -> None:
+    """A closed daily whose deal no node prepared stays without one: practice of it is
+    refused (no_deal), and its archive still shows no commitment, par or reveal (a
+    practice request made the server deal it, certify it and publish all three)."""
+    cid = today_id(-5)
+    gus = await guest(daily.port)
+    got = await gus.request("attempt", "welcome", challenge=cid, practice=True, name="Gus")
+    assert got["type"] == "error" and got["reason"] == "no_deal", got
+    status, page = await get(daily.port, f"/api/challenges/{cid}")
+    assert status == 200 and page["phase"] == "closed", page
+    deal = page["deals"][0]
+    assert deal["commitment"] is None and deal["par"] is None and deal["reveal"] is None
+    assert not redis.Redis.from_url(redis_url).exists(f"ch:{cid}:0:deal")
+    await gus.close()

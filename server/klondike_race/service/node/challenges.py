@@ -317,7 +317,12 @@ class Challenges:
             raise ServiceError(
                 "attempt_first", "practice of a challenge deal comes after your attempt"
             )
-        deal = await self.deal(c, index)
+        if c.phase(now) == CLOSED:  # (as its archive shows it: not dealt afterwards)
+            deal = await self.store.challenges.deal(c.id, index)
+            if deal is None:
+                raise ServiceError("no_deal", f"{c.id} was never dealt: nobody played it")
+        else:
+            deal = await self.deal(c, index)
         assert deal is not None
         options = RoomOptions(settings=c.deal(index), practice=True)
         room, pid, secret = await self.lobby.new_room(
