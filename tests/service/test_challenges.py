@@ -545,3 +545,31 @@ async def test_a_past_daily_nobody_dealt_is_not_dealt_for_practice(daily, redis_
     assert deal["commitment"] is None and deal["par"] is None and deal["reveal"] is None
     assert not redis.Redis.from_url(redis_url).exists(f"ch:{cid}:0:deal")
     await gus.close()
+
+
+async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily) -> None:
+    """A guest's attempt ended, then the guest claimed a name: the account has made its
+    attempt (a new one is attempt_made), so it may practise the deal, watch the others'
+    attempts and see its own replay (each said attempt_first: a catch-22)."""
+    cid = today_id()
+    rival = await guest(daily.port)
+    theirs = await rival.request("attempt", "welcome", challenge=cid, name="Rex")
+    gus = await guest(daily.port)
+    mine = await gus.request("attempt", "welcome", challenge=cid, name="Gus")
+    assert (await gus.request("resign", "ack", seq=1))["type"] == "ack"
+    room = await gus.expect("room")
+    while room["room"]["phase"] != "finished":
+        room = await gus.expect("room")
+    made = await gus.request("register", "identity", name="Gussie",
+                             password="correct horse battery")  # fmt: skip
+    assert made["player"]["guest"] is False, made
+    again = await gus.request("attempt", "welcome", challenge=cid, name="Gus")
+    assert again["reason"] == "attempt_made", again
+    replay = await gus.request("replay", "replay", code=mine["room"]["code"])
+    assert replay["type"] == "replay", replay
+    watched = await gus.request("watch", "welcome", code=theirs["room"]["code"])
+    assert watched["type"] == "welcome" and watched["role"] == "spectator", watched
+    practice = await gus.request("attempt", "welcome", challenge=cid, practice=True, name="G")
+    assert practice["type"] == "welcome" and practice["room"]["practice"], practice
+    for c in (rival, gus):
+        await c.close()

@@ -266,15 +266,14 @@ class Challenges:
             raise ServiceError("hello_first", "say hello (a device identity) before a challenge")
         now = now_ms()
         code = await self.store.challenges.attempt(c.id, m.deal, who)
+        as_guest = None if code is not None else await self._as_guest(c, m.deal, who)
         if m.practice:
-            await self._practice(conn, c, m.deal, code, now, m.name)
+            await self._practice(conn, c, m.deal, code or as_guest, now, m.name)
             return
-        if code is None and not guest:  # played as the guest this account was claimed from
-            before = await self.store.accounts.guest_of(who.removeprefix(ACCOUNT))
-            if before and await self.store.challenges.attempt(c.id, m.deal, before):
-                raise ServiceError(
-                    "attempt_made", "you played this deal as a guest before claiming your name"
-                )
+        if as_guest is not None:
+            raise ServiceError(
+                "attempt_made", "you played this deal as a guest before claiming your name"
+            )
         if code is None:
             if c.phase(now) != OPEN:
                 raise ServiceError(
@@ -282,6 +281,13 @@ class Challenges:
                 )
             code = await self._new_attempt(conn, c, m.deal, who, guest, m.name)
         await self.lobby.join(conn, Join(code, m.name))
+
+    async def _as_guest(self, c: Challenge, index: int, who: str) -> str | None:
+        """The attempt an account made at the deal as the guest it was claimed from."""
+        if not who.startswith(ACCOUNT):
+            return None
+        before = await self.store.accounts.guest_of(who.removeprefix(ACCOUNT))
+        return await self.store.challenges.attempt(c.id, index, before) if before else None
 
     async def _new_attempt(
         self, conn: Conn, c: Challenge, index: int, who: str, guest: bool, typed: str
@@ -346,6 +352,8 @@ class Challenges:
             return
         who = conn.identity.key if conn.identity else ""
         mine = await self.store.challenges.attempt(c.id, int(index), who) if who else None
+        if mine is None and who:
+            mine = await self._as_guest(c, int(index), who)
         if mine is not None:
             own = await self.store.rooms.load(mine)
             if own is None or Room.from_json(own[0]).phase(now) == FINISHED:
