@@ -573,3 +573,10 @@ async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily
     assert practice["type"] == "welcome" and practice["room"]["practice"], practice
     for c in (rival, gus):
         await c.close()
+
+
+async def test_practice_of_a_challenge_not_open_yet_says_so(daily) -> None:
+    gus = await guest(daily.port)
+    got = await gus.request("attempt", "welcome", challenge=today_id(1), practice=True, name="G")
+    assert got["reason"] == "challenge_not_open", got
+    await gus.close()

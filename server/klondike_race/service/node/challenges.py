@@ -315,6 +315,8 @@ class Challenges:
     async def _practice(
         self, conn: Conn, c: Challenge, index: int, code: str | None, now: int, typed: str
     ) -> None:
+        if c.phase(now) == ch.UPCOMING:
+            raise ServiceError("challenge_not_open", f"{c.id} has not opened: nothing to practise")
         ended = False
         if code is not None:
             loaded = await self.store.rooms.load(code)
