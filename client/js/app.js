@@ -357,8 +357,15 @@ function intent(what, drag) {
   pump();
 }
 
+let pumpTimer = null;
 function pump() {
   if (state.inflight || !state.queue.length) return;
+  const wait = net.wait(); // within the client's own rate (net.js)
+  if (wait > 0) {
+    clearTimeout(pumpTimer);
+    pumpTimer = setTimeout(pump, wait);
+    return;
+  }
   const { what, drag } = state.queue[0];
   const seq = state.seq + 1;
   const msg = what.resign ? { type: 'resign', seq }
@@ -369,7 +376,7 @@ function pump() {
     store.update((s) => { s.queue = []; });
     return;
   }
-  net.probe(); // a move that goes nowhere is noticed from the missing pong
+  net.probe(); // a move that goes nowhere is noticed from the missing answer
   store.update((s) => {
     s.queue.shift();
     s.inflight = { seq, what, drag, at: Date.now() };

@@ -5,12 +5,18 @@
 // the socket stays "open" and whatever is sent waits in the dark. So every ping expects
 // its pong: no pong within PONG_WAIT_MS means the connection is stalled, and it is
 // dropped (quietly: its handlers are detached) and a new one made at once. A ping goes
-// every PING_MS, and at once when something is sent and no ping is out (`probe`), so a
-// move that goes nowhere is noticed within a few seconds.
+// every PING_MS; and when something that expects an answer is sent (`probe`), nothing at
+// all coming back within PONG_WAIT_MS is a stall too, so a move that goes nowhere is
+// noticed within a few seconds without a ping of its own.
+//
+// The server closes a connection that sends more than its rate (docs/protocol.md:
+// KR_RATE 20 a second, KR_BURST 40): the client keeps under it (`wait`), with a margin.
 
 export const PING_MS = 5000;
 export const PONG_WAIT_MS = 3000;
 const CONNECT_WAIT_MS = 10000; // a connection attempt that hangs this long is given up
+export const SEND_RATE = 15; // messages a second the client sends at most, sustained
+const SEND_BURST = 30; // ... and at once
 
 export function defaultUrl() {
   const params = new URLSearchParams(location.search);
@@ -33,6 +39,9 @@ export class Net {
     this.pinger = null;
     this.waiting = null; // the ping waiting for its pong: {id, at, timer}
     this.pingId = 0;
+    this.expecting = null; // a timer: something was sent that expects an answer
+    this.credit = SEND_BURST; // messages that may go now (refilled at SEND_RATE a second)
+    this.stamp = Date.now();
     this.closedByUs = false;
     window.addEventListener('online', () => this.reconnectNow());
   }
@@ -73,6 +82,10 @@ export class Net {
         console.error('not JSON from the server', event.data);
         return;
       }
+      if (this.expecting) {
+        clearTimeout(this.expecting);
+        this.expecting = null;
+      }
       if (msg.type === 'pong' && this.waiting && msg.id === this.waiting.id) {
         clearTimeout(this.waiting.timer);
         this.onPong(Date.now() - this.waiting.at);
@@ -112,21 +125,43 @@ export class Net {
     clearInterval(this.pinger);
     if (this.waiting) clearTimeout(this.waiting.timer);
     this.waiting = null;
+    clearTimeout(this.expecting);
+    this.expecting = null;
   }
 
   ping() {
-    if (!this.open || this.waiting) return;
+    if (!this.open || this.waiting || this.wait() > 0) return; // (a busy connection is alive)
     this.pingId += 1;
     const id = this.pingId;
     const ws = this.ws;
     const timer = setTimeout(() => this.stalled(ws), PONG_WAIT_MS);
     this.waiting = { id, at: Date.now(), timer };
+    this.spend();
     ws.send(JSON.stringify({ type: 'ping', id }));
   }
 
-  // Something was sent that expects an answer: make sure a ping is out with it.
+  // Something was sent that expects an answer: nothing at all heard within PONG_WAIT_MS
+  // means the connection is stalled.
   probe() {
-    this.ping();
+    if (!this.open || this.expecting) return;
+    const ws = this.ws;
+    this.expecting = setTimeout(() => {
+      this.expecting = null;
+      this.stalled(ws);
+    }, PONG_WAIT_MS);
+  }
+
+  // How long (ms) until a message may go within the client's own rate (0: now).
+  wait() {
+    const now = Date.now();
+    this.credit = Math.min(SEND_BURST, this.credit + ((now - this.stamp) / 1000) * SEND_RATE);
+    this.stamp = now;
+    return this.credit >= 1 ? 0 : Math.ceil(((1 - this.credit) / SEND_RATE) * 1000);
+  }
+
+  spend() {
+    this.wait();
+    this.credit -= 1;
   }
 
   // No pong in time: the connection is dead though not closed. Drop it and reconnect.
@@ -157,6 +192,7 @@ export class Net {
 
   send(msg) {
     if (!this.open) return false;
+    this.spend();
     this.ws.send(JSON.stringify(msg));
     return true;
   }

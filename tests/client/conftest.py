@@ -51,6 +51,8 @@ def server(redis_url: str) -> Iterator[ServerProcess]:
         redis_url,
         KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
         KR_CLIENT_DIR=str(ROOT / "client"),
+        KR_RATE="20",  # the server's own limits: the client must keep under them
+        KR_BURST="40",
     ).start()
     yield srv
     srv.stop()

@@ -975,3 +975,21 @@ def test_a_game_resigned_in_another_tab_ends_it_in_this_one(players) -> None:
         " .pile[data-pile=\"stock\"] .count').textContent === '23'"
     )
     tab.close()
+
+
+def test_a_held_key_plays_every_move_within_the_servers_rate(players) -> None:
+    """70 presses of D as fast as the keyboard sends them (a held key repeats at about
+    30 a second): every one is played, in order, on the same connection. The client keeps
+    under the server's message rate (20 a second, 40 at once): it sent a ping with nearly
+    every move, and a held key got the connection closed (1008) and presses lost."""
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    page = alice.page
+    sockets: list[object] = []
+    page.on("websocket", lambda ws: sockets.append(ws))
+    page.locator("#my-board").click(position={"x": 1, "y": 1})  # the page has the keys
+    for _ in range(70):
+        page.keyboard.press("d")
+    page.wait_for_selector('#stat-moves:text-is("70")', timeout=30_000)
+    assert sockets == [], "the connection was made again"
+    assert page.locator('#toast[data-kind="error"]').is_hidden()
