@@ -492,10 +492,14 @@ function needName() {
     field.reportValidity();
     return null;
   }
-  field.setCustomValidity('');
+  takeName(name);
+  return name;
+}
+
+function takeName(name) {
+  $('#name').setCustomValidity('');
   store.update((s) => { s.name = name; });
   storage.set('kr.name', name);
-  return name;
 }
 
 function settingsFromForm(form) {
@@ -522,6 +526,12 @@ function create(settings, extra) {
 
 $('#name').value = state.name;
 $('#name').addEventListener('change', () => { if (!signedIn(state)) needName(); });
+// the name is taken as it is typed: taken only when the field lets go (the first tap
+// elsewhere), the header grew under that tap on a phone and moved the button it aimed at
+$('#name').addEventListener('input', () => {
+  const name = $('#name').value.trim();
+  if (!signedIn(state) && name) takeName(name);
+});
 $('#create-form').addEventListener('submit', (e) => {
   e.preventDefault();
   if (!needName()) return;

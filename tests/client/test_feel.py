@@ -412,3 +412,20 @@ def test_the_tables_show_every_column_on_a_320_px_phone(players, artifacts) -> N
         viewer.page, ".challenge-table", ["#", "Player", "Home", "Moves", "Status", "Links"]
     )
     viewer.shot(artifacts / "standings-320.png", full_page=True)
+
+
+def test_a_name_typed_on_a_phone_does_not_move_the_button_tapped_next(players) -> None:
+    """On a phone, a guest opens an invitation, types a long name and taps Join the race
+    once: they join. (The name was taken only when the field let go, at that tap: the
+    header grew with it and moved the button away from under the finger.)"""
+    host = players()
+    code = host.create("Hostess")
+    guest = players(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    guest.page.goto(f"{guest.base}?join={code}")
+    guest.page.wait_for_selector("#invite-box:not([hidden])")
+    guest.page.wait_for_function("() => document.activeElement.id === 'name'")
+    guest.page.keyboard.type("Alexandra")
+    box = guest.page.locator("#btn-invite-join").bounding_box()
+    assert box is not None
+    guest.page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    guest.screen("room", timeout=3_000)
