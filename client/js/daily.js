@@ -102,7 +102,7 @@ export function shareLine(title, game, rank, players, link) {
   const what = m ? `daily ${m[1]}` : title;
   const place = rank != null ? `, rank ${rank} of ${thousands(players || 1)}` : '';
   const status = game.status !== 'won' && game.status !== 'playing' ? ` (${statusWord(game.status)})` : '';
-  return `Klondike Race ${what}: ${game.foundation}/52 in ${game.moves} moves, ${clockText(game.ms)}${place}${status} ${link}`;
+  return `Klondike Race ${what}: ${game.foundation}/52 in ${game.moves} move${game.moves === 1 ? '' : 's'}, ${clockText(game.ms)}${place}${status} ${link}`;
 }
 
 // The share line's figures: the player's own final board (the server's word on their

@@ -520,7 +520,7 @@ export class Renderer {
         li.dataset.who = row.who;
         if (row.who === me) li.className = 'me';
         li.append(`${row.rank}. `, playerName(row, row.who === me ? ' (you)' : ''),
-          ` \u00b7 ${row.foundation}/52 \u00b7 ${row.reached_moves} moves${row.status !== 'playing' ? ` \u00b7 ${statusWord(row.status)}` : ''}`);
+          ` \u00b7 ${row.foundation}/52 \u00b7 ${row.reached_moves} move${row.reached_moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${statusWord(row.status)}` : ''}`);
       }
       list.append(li);
     }
@@ -551,7 +551,7 @@ export class Renderer {
       const who = item.querySelector('.who');
       who.replaceChildren(`${row.rank}. `, playerName({ ...seated[row.player], name: row.name },
         row.player === state.player ? ' (you)' : ''));
-      text(item.querySelector('.what'), `${row.foundation}/52 \u00b7 ${row.moves} moves${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`);
+      text(item.querySelector('.what'), `${row.foundation}/52 \u00b7 ${row.moves} move${row.moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`);
       const bar = item.querySelector('.bar');
       bar.setAttribute('aria-valuenow', String(row.foundation));
       bar.setAttribute('aria-label', `${row.name}: ${row.foundation} of 52 cards home`);
@@ -774,7 +774,7 @@ export class Renderer {
       }
       const row = byPlayer[id];
       text(view.head, row
-        ? `${row.rank}. ${who[id] || id} \u00b7 ${row.foundation}/52 \u00b7 ${row.moves} moves${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`
+        ? `${row.rank}. ${who[id] || id} \u00b7 ${row.foundation}/52 \u00b7 ${row.moves} move${row.moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`
         : who[id] || id);
       view.cell.setAttribute('aria-label', `Follow ${who[id] || id}`);
       if (view.last !== boards[id]) {

@@ -429,3 +429,12 @@ def test_a_name_typed_on_a_phone_does_not_move_the_button_tapped_next(players) -
     assert box is not None
     guest.page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     guest.screen("room", timeout=3_000)
+
+
+def test_one_move_is_one_move_in_the_standings(players) -> None:
+    """The race standings count a single move as "1 move" (they said "1 moves")."""
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    alice.page.click(alice.pile("stock"))
+    row = '#race-standings .bar-row[data-player="p1"] .what'
+    bob.page.wait_for_selector(f'{row}:text-matches("1 move$")')
