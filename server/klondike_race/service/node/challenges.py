@@ -266,7 +266,7 @@ class Challenges:
             raise ServiceError("hello_first", "say hello (a device identity) before a challenge")
         now = now_ms()
         code = await self.store.challenges.attempt(c.id, m.deal, who)
-        as_guest = None if code is not None else await self._as_guest(c, m.deal, who)
+        as_guest = None if code is not None else await self._guest_attempt(c, m.deal, who)
         if m.practice:
             await self._practice(conn, c, m.deal, code or as_guest, now, m.name)
             return
@@ -282,7 +282,7 @@ class Challenges:
             code = await self._new_attempt(conn, c, m.deal, who, guest, m.name)
         await self.lobby.join(conn, Join(code, m.name))
 
-    async def _as_guest(self, c: Challenge, index: int, who: str) -> str | None:
+    async def _guest_attempt(self, c: Challenge, index: int, who: str) -> str | None:
         """The attempt an account made at the deal as the guest it was claimed from."""
         if not who.startswith(ACCOUNT):
             return None
@@ -355,7 +355,7 @@ class Challenges:
         who = conn.identity.key if conn.identity else ""
         mine = await self.store.challenges.attempt(c.id, int(index), who) if who else None
         if mine is None and who:
-            mine = await self._as_guest(c, int(index), who)
+            mine = await self._guest_attempt(c, int(index), who)
         if mine is not None:
             own = await self.store.rooms.load(mine)
             if own is None or Room.from_json(own[0]).phase(now) == FINISHED:
