@@ -334,4 +334,7 @@ async def test_the_players_route_refuses_unknown_and_malformed(node) -> None:
     for bad in ("ab", "x" * 40, "%FF%FE", "An%E2%80%8Bn", "%20Ann", "Ann%zz", "Ann%", "Zed%4"):
         status, body = await profile(node.port, bad)
         assert status == 400 and body["error"] == "bad_player", (bad, body)
+    for query in ("?format=json", "?x", "?="):  # the route has no parameters
+        status, body = await profile(node.port, key + query)
+        assert status == 400 and body["error"] == "bad_request", (query, body)
     await c.close()

@@ -100,7 +100,7 @@ class Node:
         self.lobby.open_here = lambda: self.connections.open
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
         apis: dict[str, Api] = {
-            "/api/players/": lambda rest, _query: self.ratings.profile(rest),
+            "/api/players/": self.ratings.profile,
             "/api/challenges": self.challenges.http,
             "/api/replays/": self.replays.http,
         }

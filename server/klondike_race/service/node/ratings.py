@@ -47,9 +47,12 @@ class RatingOps:
             log.info("race rated", room=code)
         return applied
 
-    async def profile(self, raw: str) -> tuple[int, dict[str, Any]]:
+    async def profile(self, raw: str, query: str = "") -> tuple[int, dict[str, Any]]:
         """(HTTP status, JSON body) of ``/api/players/{raw}``: a player key or an
-        account name (percent-encoded UTF-8, matched after NFKC and case folding)."""
+        account name (percent-encoded UTF-8, matched after NFKC and case folding). The
+        route has no parameters: a query is refused."""
+        if query:
+            return 400, {"error": "bad_request", "message": "/api/players/WHO takes no query"}
         bad = 400, {"error": "bad_player", "message": "a player key (g-… or a-…) or a name"}
         if BAD_ESCAPE.search(raw):  # bad percent-encoding
             return bad
