@@ -350,11 +350,18 @@ $('#btn-skip-finish').addEventListener('click', () => {
 function intent(what, drag) {
   if (!canPlay() || !net.open) {
     if (drag) settleDrag(drag, false);
-    if (!net.open) toast('Offline: the move was not sent', 'error');
+    if (!net.open) notSent(1);
     return;
   }
   store.update((s) => { s.queue.push({ what, drag }); });
   pump();
+}
+
+// Input while the connection is being restored is refused, and said: nothing is played
+// on a board the server cannot answer (the moves already sent are sent again after the
+// resume).
+function notSent(n) {
+  toast(`Not connected: ${n === 1 ? 'the move was' : `${n} moves were`} not sent`, 'error');
 }
 
 let pumpTimer = null;
@@ -445,6 +452,8 @@ const input = new Input($('#my-board'), {
   enabled: canPlay,
   // no move waiting for its answer, and the board on screen is the latest one
   settled: () => !state.inflight && !state.queue.length && renderer.myBoard.board === state.board,
+  connected: () => net.open,
+  notSent,
   action: (name) => {
     if (name === 'autocomplete') startAuto();
     if (name === 'undo' && state.room.settings.undo) intent({ action: 'undo' }, null);

@@ -77,6 +77,47 @@ def test_a_stalled_connection_is_noticed_and_its_moves_are_sent_again(
     assert alice.state("s.board.stock") == 22
 
 
+def clear_toast(page) -> None:
+    page.evaluate("() => { document.querySelector('#toast').textContent = ''; }")
+
+
+def test_input_on_a_stalled_connection_is_refused_and_said_never_lost(proxy, players) -> None:
+    """The path dies silently after a draw: the stock clicked twice more and D pressed
+    wait for the draw's answer; when the link is found stalled they are refused, and a
+    toast says how many, as it says for any press or key while reconnecting. After the
+    resume the server has the one draw it was sent, and the board shows just that."""
+    alice = players()
+    practice(alice, f"&ws={proxy.ws_url}")
+    page = alice.page
+    page.locator("#my-board").click(position={"x": 1, "y": 1})  # the page has the keys
+    proxy.freeze()
+    for _ in range(3):
+        page.click(alice.pile("stock"))
+    page.keyboard.press("d")
+    page.wait_for_selector(RECONNECTING, timeout=9_000)
+    toast = page.locator('#toast[data-kind="error"]')
+    toast.filter(has_text="Not connected: 3 moves were not sent").wait_for()
+    assert alice.state("[s.inflight.seq, s.queue.length, s.board.stock]") == [1, 0, 24]
+    # while it reconnects, the board is marked and nothing is played: a key or a press
+    # is refused at once, and said
+    assert page.locator("body").get_attribute("data-conn") == "connecting"
+    clear_toast(page)
+    page.keyboard.press("d")
+    toast.filter(has_text="Not connected: the move was not sent").wait_for()
+    clear_toast(page)
+    page.click(alice.pile("stock"))
+    toast.filter(has_text="Not connected: the move was not sent").wait_for()
+    assert alice.state("[s.inflight.seq, s.queue.length, s.board.stock]") == [1, 0, 24]
+    proxy.thaw()
+    page.wait_for_selector('#conn-state[data-state="open"]', timeout=15_000)
+    page.wait_for_selector(f'{alice.pile("waste")} .card[data-card="8c"]')
+    page.wait_for_function("() => !window.kr.store.state.inflight")
+    assert alice.state("[s.board.moves, s.seq, s.board.stock, s.queue.length]") == [1, 1, 23, 0]
+    # and play goes on
+    page.keyboard.press("d")
+    page.wait_for_selector('#stat-moves:text-is("2")')
+
+
 def slowed_practice(players):
     """A practice game with the slides on, the page's animations at a twentieth of their
     speed (a 160 ms slide takes 3.2 s)."""
