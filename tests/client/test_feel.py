@@ -271,7 +271,7 @@ def test_results_say_the_place_and_label_the_time(players, artifacts) -> None:
     bob.page.click("#btn-resign")
     bob.page.click("#btn-resign")
     bob.screen("results")
-    bob.page.wait_for_selector('#results-place:text-is("Your place so far: 1st of 2 (shared)")')
+    bob.page.wait_for_selector('#results-place:text-is("Your place so far: 1st= of 2")')
     cells = bob.page.locator('#results-table tr[data-player="p2"] td').all_text_contents()
     assert cells[0] == "1=" and cells[5] == "resigned"
     assert bob.page.locator('#results-table tr[data-player="p2"] .status-resigned').count() == 1
@@ -290,6 +290,35 @@ def test_results_say_the_place_and_label_the_time(players, artifacts) -> None:
         alice.page.get_attribute("#results-table thead th abbr", "title") or ""
     )
     alice.shot(artifacts / "results-place.png", full_page=True)
+
+
+def test_a_shared_place_shows_as_shared_everywhere(players) -> None:
+    """Everyone level at the start of a race shares 1st place: "1=" in the racers'
+    standings, the place stat, the spectator's boards and table; once Alice leads,
+    "1." and "2." (docs/rules.md: exact ties share a place)."""
+    alice, bob, carol = players(), players(), players()
+    start_race(alice, [bob], seed=SEED, watchers=(carol,))
+    bars = "#race-standings .bar-row .who"
+    heads = "#watch-grid .grid-head"
+    places = "#watch-table tbody tr td:first-child"
+
+    def firsts(page, sel: str, want: list[str]) -> None:
+        page.wait_for_function(
+            "([sel, want]) => JSON.stringify([...document.querySelectorAll(sel)]"
+            ".map((n) => n.textContent.split(' ')[0])) === JSON.stringify(want)",
+            arg=[sel, want],
+        )
+
+    for p in (alice, bob):
+        firsts(p.page, bars, ["1=", "1="])
+        assert p.page.text_content("#stat-place") == "1=/2"
+    firsts(carol.page, heads, ["1=", "1="])
+    firsts(carol.page, places, ["1=", "1="])
+    alice.page.dblclick(alice.card("Ac"))
+    firsts(bob.page, bars, ["1.", "2."])
+    bob.page.wait_for_selector('#stat-place:text-is("2/2")')
+    firsts(carol.page, heads, ["1.", "2."])
+    firsts(carol.page, places, ["1", "2"])
 
 
 def test_an_invitation_without_a_name_says_so(players, artifacts) -> None:
