@@ -933,10 +933,15 @@ document.addEventListener('click', (e) => {
 });
 $('#replay-view').addEventListener('ghost', (e) => {
   const { code, player, button } = e.detail;
-  // racing a ghost leaves the race the player is still in: asked first
+  // racing a ghost leaves the room the player is in: a race they are still in, or a seat
+  // waiting for its race, is asked about first; the waiting seat is then given up
+  // (`leave`), not left taken in the room and in "Your races"
+  const seat = state.role === 'player' && roomPhase(state) === 'waiting' ? state.room.code : null;
   if (stillRacing(state) && !confirmed(button, 'Leave your race for this ghost?')) return;
+  if (seat && !confirmed(button, `Give up your seat in ${seat} for this ghost?`)) return;
   history.replaceState(null, '', `${location.pathname}${location.search}`);
   route();
+  if (seat) net.send({ type: 'leave' });
   net.send({ type: 'ghost', code, player, name: playName(state) || 'Player' });
 });
 $('#replay-back').addEventListener('click', () => {
