@@ -350,11 +350,18 @@ $('#btn-skip-finish').addEventListener('click', () => {
 function intent(what, drag) {
   if (!canPlay() || !net.open) {
     if (drag) settleDrag(drag, false);
-    if (!net.open) toast('Offline: the move was not sent', 'error');
+    if (!net.open) notSent(1);
     return;
   }
   store.update((s) => { s.queue.push({ what, drag }); });
   pump();
+}
+
+// Input while the connection is being restored is refused, and said: nothing is played
+// on a board the server cannot answer (the moves already sent are sent again after the
+// resume).
+function notSent(n) {
+  toast(`Not connected: ${n === 1 ? 'the move was' : `${n} moves were`} not sent`, 'error');
 }
 
 let pumpTimer = null;
@@ -445,6 +452,8 @@ const input = new Input($('#my-board'), {
   enabled: canPlay,
   // no move waiting for its answer, and the board on screen is the latest one
   settled: () => !state.inflight && !state.queue.length && renderer.myBoard.board === state.board,
+  connected: () => net.open,
+  notSent,
   action: (name) => {
     if (name === 'autocomplete') startAuto();
     if (name === 'undo' && state.room.settings.undo) intent({ action: 'undo' }, null);
@@ -924,10 +933,15 @@ document.addEventListener('click', (e) => {
 });
 $('#replay-view').addEventListener('ghost', (e) => {
   const { code, player, button } = e.detail;
-  // racing a ghost leaves the race the player is still in: asked first
+  // racing a ghost leaves the room the player is in: a race they are still in, or a seat
+  // waiting for its race, is asked about first; the waiting seat is then given up
+  // (`leave`), not left taken in the room and in "Your races"
+  const seat = state.role === 'player' && roomPhase(state) === 'waiting' ? state.room.code : null;
   if (stillRacing(state) && !confirmed(button, 'Leave your race for this ghost?')) return;
+  if (seat && !confirmed(button, `Give up your seat in ${seat} for this ghost?`)) return;
   history.replaceState(null, '', `${location.pathname}${location.search}`);
   route();
+  if (seat) net.send({ type: 'leave' });
   net.send({ type: 'ghost', code, player, name: playName(state) || 'Player' });
 });
 $('#replay-back').addEventListener('click', () => {

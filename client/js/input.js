@@ -17,14 +17,16 @@ function isFoundation(pile) {
 export class Input {
   // hooks: board() -> the board_view; selection() -> {pile,index,count}|null;
   // select(sel|null); lift({pile,index}|null): cards being dragged; intent(intent,
-  // drag|null); action(name) for buttons' keys; enabled() -> whether play is possible
+  // drag|null); action(name) for buttons' keys; enabled() -> whether play is possible;
+  // settled() -> whether the board on screen is the one the moves sent lead to;
+  // connected() -> whether moves can reach the server; notSent(n): n presses refused
   constructor(root, hooks) {
     this.root = root;
     this.hooks = hooks;
     this.press = null;
     this.drag = null;
     this.lastTap = null;
-    this.keys = []; // keys pressed, waiting to be played in order (playKeys)
+    this.held = []; // presses and keys waiting for the board to settle, in order (playHeld)
     this.lastBest = null; // {x, y, at} of the last one-tap move
     root.addEventListener('pointerdown', (e) => this.down(e));
     root.addEventListener('pointermove', (e) => this.move(e));
@@ -71,19 +73,41 @@ export class Input {
     return null;
   }
 
-  // A press while a move waits for its answer (or the answer is not drawn yet) is held:
-  // its target is read once the board on screen is the one the move leads to.
+  // A press or key while a move waits for its answer (or the answer is not drawn yet)
+  // is held: its target is read once the board on screen is the one the move leads to.
   settled() {
     return this.hooks.settled ? this.hooks.settled() : true;
   }
 
-  whenSettled(fn, until = performance.now() + 3000) {
-    if (this.settled() || performance.now() > until) { fn(); return; }
-    requestAnimationFrame(() => this.whenSettled(fn, until));
+  hold(play) {
+    this.held.push(play);
+    if (this.held.length === 1) this.playHeld();
+  }
+
+  // The held presses and keys, played one at a time, each once the board on screen is
+  // the one the moves before it lead to. The connection lost meanwhile (a move with no
+  // answer: the link is stalled) refuses them all, and says how many (notSent): none is
+  // played on a board the server has not answered, none is lost unsaid.
+  playHeld() {
+    while (this.held.length && this.hooks.enabled() && this.hooks.connected() && this.settled()) {
+      this.held.shift()();
+    }
+    if (!this.held.length) return;
+    if (!this.hooks.enabled() || !this.hooks.connected()) { // (a game over: nothing to say)
+      const n = this.held.length;
+      this.held = [];
+      if (!this.hooks.connected()) this.hooks.notSent(n);
+      return;
+    }
+    requestAnimationFrame(() => this.playHeld());
   }
 
   down(e) {
     if (e.button !== 0 || !this.hooks.enabled()) return;
+    if (!this.hooks.connected()) { // the board is marked not connected: refused, and said
+      if (this.root.contains(e.target) && e.target.closest('[data-pile]')) this.hooks.notSent(1);
+      return;
+    }
     if (!this.settled()) {
       if (!this.root.contains(e.target) || !e.target.closest('[data-pile]')) return;
       this.press = { x: e.clientX, y: e.clientY, target: null, id: e.pointerId, type: e.pointerType, at: performance.now() };
@@ -137,8 +161,8 @@ export class Input {
       return;
     }
     if (!press.target) { // a held tap: once the board is the move's
-      this.whenSettled(() => {
-        const target = this.hooks.enabled() ? this.targetAt(press.x, press.y) : null;
+      this.hold(() => {
+        const target = this.targetAt(press.x, press.y);
         if (target) this.tap(target, press);
       });
       return;
@@ -324,8 +348,7 @@ export class Input {
       const play = this.keyPlay(k, this.root.contains(t) ? this.targetOf(t) : null);
       if (!play) return;
       // like a held press: each key reads the board its earlier moves lead to
-      this.keys.push(play);
-      if (this.keys.length === 1) this.playKeys();
+      this.hold(play);
     }
     e.preventDefault();
   }
@@ -351,16 +374,6 @@ export class Input {
       };
     }
     return null;
-  }
-
-  // The keys pressed, played one at a time, each once the board on screen is the one
-  // the moves before it lead to (a key pressed while a move is unanswered waits).
-  playKeys() {
-    this.whenSettled(() => {
-      const play = this.keys.shift();
-      if (play && this.hooks.enabled()) play();
-      if (this.keys.length) this.playKeys();
-    });
   }
 
   // A pile's key: select its top card (again: one more card of the run), or, with a

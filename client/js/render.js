@@ -9,7 +9,7 @@ import {
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
   attemptOf, challengeById, finishOffered, hintOffered, mayWatchAttempts, myKey, myLiveRow, names,
-  roomPhase, seats, serverNow, shownBoard, standings, viewOf, yourRooms,
+  roomPhase, seats, serverNow, sharesPlace, shownBoard, standings, viewOf, yourRooms,
 } from './state.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -130,8 +130,7 @@ function placeOf(state) {
   const rows = standings(state);
   const mine = rows.find((r) => r.player === state.player);
   if (rows.length < 2 || !mine) return null;
-  const shared = rows.filter((r) => r.rank === mine.rank).length > 1;
-  return `${mine.rank}${shared ? '=' : ''}/${rows.length}`;
+  return `${mine.rank}${sharesPlace(rows, mine) ? '=' : ''}/${rows.length}`;
 }
 
 const ANALYSIS_WORDS = {
@@ -549,8 +548,8 @@ export class Renderer {
       kept.delete(row.player);
       item.className = `bar-row${row.player === state.player ? ' me' : ''}`;
       const who = item.querySelector('.who');
-      who.replaceChildren(`${row.rank}. `, playerName({ ...seated[row.player], name: row.name },
-        row.player === state.player ? ' (you)' : ''));
+      who.replaceChildren(`${row.rank}${sharesPlace(rows, row) ? '=' : '.'} `,
+        playerName({ ...seated[row.player], name: row.name }, row.player === state.player ? ' (you)' : ''));
       text(item.querySelector('.what'), `${row.foundation}/52 \u00b7 ${row.moves} move${row.moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`);
       const bar = item.querySelector('.bar');
       bar.setAttribute('aria-valuenow', String(row.foundation));
@@ -581,7 +580,7 @@ export class Renderer {
       tr.dataset.player = row.player;
       if (row.player === state.player) tr.className = 'me';
       // a place shared with another row (the server's exact tie) shows as "2="
-      const shared = rows.some((r) => r !== row && r.rank === row.rank);
+      const shared = sharesPlace(rows, row);
       const cells = [shared ? `${row.rank}=` : row.rank, row.name, `${row.foundation}/52`, row.moves,
         formatPrecise(row.reached_ms), STATUS_WORDS[row.status] || row.status];
       if (scored) cells.push(row.score == null ? '' : row.score);
@@ -664,8 +663,7 @@ export class Renderer {
     const me = state.role === 'player' ? rows.find((r) => r.player === state.player) : null;
     out.hidden = !me || rows.length < 2;
     if (out.hidden) return;
-    const shared = rows.some((r) => r !== me && r.rank === me.rank);
-    text(out, `${done ? 'Your place' : 'Your place so far'}: ${ordinal(me.rank)} of ${rows.length}${shared ? ' (shared)' : ''}`);
+    text(out, `${done ? 'Your place' : 'Your place so far'}: ${ordinal(me.rank)}${sharesPlace(rows, me) ? '=' : ''} of ${rows.length}`);
     out.dataset.rank = String(me.rank);
   }
 
@@ -774,7 +772,7 @@ export class Renderer {
       }
       const row = byPlayer[id];
       text(view.head, row
-        ? `${row.rank}. ${who[id] || id} \u00b7 ${row.foundation}/52 \u00b7 ${row.moves} move${row.moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`
+        ? `${row.rank}${sharesPlace(rows, row) ? '=' : '.'} ${who[id] || id} \u00b7 ${row.foundation}/52 \u00b7 ${row.moves} move${row.moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`
         : who[id] || id);
       view.cell.setAttribute('aria-label', `Follow ${who[id] || id}`);
       if (view.last !== boards[id]) {

@@ -311,6 +311,12 @@ export function receive(state, msg) {
   }
 }
 
+// Whether another row shares this row's place (exact ties share a place, docs/rules.md):
+// the client then shows the place as "2=", everywhere it shows it.
+export function sharesPlace(rows, row) {
+  return rows.some((r) => r !== row && r.rank === row.rank);
+}
+
 // Leaderboard rows in order (by `key`, then `who`) with their `rank`: 1 + the rows with
 // a smaller key (docs/protocol.md, "Leaderboards").
 export function ranked(rows) {

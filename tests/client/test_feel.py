@@ -77,6 +77,47 @@ def test_a_stalled_connection_is_noticed_and_its_moves_are_sent_again(
     assert alice.state("s.board.stock") == 22
 
 
+def clear_toast(page) -> None:
+    page.evaluate("() => { document.querySelector('#toast').textContent = ''; }")
+
+
+def test_input_on_a_stalled_connection_is_refused_and_said_never_lost(proxy, players) -> None:
+    """The path dies silently after a draw: the stock clicked twice more and D pressed
+    wait for the draw's answer; when the link is found stalled they are refused, and a
+    toast says how many, as it says for any press or key while reconnecting. After the
+    resume the server has the one draw it was sent, and the board shows just that."""
+    alice = players()
+    practice(alice, f"&ws={proxy.ws_url}")
+    page = alice.page
+    page.locator("#my-board").click(position={"x": 1, "y": 1})  # the page has the keys
+    proxy.freeze()
+    for _ in range(3):
+        page.click(alice.pile("stock"))
+    page.keyboard.press("d")
+    page.wait_for_selector(RECONNECTING, timeout=9_000)
+    toast = page.locator('#toast[data-kind="error"]')
+    toast.filter(has_text="Not connected: 3 moves were not sent").wait_for()
+    assert alice.state("[s.inflight.seq, s.queue.length, s.board.stock]") == [1, 0, 24]
+    # while it reconnects, the board is marked and nothing is played: a key or a press
+    # is refused at once, and said
+    assert page.locator("body").get_attribute("data-conn") == "connecting"
+    clear_toast(page)
+    page.keyboard.press("d")
+    toast.filter(has_text="Not connected: the move was not sent").wait_for()
+    clear_toast(page)
+    page.click(alice.pile("stock"))
+    toast.filter(has_text="Not connected: the move was not sent").wait_for()
+    assert alice.state("[s.inflight.seq, s.queue.length, s.board.stock]") == [1, 0, 24]
+    proxy.thaw()
+    page.wait_for_selector('#conn-state[data-state="open"]', timeout=15_000)
+    page.wait_for_selector(f'{alice.pile("waste")} .card[data-card="8c"]')
+    page.wait_for_function("() => !window.kr.store.state.inflight")
+    assert alice.state("[s.board.moves, s.seq, s.board.stock, s.queue.length]") == [1, 1, 23, 0]
+    # and play goes on
+    page.keyboard.press("d")
+    page.wait_for_selector('#stat-moves:text-is("2")')
+
+
 def slowed_practice(players):
     """A practice game with the slides on, the page's animations at a twentieth of their
     speed (a 160 ms slide takes 3.2 s)."""
@@ -230,7 +271,7 @@ def test_results_say_the_place_and_label_the_time(players, artifacts) -> None:
     bob.page.click("#btn-resign")
     bob.page.click("#btn-resign")
     bob.screen("results")
-    bob.page.wait_for_selector('#results-place:text-is("Your place so far: 1st of 2 (shared)")')
+    bob.page.wait_for_selector('#results-place:text-is("Your place so far: 1st= of 2")')
     cells = bob.page.locator('#results-table tr[data-player="p2"] td').all_text_contents()
     assert cells[0] == "1=" and cells[5] == "resigned"
     assert bob.page.locator('#results-table tr[data-player="p2"] .status-resigned').count() == 1
@@ -249,6 +290,35 @@ def test_results_say_the_place_and_label_the_time(players, artifacts) -> None:
         alice.page.get_attribute("#results-table thead th abbr", "title") or ""
     )
     alice.shot(artifacts / "results-place.png", full_page=True)
+
+
+def test_a_shared_place_shows_as_shared_everywhere(players) -> None:
+    """Everyone level at the start of a race shares 1st place: "1=" in the racers'
+    standings, the place stat, the spectator's boards and table; once Alice leads,
+    "1." and "2." (docs/rules.md: exact ties share a place)."""
+    alice, bob, carol = players(), players(), players()
+    start_race(alice, [bob], seed=SEED, watchers=(carol,))
+    bars = "#race-standings .bar-row .who"
+    heads = "#watch-grid .grid-head"
+    places = "#watch-table tbody tr td:first-child"
+
+    def firsts(page, sel: str, want: list[str]) -> None:
+        page.wait_for_function(
+            "([sel, want]) => JSON.stringify([...document.querySelectorAll(sel)]"
+            ".map((n) => n.textContent.split(' ')[0])) === JSON.stringify(want)",
+            arg=[sel, want],
+        )
+
+    for p in (alice, bob):
+        firsts(p.page, bars, ["1=", "1="])
+        assert p.page.text_content("#stat-place") == "1=/2"
+    firsts(carol.page, heads, ["1=", "1="])
+    firsts(carol.page, places, ["1=", "1="])
+    alice.page.dblclick(alice.card("Ac"))
+    firsts(bob.page, bars, ["1.", "2."])
+    bob.page.wait_for_selector('#stat-place:text-is("2/2")')
+    firsts(carol.page, heads, ["1.", "2."])
+    firsts(carol.page, places, ["1", "2"])
 
 
 def test_an_invitation_without_a_name_says_so(players, artifacts) -> None:

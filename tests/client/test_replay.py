@@ -169,3 +169,49 @@ def test_racing_a_ghost_during_ones_own_race_asks_first(players) -> None:
     assert [m["code"] for m in wire.sent("ghost")] == [finished]
     page.wait_for_selector(VIEW, state="hidden")
     alice.screen("race")
+
+
+def test_racing_a_ghost_from_a_waiting_room_asks_then_gives_up_the_seat(players) -> None:
+    """A seat in a room still waiting for its race is asked about too, and then left
+    (`leave` before `ghost`): the other player sees it go, and the server no longer
+    lists the room among the player's races."""
+    carol = players()  # a finished practice game to race the ghost of
+    carol.open("?seed=42")
+    carol.set_name("Carol")
+    carol.page.click("#btn-practice")
+    carol.wait_racing()
+    carol.page.click("#btn-resign")
+    carol.page.click("#btn-resign")
+    carol.page.wait_for_selector('#results-sub:has-text("is over")')
+    finished = carol.state("s.room.code")
+
+    alice, bob = players(), players()
+    wire = alice.wire()
+    code = alice.create("Alice")
+    bob.join("Bob", code)
+    alice.page.wait_for_function("() => window.kr.store.state.room.players.length === 2")
+    page = alice.page
+    page.evaluate("(code) => { location.hash = `#/replay/${code}`; }", finished)
+    page.wait_for_selector(f'{VIEW}[data-state="ready"]')
+    ghost = page.locator('.replay-player[data-player="p1"] [data-ghost]')
+    ghost.click()
+    question = f"Give up your seat in {code} for this ghost?"
+    assert ghost.text_content() == question
+    assert not wire.sent("ghost") and not wire.sent("leave")
+    assert alice.state("[s.room.code, s.room.phase]") == [code, "waiting"]
+    ghost.click()  # confirmed
+    page.wait_for_function(
+        "() => { const r = window.kr.store.state.room; return r && r.ghost_of; }"
+    )
+    alice.screen("race")
+    out = [m["type"] for way, m in wire.log if way == "out"]
+    assert out.index("leave") < out.index("ghost")
+    bob.page.wait_for_function("() => window.kr.store.state.room.players.length === 1")
+    assert "Alice" not in (bob.page.text_content("#room-players") or "")
+    # the server's own list of Alice's races (a new tab of hers: its identity) lacks it
+    tab = alice.context.new_page()
+    tab.goto(alice.base)
+    tab.wait_for_function("() => window.kr.store.state.identity")
+    rooms = tab.evaluate("() => window.kr.store.state.identity.rooms.map((r) => r.code)")
+    assert code not in rooms
+    tab.close()
