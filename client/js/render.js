@@ -464,8 +464,12 @@ export class Renderer {
       text(note, `${pending.length} move${pending.length === 1 ? '' : 's'} waiting for the server`
         + (state.conn === 'open' ? '\u2026' : ': sent again once reconnected'));
     }
+    // the game's time: running while the race runs, and from the player's win on (the
+    // board's reached_ms: when the 52nd card went home) the win's, so also while the
+    // solver's line is shown, whose room is finished by then
     const until = room.ends_at != null ? Math.min(now, room.ends_at) : now;
-    const elapsed = phase === 'racing' && room.start_at ? until - room.start_at : 0;
+    const won = state.board && state.board.status === 'won' ? state.board : null;
+    const elapsed = won ? won.reached_ms : phase === 'racing' && room.start_at ? until - room.start_at : 0;
     text($('#stat-moves'), board ? board.moves : 0);
     let clock = formatMs(elapsed);
     if (room.ends_at) clock += ` / ${formatMs(room.ends_at - room.start_at)}`;
