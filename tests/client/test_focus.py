@@ -37,6 +37,8 @@ def test_each_new_screen_takes_the_focus_at_its_top(players) -> None:
     alice.wait_racing()
     # the race: the board has the focus; the next Tab is the stock, not the header
     page.wait_for_function(f"() => ({FOCUSED})() === 'my-board'")
+    board = page.get_by_role("region", name="Your board")  # what a screen reader says
+    assert board.evaluate("(el) => el === document.activeElement")
     assert page.evaluate("() => window.scrollY") == 0
     page.keyboard.press("Tab")
     assert focused(page) == "stock"
