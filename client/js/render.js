@@ -133,6 +133,24 @@ function placeOf(state) {
   return `${mine.rank}${sharesPlace(rows, mine) ? '=' : ''}/${rows.length}`;
 }
 
+// Where the focus goes when a screen (or a page over it) opens, so that a keyboard
+// player starts there and not at the header: its heading, the race's board, a page's
+// own region (a profile's or a challenge's heading is redrawn as it loads). Each is
+// focusable by script only (tabindex="-1"). Focus still on something shown (a field
+// being typed in, a header button) stays where it is.
+const SCREEN_FOCUS = {
+  lobby: '#lobby-title', queue: '#queue-title', room: '#room-title', race: '#my-board',
+  results: '#results-title', watch: '#watch-title',
+  'route:profile': '#profile-view', 'route:daily': '#daily-view', 'route:replay': '#replay-title',
+};
+
+function focusScreen(screen) {
+  const active = document.activeElement;
+  if (active && active !== document.body && !active.closest('[hidden]')) return;
+  const target = $(SCREEN_FOCUS[screen]);
+  if (target) target.focus({ preventScroll: true });
+}
+
 const ANALYSIS_WORDS = {
   won: 'won', win: 'could still have won', lose: 'no win was left', unknown: 'not decided',
 };
@@ -173,7 +191,8 @@ export class Renderer {
     // a new screen starts at its top (a lobby scrolled down to Practice left the race's
     // stock above the top of a landscape phone)
     const screen = routed ? `route:${document.body.dataset.route}` : view;
-    if (this.lastScreen !== undefined && screen !== this.lastScreen) window.scrollTo(0, 0);
+    const changed = this.lastScreen !== undefined && screen !== this.lastScreen;
+    if (changed) window.scrollTo(0, 0);
     this.lastScreen = screen;
     for (const screen of document.querySelectorAll('.screen')) {
       screen.hidden = routed || screen.id !== `screen-${view}`;
@@ -181,6 +200,7 @@ export class Renderer {
     this.connection(state);
     this.profile(state);
     this.daily(state);
+    if (changed) focusScreen(screen);
     if (routed) return;
     if (view === 'lobby') this.lobby(state);
     if (view === 'room') this.waiting(state);
@@ -444,8 +464,12 @@ export class Renderer {
       text(note, `${pending.length} move${pending.length === 1 ? '' : 's'} waiting for the server`
         + (state.conn === 'open' ? '\u2026' : ': sent again once reconnected'));
     }
+    // the game's time: running while the race runs, and from the player's win on (the
+    // board's reached_ms: when the 52nd card went home) the win's, so also while the
+    // solver's line is shown, whose room is finished by then
     const until = room.ends_at != null ? Math.min(now, room.ends_at) : now;
-    const elapsed = phase === 'racing' && room.start_at ? until - room.start_at : 0;
+    const won = state.board && state.board.status === 'won' ? state.board : null;
+    const elapsed = won ? won.reached_ms : phase === 'racing' && room.start_at ? until - room.start_at : 0;
     text($('#stat-moves'), board ? board.moves : 0);
     let clock = formatMs(elapsed);
     if (room.ends_at) clock += ` / ${formatMs(room.ends_at - room.start_at)}`;

@@ -7,6 +7,7 @@
 // the scrubber and the keys all set it, and the page is drawn from it.
 
 import { BoardView } from './board.js';
+import { moveWords } from './cards.js';
 import { escapeHtml } from './profile.js';
 
 const CODE = /^[A-HJ-NP-Z2-9]{6}$/;
@@ -71,6 +72,15 @@ export async function loadReplay(code, fetcher = fetch) {
   try { body = await response.json(); } catch { /* not JSON */ }
   if (response.status === 200 && body) return { status: 200, data: body };
   return { status: response.status, error: (body && body.error) || 'failed', message: body && body.message };
+}
+
+// A player's n-th frame's move in words, as the live region says one's own moves
+// (cards.js), from the boards before and after it: "Ace of clubs to the clubs foundation",
+// "Drew the Eight of clubs"; a resignation, and the race's end when it changed the board.
+const FRAME_WORDS = { resign: 'Resigned', end: 'The race ended' };
+function moveSaid(player, n) {
+  const { move } = player.frames[n - 1];
+  return FRAME_WORDS[move] || moveWords(move, player.boards[n - 1], player.boards[n]) || move;
 }
 
 function clock(ms) {
@@ -227,7 +237,9 @@ export class ReplayViewer {
       view.cell.querySelector('.replay-home').textContent = `${board.foundation}/52`;
       view.cell.querySelector('.replay-status').textContent = board.status === 'playing' ? '' : board.status.replace('_', ' ');
       const frame = n ? p.frames[n - 1] : null;
-      view.cell.querySelector('.replay-last').textContent = frame ? `${clock(frame.at_ms)} ${frame.move}` : 'the deal';
+      const last = view.cell.querySelector('.replay-last');
+      last.textContent = frame ? `${clock(frame.at_ms)} ${moveSaid(p, n)}` : 'the deal';
+      last.title = frame ? frame.move : ''; // the notation (docs/notation.md), on hover
       view.cell.classList.toggle('moved', Boolean(current && current.player === p.id));
     }
     const scrub = this.$('#replay-scrub');
@@ -235,8 +247,10 @@ export class ReplayViewer {
     scrub.setAttribute('aria-valuetext', `step ${this.step} of ${this.total()}`);
     this.$('#replay-step').textContent = `${this.step} / ${this.total()}`;
     this.$('#replay-time').textContent = clock(current ? current.frame.at_ms : 0);
-    const who = current ? this.data.byId[current.player].name : '';
-    this.$('#replay-move').textContent = current ? `${who}: ${current.frame.move}` : 'The deal, before the first move';
+    const mover = current ? this.data.byId[current.player] : null;
+    const said = this.$('#replay-move');
+    said.textContent = mover ? `${mover.name}: ${moveSaid(mover, counts[mover.id])}` : 'The deal, before the first move';
+    said.title = current ? current.frame.move : '';
     this.$('#replay-link').value = `${location.origin}${location.pathname}${replayHref(this.data.code, this.step)}`;
     this.root.dataset.step = String(this.step);
   }

@@ -263,6 +263,34 @@ def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, art
     alice.shot(artifacts / "finish-results.png", full_page=True)
 
 
+def test_the_clock_shows_the_games_time_while_the_solvers_line_is_shown(players) -> None:
+    """The solver wins the game at once and its room finishes; while its line is shown
+    move by move the clock shows the time of that win (the board's reached_ms), not 0:00,
+    as it ran before the finish."""
+    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    alice = players()
+    alice.open("?cards=" + ",".join(ref["cards"]))
+    alice.set_name("Alice")
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    page = alice.page
+    page.wait_for_function("() => document.querySelector('#stat-time').textContent !== '0:00'")
+    page.click("#btn-finish")
+    page.wait_for_function(
+        "() => { const s = window.kr.store.state; return s.playback && !s.finishing"
+        " && s.board.status === 'won' && s.room.phase === 'finished'; }",
+        timeout=30_000,
+    )
+    won_ms = alice.state("s.board.reached_ms")
+    assert won_ms >= 1000
+    expected = f"{won_ms // 60000}:{won_ms // 1000 % 60:02d}"
+    page.wait_for_function(
+        "(t) => document.querySelector('#stat-time').textContent === t", arg=expected
+    )
+    assert page.locator("#btn-skip-finish").is_visible()  # still being shown
+    assert alice.state("s.playback.done") < alice.state("s.playback.total")
+
+
 def test_results_say_the_place_and_label_the_time(players, artifacts) -> None:
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED)

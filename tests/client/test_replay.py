@@ -126,6 +126,57 @@ def test_a_won_race_replays_to_all_52_cards_home(players, artifacts) -> None:
     viewer.page.wait_for_selector(f'{ghost_row} .bar:not([aria-valuenow="0"])', timeout=30_000)
 
 
+RANKS = {"A": "Ace", "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King", "2": "Two", "3": "Three",
+         "4": "Four", "5": "Five", "6": "Six", "7": "Seven", "8": "Eight", "9": "Nine"}  # fmt: skip
+SUITS = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
+NOTATION = re.compile(r"\b[1-7wcdhs]>[1-7cdhsf]|(?:^|: |\d )[dru]$")
+
+
+def said(card: str) -> str:
+    return f"{RANKS[card[0]]} of {SUITS[card[1]]}"
+
+
+def test_the_replay_says_each_move_in_words(players) -> None:
+    """Seed 42 (Draw 1: the Ac alone face up on column 5, the first card drawn the 8c):
+    a draw, the Ac home, a resignation, each said in the game's words in the viewer, the
+    notation only in the title."""
+    alice = players()
+    alice.open("?seed=42")
+    alice.set_name("Alice")
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    alice.play_line(["draw", {"from": "col5", "to": "found-c", "count": 1}])
+    page = alice.page
+    page.click("#btn-resign")
+    page.click("#btn-resign")
+    alice.screen("results")
+    code = alice.state("s.room.code")
+    page.evaluate("(code) => { location.hash = `#/replay/${code}`; }", code)
+    page.wait_for_selector(f'{VIEW}[data-state="ready"]')
+    assert page.get_attribute("#replay-scrub", "max") == "3"
+    last = '.replay-player[data-player="p1"] .replay-last'
+
+    def step_on() -> str:
+        """The next step: what the viewer says of its move (no notation anywhere)."""
+        page.click("#replay-next")
+        move, line = page.text_content("#replay-move") or "", page.text_content(last) or ""
+        assert not NOTATION.search(move) and not NOTATION.search(line), (move, line)
+        assert move.startswith("Alice: ") and line.endswith(f" {move[7:]}"), (move, line)
+        return move
+
+    assert step_on() == "Alice: Drew the Eight of clubs"
+    assert page.get_attribute("#replay-move", "title") == "d"
+    said_ace = step_on()
+    up = page.get_attribute(
+        '.replay-player[data-player="p1"] .pile[data-pile="col5"] .card.face', "data-card"
+    )
+    assert up is not None
+    assert said_ace == f"Alice: Ace of clubs to the clubs foundation, turning up the {said(up)}"
+    assert page.get_attribute("#replay-move", "title") == "5>c"
+    assert page.get_attribute(last, "title") == "5>c"
+    assert step_on() == "Alice: Resigned"
+
+
 def test_racing_a_ghost_during_ones_own_race_asks_first(players) -> None:
     """Race this ghost leaves the race the player is still in: the first press only asks
     (the button says so for 3 s), nothing is sent and the race goes on; a second press
