@@ -91,6 +91,7 @@ export function moveWords(move, before, after) {
   }
   if (move === 'r') return 'Turned the waste back into the stock';
   if (move === 'u') return 'Undid the last move';
+  if (move === 'resign') return 'Resigned';
   const m = /^([1-7wcdhs])>([1-7cdhsf])(?:x(\d+))?$/.exec(move || '');
   if (!m || !before) return '';
   const [, src, dst, n] = m;

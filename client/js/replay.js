@@ -77,7 +77,7 @@ export async function loadReplay(code, fetcher = fetch) {
 // A player's n-th frame's move in words, as the live region says one's own moves
 // (cards.js), from the boards before and after it: "Ace of clubs to the clubs foundation",
 // "Drew the Eight of clubs"; a resignation, and the race's end when it changed the board.
-const FRAME_WORDS = { resign: 'Resigned', end: 'The race ended' };
+const FRAME_WORDS = { end: 'The race ended' };
 function moveSaid(player, n) {
   const { move } = player.frames[n - 1];
   return FRAME_WORDS[move] || moveWords(move, player.boards[n - 1], player.boards[n]) || move;

@@ -303,6 +303,7 @@ def test_results_say_the_place_and_label_the_time(players, artifacts) -> None:
     cells = bob.page.locator('#results-table tr[data-player="p2"] td').all_text_contents()
     assert cells[0] == "1=" and cells[5] == "resigned"
     assert bob.page.locator('#results-table tr[data-player="p2"] .status-resigned').count() == 1
+    assert bob.page.text_content("#announce") == "Resigned"  # the screen reader's words
     # Alice sends the Ac home: she leads
     alice.page.dblclick(alice.card("Ac"))
     bob.page.wait_for_selector('#results-place:text-is("Your place so far: 2nd of 2")')
