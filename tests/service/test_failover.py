@@ -15,6 +15,7 @@ from klondike_race.service.node import Node
 from klondike_race.service.store import moves_key
 
 from .conftest import Client, make_config, start_race
+from .test_http import get
 from .topology import RedisProcess, SentinelProcess, kill_group, wait_for
 
 
@@ -38,6 +39,7 @@ async def test_a_failover_loses_no_acknowledged_move(tmp_path) -> None:
         config = make_config("", sentinels=hosts, replica_acks=1, replica_wait_ms=1000)
         node = Node(config, "")
         port = await node.start()
+        assert await get(port, "/readyz") == (200, "ready\n")  # the replica is there
         a, b = await start_race(port)
         code = a.seen[0]["room"]["code"]
         acked = 0
@@ -91,7 +93,12 @@ async def test_a_move_no_replica_holds_is_not_acknowledged(redis_url) -> None:
     port = await node.start()
     try:
         a, b = await start_race(port)
+        assert await get(port, "/readyz") == (200, "ready\n")
         node.store.replicas = (1, 50)  # from now on a replica must hold each write
+        # a balancer is told: no move can be acknowledged here now
+        assert await get(port, "/readyz") == (
+            503, "1 replica needed (KR_REPLICA_ACKS), 0 connected\n"
+        )
         await a.send("move", seq=1, action="draw")
         with pytest.raises(ConnectionClosed) as info:
             while True:

@@ -53,12 +53,12 @@ class Routes:
         self,
         client_dir: Path,
         metrics: Callable[[], bytes],
-        ready: Callable[[], Awaitable[bool]],
+        unready: Callable[[], Awaitable[str | None]],
         apis: dict[str, Api] | None = None,
     ) -> None:
         self.client_dir = client_dir.resolve()
         self.metrics = metrics
-        self.ready = ready
+        self.unready = unready  # why the node cannot serve now, or None
         # JSON routes by path prefix ("/api/players/"): the handler gets the rest of the
         # path and the query string, and answers (status, JSON body)
         self.apis = apis or {}
@@ -77,11 +77,11 @@ class Routes:
             status, body = await self.apis[api](path[len(api) :], query)
             answer = response(status, orjson.dumps(body), "application/json")
         elif path == "/readyz":
-            ok = await self.ready()
+            why = await self.unready()
             answer = (
                 response(200, b"ready\n", "text/plain")
-                if ok
-                else response(503, b"redis unreachable\n", "text/plain")
+                if why is None
+                else response(503, f"{why}\n".encode(), "text/plain")
             )
         else:
             answer = self.route(path)

@@ -104,7 +104,7 @@ class Node:
             "/api/challenges": self.challenges.http,
             "/api/replays/": self.replays.http,
         }
-        self.routes = Routes(client_dir, self.metrics.render, self.ready, apis)
+        self.routes = Routes(client_dir, self.metrics.render, self.unready, apis)
         self.server: Server | None = None
         self.own_server: Server | None = None  # KR_WORKER_PORT
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -145,12 +145,24 @@ class Node:
         if rating.counts(room):
             self.spawn(self.ratings.apply(room.code))
 
-    async def ready(self) -> bool:
-        """Whether this node can serve: its Redis answers within a second."""
+    async def unready(self) -> str | None:
+        """Why this node cannot serve now, or None: its Redis answers within a second
+        and, when moves wait for replicas (``KR_REPLICA_ACKS``), has that many connected
+        (on a Redis Cluster each primary's replicas are not looked at)."""
+        needed = self.store.replicas[0]
         try:
-            return bool(await asyncio.wait_for(self.redis.ping(), 1.0))
+            async with asyncio.timeout(1.0):
+                await self.redis.ping()
+                if not needed or self.shards is not None:
+                    return None
+                info = await self.redis.info("replication")
         except (RedisError, OSError, TimeoutError):
-            return False
+            return "redis unreachable"
+        connected = int(info.get("connected_slaves", 0))
+        if connected < needed:
+            plural = "s" * (needed > 1)
+            return f"{needed} replica{plural} needed (KR_REPLICA_ACKS), {connected} connected"
+        return None
 
     async def sweep(self) -> int:
         return await self.sweeper.sweep()
