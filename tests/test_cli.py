@@ -160,3 +160,13 @@ def test_the_installed_command(tmp_path) -> None:
     bad = write(tmp_path, record_of(WINS[1], ["d", "u"]), "bad.json")
     done = subprocess.run([str(SCRIPT), "verify", bad], capture_output=True, text=True, check=False)
     assert done.returncode == 1 and "move 2 (u)" in done.stdout and "undo_disabled" in done.stdout
+    # a reader that stops reading (`| head`) is no error to report: here it has gone
+    # before the command writes (it starts in about a tenth of a second)
+    deal = subprocess.Popen(
+        [str(SCRIPT), "deal", "--seed", "42", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert deal.stdout is not None
+    deal.stdout.close()
+    _, err = deal.communicate(timeout=30)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

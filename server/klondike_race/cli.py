@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -147,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EngineError as err:
         print(f"error ({err.reason}): {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader stopped reading (`deal --json | head`): no error
+        # of ours; stdout goes nowhere so that flushing it at exit raises nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import random
 import socket
 import time
 
+import orjson
 import pytest
 
 from tests.servers import ServerProcess
@@ -326,7 +327,10 @@ async def test_workers_share_the_port_and_come_back(redis_url) -> None:
         while not _ready(own) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         assert _ready(own)
-        assert "worker 0 exited (-9); starting it again" in "".join(server.output)
+        told = [orjson.loads(line) for line in "".join(server.output).splitlines()
+                if "worker exited" in line]  # fmt: skip
+        assert told and told[0]["event"] == "worker exited; starting it again", told
+        assert (told[0]["worker"], told[0]["code"], told[0]["level"]) == (0, -9, "warning")
     finally:
         assert server.stop() == 0
     assert not _ready(own) and not _ready(own + 1)

@@ -16,7 +16,14 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .config import Config, ConfigError
+import structlog
+from redis.exceptions import RedisError
+
+from .config import Config, ConfigError, url_host
+
+
+class StartError(RuntimeError):
+    """The node could not start (its Redis, its address): one line, no traceback."""
 
 
 def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,15 +107,20 @@ async def run(config: Config, ready: asyncio.Future[int] | None = None) -> None:
         url = embedded.url
     node = Node(config, url or "")
     try:
-        port = await node.start()
+        try:
+            port = await node.start()
+        except OSError as err:  # the address: in use, not this machine's, not resolved
+            where = f"{url_host(config.host)}:{config.port}"
+            raise StartError(f"cannot listen on {where}: {err.strerror or err}") from None
+        except RedisError as err:
+            raise StartError(f"cannot use Redis: {err}") from None
         tune_gc()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):  # before "running": a SIGTERM sent on
             with contextlib.suppress(NotImplementedError):  # seeing it stops gracefully
                 loop.add_signal_handler(sig, stop.set)
-        host = "localhost" if config.host in ("127.0.0.1", "0.0.0.0", "::") else config.host
-        print(f"Klondike Race is running: open http://{host}:{port}/", flush=True)
+        print(f"Klondike Race is running: open http://{url_host(config.host)}:{port}/", flush=True)
         if ready is not None:
             ready.set_result(port)
         await stop.wait()
@@ -125,6 +137,15 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"klondike-race serve: {err}", file=sys.stderr)
         return 2
     problems = config.problems()
+    from ..solver import CORE_PROBLEM
+    from .node.challenges import load_scheduled
+
+    if CORE_PROBLEM is not None:
+        problems.append(CORE_PROBLEM)
+    try:
+        load_scheduled(config.challenges_file, config.challenge_time_limit_s)
+    except ValueError as err:
+        problems.append(f"KR_CHALLENGES_FILE={config.challenges_file!r}: {err}")
     for problem in problems:
         print(f"klondike-race serve: {problem}", file=sys.stderr)
     if problems:
@@ -133,12 +154,15 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         return _serve_with(config)
-    except EmbeddedRedisError as err:
+    except (EmbeddedRedisError, StartError) as err:
         print(f"klondike-race serve: {err}", file=sys.stderr)
         return 1
 
 
 def _serve_with(config: Config) -> int:
+    from .logs import configure
+
+    configure(config.log_json, config.log_level)
     if config.workers > 1:
         from .workers import supervise
 
@@ -147,7 +171,7 @@ def _serve_with(config: Config) -> int:
         try:
             import uvloop  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
-            print("uvloop is not installed; using asyncio", file=sys.stderr)
+            structlog.get_logger("klondike_race").warning("uvloop is not installed; using asyncio")
         else:
             uvloop.run(run(config))
             return 0

@@ -5,6 +5,7 @@ docs/operations.md lists every setting.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, fields
 
@@ -101,10 +102,11 @@ class Config:
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
-        """The settings of ``env`` (default: the environment); a value that is not of its
-        setting's kind raises ConfigError (ranges: ``problems``)."""
+        """The settings of ``env`` (default: the environment); values that are not of
+        their setting's kind raise ConfigError, one line each (ranges: ``problems``)."""
         env = dict(os.environ if env is None else env)
         config = cls()
+        unreadable = []
         for f in fields(cls):
             key = env_name(f.name)
             if key not in env or env[key] == "":
@@ -118,6 +120,9 @@ class Config:
                     value = int(raw)
                 elif isinstance(current, float):
                     value = float(raw)
+                    if not math.isfinite(value):  # nan would pass every range check
+                        unreadable.append(f"{key}={raw!r}: not a finite number")
+                        continue
                 else:
                     value = raw
             except ValueError as err:
@@ -126,8 +131,11 @@ class Config:
                     why = "not a number"
                 elif isinstance(current, int) and not isinstance(current, bool):
                     why = "not a whole number"
-                raise ConfigError(f"{key}={raw!r}: {why}") from None
+                unreadable.append(f"{key}={raw!r}: {why}")
+                continue
             setattr(config, f.name, value)
+        if unreadable:
+            raise ConfigError("\n".join(unreadable))
         return config
 
     def problems(self) -> list[str]:
@@ -137,13 +145,47 @@ class Config:
             value = getattr(self, name)
             if value < low or (high is not None and value > high):
                 bound = f"{low:g} or more" if high is None else f"{low:g} to {high:g}"
-                out.append(f"{env_name(name)}={value}: must be {bound}")
+                out.append(f"{env_name(name)}={_number(value)}: must be {bound}")
         for name, choices in _CHOICES.items():
             if getattr(self, name) not in choices:
                 out.append(f"{env_name(name)}={getattr(self, name)!r}: one of {', '.join(choices)}")
         draws = [d.strip() for d in self.daily_draws.split(",")]
         if not all(d in ("1", "3") for d in draws) or len(set(draws)) != len(draws):
             out.append(f"KR_DAILY_DRAWS={self.daily_draws!r}: 1, 3 or 1,3")
-        if self.worker_ports and self.worker_ports + self.workers - 1 > 65535:
-            out.append(f"KR_WORKER_PORTS={self.worker_ports}: the last worker's port is over 65535")
+        first = self.worker_ports
+        if 0 < first <= 65535 and self.workers > 1:
+            last = first + self.workers - 1
+            if last > 65535:
+                out.append(f"KR_WORKER_PORTS={first}: the last worker's port is over 65535")
+            elif first <= self.port <= last:
+                out.append(f"KR_WORKER_PORTS={first}: the workers' own ports ({first}-{last}) "
+                           f"take in KR_PORT={self.port}")  # fmt: skip
+        for name in ("sentinels", "redis_cluster"):
+            value = getattr(self, name)
+            if value is not None and not all(_address(a) for a in value.split(",")):
+                out.append(f"{env_name(name)}={value!r}: host:port,host:port,…")
+        if self.redis_url is not None and not self.redis_url.startswith(URL_SCHEMES):
+            out.append(f"REDIS_URL={self.redis_url!r}: a redis://, rediss:// or unix:// URL")
         return out
+
+
+URL_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def url_host(host: str) -> str:
+    """``host`` as a URL names it: localhost for the loopback and any address, an IPv6
+    address in brackets."""
+    if host in ("127.0.0.1", "0.0.0.0", "::"):
+        return "localhost"
+    return f"[{host}]" if ":" in host else host
+
+
+def _number(value: float) -> str:
+    """A setting's number as given: 0 for 0.0, 0.05 for 0.05."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _address(text: str) -> bool:
+    """Whether ``text`` reads as host:port (a port 1-65535)."""
+    host, _, port = text.strip().rpartition(":")
+    return bool(host) and port.isdigit() and 1 <= int(port) <= 65535

@@ -25,8 +25,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from .config import Config
+import structlog
+
+from .config import Config, url_host
 from .embedded import EmbeddedRedis, die_with_parent, free_port
+
+log = structlog.get_logger("klondike_race.workers")
 
 READY = "Klondike Race is running"
 
@@ -103,9 +107,9 @@ def supervise(config: Config) -> int:
         for w in workers:
             _start(w, envs[w.index], first=True)
         if not all(_wait_ready(w) for w in workers):
-            print("a worker did not start; see its log above", file=sys.stderr)
+            log.error("a worker did not start; see its log above")
             return 1
-        host = "localhost" if config.host in ("127.0.0.1", "0.0.0.0", "::") else config.host
+        host = url_host(config.host)
         print(f"{READY}: open http://{host}:{port}/ ({len(workers)} workers)", flush=True)
         while not stopping:
             time.sleep(0.2)
@@ -134,7 +138,7 @@ def _keep(worker: _Worker, env: dict[str, str], now: float) -> None:
         code = process.poll()
         if code is None:
             return
-        print(f"worker {worker.index} exited ({code}); starting it again", file=sys.stderr)
+        log.warning("worker exited; starting it again", worker=worker.index, code=code)
         worker.process = None
         worker.failures = [t for t in worker.failures if now - t < 60] + [now]
         worker.due = now + min(30.0, 2 ** (len(worker.failures) - 1))

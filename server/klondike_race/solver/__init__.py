@@ -27,12 +27,18 @@ from ..engine.game import OUT_OF_TIME, RESIGNED, WON, Game
 from ..engine.moves import CARDS, DRAW_MOVE, FOUND0, RECYCLE_MOVE, WASTE, Move
 from ..engine.settings import DEFAULT, Settings
 from . import native
+from . import search as search_module
 from .search import Relaxation, Restarts, Search, Steps
 
 # the module that searches: the search in C (csearch.c) when built and current, else
 # search.py itself (native.py); its Search, Relaxation, Restarts and key_set (the types
-# named in annotations here are the plain module's: the C ones search the same way)
-CORE = native.core()
+# named in annotations here are the plain module's: the C ones search the same way).
+# A KR_SOLVER_CORE that cannot be had is CORE_PROBLEM, which ``serve`` and ``solve``
+# refuse to run with (``build-solver``, its cure, runs).
+try:
+    CORE, CORE_PROBLEM = native.core(), None
+except native.CoreError as err:
+    CORE, CORE_PROBLEM = search_module, str(err)
 
 WIN = "win"
 LOSE = "lose"

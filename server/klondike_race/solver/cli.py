@@ -56,6 +56,11 @@ def _read_deal(path: str) -> Deal:
 
 def _solve(args: argparse.Namespace) -> int:
     from ..cli import settings_from_args
+    from . import CORE_PROBLEM
+
+    if CORE_PROBLEM is not None:
+        print(f"klondike-race solve: {CORE_PROBLEM}", file=sys.stderr)
+        return 2
 
     deal = Deal.from_seed(args.seed) if args.seed is not None else _read_deal(args.deal)
     game = Game(deal, settings_from_args(args))

@@ -68,12 +68,14 @@ def core(prefer: str | None = None) -> ModuleType:
     if prefer == "python":
         return search
     if prefer not in ("", "native"):
-        raise CoreError(f"{ENV} must be 'python' or 'native', not {prefer!r}")
+        raise CoreError(f"{ENV}={prefer!r}: must be 'python' or 'native'")
     module, why = compiled()
     if module is not None:
         return module
     if prefer == "native":
-        raise CoreError(f"the compiled solver core is {why}: run klondike-race build-solver")
+        raise CoreError(
+            f"{ENV}=native: the compiled solver core is {why}: run klondike-race build-solver"
+        )
     return search
 
 

@@ -367,9 +367,26 @@ def _bad(message: str) -> dict[str, Any]:
 
 
 def load_scheduled(path: str | None, time_limit: int) -> dict[str, Challenge]:
-    """The operator's challenges (``KR_CHALLENGES_FILE``: a JSON list), by id."""
+    """The operator's challenges (``KR_CHALLENGES_FILE``: a JSON list), by id; a file
+    that cannot be read or an entry that cannot be one raises ValueError saying which."""
     if not path:
         return {}
-    entries = json.loads(Path(path).read_text())
-    found = [ch.scheduled(e, time_limit) for e in entries]
+    try:
+        entries = json.loads(Path(path).read_text())
+    except OSError as err:
+        raise ValueError(f"cannot read it: {err.strerror or err}") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not JSON: {err}") from None
+    if not isinstance(entries, list):
+        raise ValueError("a JSON list of challenges")
+    found = []
+    for i, entry in enumerate(entries, 1):
+        try:
+            if not isinstance(entry, dict):
+                raise ValueError("a JSON object")
+            found.append(ch.scheduled(entry, time_limit))
+        except KeyError as err:
+            raise ValueError(f"entry {i}: no {err.args[0]!r}") from None
+        except (ValueError, TypeError) as err:  # EngineError (bad settings) is a ValueError
+            raise ValueError(f"entry {i}: {err}") from None
     return {c.id: c for c in found}

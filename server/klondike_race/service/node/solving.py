@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import signal
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -49,7 +50,7 @@ class Solving:
             context.set_forkserver_preload(["klondike_race.service.tether"])
             workers = max(1, self.config.solver_workers)
             self._executor = ProcessPoolExecutor(
-                max_workers=workers, mp_context=context, initializer=die_with_parent
+                max_workers=workers, mp_context=context, initializer=_worker_start
             )
             self._pool = SolverPool(workers, executor=self._executor)
         return self._pool
@@ -166,3 +167,10 @@ class Solving:
         }
         v = await self.store.rooms.save_analysis(room.code, analysis)
         self.hubs.feed(room.code, v, {"type": "analysis", "analysis": analysis})
+
+
+def _worker_start() -> None:
+    """Each solver worker: dies with its node, and leaves Ctrl-C to it (a terminal's
+    SIGINT reaches the whole process group; the node stops its pool itself)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
