@@ -438,3 +438,40 @@ async def test_sign_out_everywhere_reaches_open_connections_on_every_node(node, 
             await c.close()
     finally:
         await other.stop()
+
+
+async def test_a_connection_joining_its_own_room_again_keeps_its_one_seat(node) -> None:
+    """Without hello (no player key) too: a second join of the room the connection sits
+    in gives its own seat back, never another (one connection filled a room with
+    orphaned seats, and lost the host's)."""
+    host = await Client.open(node.port)
+    welcome = await host.request("create", "welcome", name="host", capacity=3)
+    code = welcome["room"]["code"]
+    for _ in range(2):
+        again = await host.request("join", "welcome", code=code, name="host")
+        assert again["player"] == welcome["player"] and again["token"] != welcome["token"]
+        assert [p["id"] for p in again["room"]["players"]] == [welcome["player"]], again
+    guest = await Client.open(node.port)
+    assert (await guest.request("join", "welcome", code=code, name="g"))["type"] == "welcome"
+    await host.send("start")  # still the host
+    assert (await host.expect("room", "error"))["type"] == "room"
+    for c in (host, guest):
+        await c.close()
+
+
+async def test_the_last_player_not_ready_leaving_starts_the_countdown(node) -> None:
+    host = await Client.open(node.port)
+    code = (await host.request("create", "welcome", name="a", capacity=3))["room"]["code"]
+    ready, slow = await Client.open(node.port), await Client.open(node.port)
+    for c, name in ((ready, "b"), (slow, "c")):
+        assert (await c.request("join", "welcome", code=code, name=name))["type"] == "welcome"
+    for c in (host, ready):
+        await c.send("ready", ready=True)
+    while not all(p["ready"] for p in (await host.expect("room"))["room"]["players"][:2]):
+        pass
+    assert (await slow.request("leave", "left"))["type"] == "left"
+    while (await host.expect("room"))["room"]["phase"] != "countdown":
+        pass
+    await host.expect("start")
+    for c in (host, ready, slow):
+        await c.close()

@@ -20,6 +20,7 @@ from .conftest import Client, make_config, start_race
 FAST = {
     "sweep_interval_s": 0.2,
     "abandoned_s": 1,
+    "away_s": 1,
     "waiting_abandoned_s": 1,
     "keep_finished_s": 3,
 }
@@ -135,6 +136,98 @@ async def test_a_returning_player_keeps_the_room_alive(nodes, redis_url) -> None
     await back.close()
     await asyncio.sleep(2)
     assert state(rds, code)["status"] == "finished"
+
+
+async def finished(client: Client, timeout: float = 5.0) -> dict:
+    """The room event that says the race is over, as ``client`` gets it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        event = await client.expect("room", timeout=max(0.01, deadline - time.monotonic()))
+        if event["room"]["phase"] == "finished":
+            return event
+
+
+async def seat_race(one: Node, two: Node) -> tuple[Client, Client]:
+    """Ann on one node, Bob on the other, racing."""
+    ann = await Client.open(one.port)  # type: ignore[attr-defined]
+    code = (await ann.request("create", "welcome", name="ann", capacity=2))["room"]["code"]
+    bob = await Client.open(two.port)  # type: ignore[attr-defined]
+    assert (await bob.request("join", "welcome", code=code, name="bob"))["type"] == "welcome"
+    for c in (ann, bob):
+        await c.send("ready", ready=True)
+    for c in (ann, bob):
+        await c.expect("start")
+    return ann, bob
+
+
+async def test_players_away_are_resigned_once_the_other_games_ended(nodes, redis_url) -> None:
+    """Bob leaves for good; Ann resigns: the race ends within KR_AWAY_S (and a sweep),
+    Bob's game as it stood, resigned for him (its log says so), with the results."""
+    one, two = nodes
+    rds = redis.Redis.from_url(redis_url)
+    ann, bob = await seat_race(one, two)
+    code = ann.seen[0]["room"]["code"]
+    assert (await bob.move("draw"))["type"] == "ack"
+    await bob.close()
+    await asyncio.sleep(1.5)  # away past KR_AWAY_S, but Ann plays on: nothing ends
+    assert state(rds, code)["status"] == "started"
+    assert (await ann.request("resign", "ack", seq=1))["type"] == "ack"
+    t0 = time.monotonic()
+    event = await finished(ann)
+    assert time.monotonic() - t0 < 1 + 3 * 0.2 + 1  # away, a sweep or so, and the step
+    assert event["room"]["end_reason"] == "all_over"
+    rows = {r["player"]: r for r in event["leaderboard"]}
+    assert rows[bob.player]["status"] == "resigned" and rows[bob.player]["moves"] == 1
+    assert rds.lrange(moves_key(code, bob.player), 0, -1)[-1].startswith(b"resign@")
+    told = [m for m in ann.seen if m["type"] == "progress" and m["player"] == bob.player]
+    assert told and told[-1]["progress"]["status"] == "resigned"
+    assert rds.zscore("rooms:partly_over", code) is None
+    await ann.close()
+
+
+async def test_a_player_back_in_time_plays_on(nodes, redis_url) -> None:
+    """Away less than KR_AWAY_S at a time: never resigned, however long the race."""
+    one, two = nodes
+    rds = redis.Redis.from_url(redis_url)
+    ann, bob = await seat_race(one, two)
+    code = ann.seen[0]["room"]["code"]
+    token = bob.token
+    assert (await ann.request("resign", "ack", seq=1))["type"] == "ack"
+    for _ in range(3):  # away 0.5 s, back, away again: each absence shorter than 1 s
+        await bob.close()
+        await asyncio.sleep(0.5)
+        bob = await Client.open(two.port)  # seen by the other node's marks
+        assert (await bob.request("resume", "welcome", token=token))["type"] == "welcome"
+        await asyncio.sleep(0.5)
+    assert state(rds, code)["status"] == "started"
+    assert (await bob.move("draw"))["type"] == "ack"  # still Bob's game to play
+    await bob.close()
+    event = await finished(ann)
+    rows = {r["player"]: r for r in event["leaderboard"]}
+    assert rows["p2"]["status"] == "resigned" and rows["p2"]["moves"] == 1
+    await ann.close()
+
+
+async def test_a_player_who_never_came_is_resigned_from_the_start(nodes, redis_url) -> None:
+    """A seat taken and left during the countdown (``leave`` then keeps the seat): its
+    player is away from the start, resigned once the others' games ended."""
+    one, _ = nodes
+    host = await Client.open(one.port)
+    code = (await host.request("create", "welcome", name="ann", capacity=2))["room"]["code"]
+    bob = await Client.open(one.port)
+    assert (await bob.request("join", "welcome", code=code, name="bob"))["type"] == "welcome"
+    await host.send("ready", ready=True)
+    await bob.send("ready", ready=True)
+    while (await bob.expect("room"))["room"]["phase"] != "countdown":
+        pass
+    assert (await bob.request("leave", "left"))["type"] == "left"
+    await bob.close()
+    await host.expect("start", timeout=5)
+    assert (await host.request("resign", "ack", seq=1))["type"] == "ack"
+    event = await finished(host)
+    rows = {r["player"]: r for r in event["leaderboard"]}
+    assert rows["p2"]["status"] == "resigned" and rows["p2"]["moves"] == 0
+    await host.close()
 
 
 async def test_the_lobby_lists_no_race_nobody_is_connected_to(redis_url) -> None:

@@ -32,7 +32,8 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "burst": (1, None), "workers": (1, None), "spectator_batch_ms": (0, None),
     "delay_hold_kb": (1, None),
     "keep_finished_s": (1, None), "keep_daily_s": (1, None), "sweep_interval_s": (0.1, None),
-    "abandoned_s": (1, None), "waiting_abandoned_s": (1, None), "solver_workers": (1, None),
+    "abandoned_s": (1, None), "away_s": (1, None), "waiting_abandoned_s": (1, None),
+    "solver_workers": (1, None),
     "solver_queue": (1, None), "solver_hint_s": (0.01, None), "solver_finish_s": (0.01, None),
     "solver_seed_s": (0.01, None), "solver_seed_tries": (1, None),
     "challenge_time_limit_s": (10, 4 * 3600), "solver_challenge_s": (0.01, None),
@@ -84,6 +85,7 @@ class Config:
     keep_daily_s: int = 90 * 86400  # KR_KEEP_DAILY_S: ... a challenge attempt's (its replay)
     sweep_interval_s: float = 30.0  # KR_SWEEP_INTERVAL_S: how often rooms are swept
     abandoned_s: int = 900  # KR_ABANDONED_S: a started room with no player connected ends
+    away_s: int = 120  # KR_AWAY_S: the games of players away resigned once the others' ended
     waiting_abandoned_s: int = 1800  # KR_WAITING_ABANDONED_S: same for a waiting room
     solver_workers: int = 1  # KR_SOLVER_WORKERS: solver processes (created on first use)
     solver_queue: int = 16  # KR_SOLVER_QUEUE: hint/finish/seed searches waiting at most

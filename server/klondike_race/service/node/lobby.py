@@ -204,9 +204,12 @@ class Lobby:
         seat: list[str] = []
         who, guest = seat_owner(conn)
         name = seat_name(conn, m.name)
+        # this connection's own seat here (anonymous, or its identity changed since)
+        mine_here = conn.hub is not None and conn.hub.code == m.code and conn.role == "player"
+        here = conn.player if mine_here else None
 
         def change(room: Room) -> Room:
-            mine = room.seat_of(who)
+            mine = room.seat_of(who) or (room.seat(here) if here else None)
             if mine is not None:
                 seat[:] = [mine.id]
                 return add_device(room, mine.id, hashed)
@@ -275,8 +278,13 @@ class Lobby:
         if hub is None:
             raise ServiceError("not_in_room", "not in a room")
         if conn.role == "player" and hub.phase() == WAITING:
-            pid = conn.player or ""
-            await self.rooms.change(hub.code, lambda r: remove_player(r, pid, now_ms()))
+            pid, countdown = conn.player or "", self.config.countdown_ms
+
+            def change(room: Room) -> Room:  # the last one not ready left: the countdown
+                new = remove_player(room, pid, now_ms())
+                return start(new, now_ms(), countdown) if all_ready(new) else new
+
+            await self.rooms.change(hub.code, change)
         await self.hubs.detach(conn)
         conn.send(encode_text("left", code=hub.code))
 

@@ -82,7 +82,8 @@ class Node:
         self.lobby = Lobby(config, self.store, self.hubs, self.rooms, self.solving, self.spawn)
         self.assist = Assist(self.solving, self.rooms, self.lobby, self.race)
         self.sweeper = Sweeper(
-            config, self.store, self.hubs, self.rooms, self._analyse, self.ratings.apply
+            config, self.store, self.hubs, self.rooms, self._analyse, self.ratings.apply,
+            self.race.resign_away,
         )
         self.players = Players(self.store)
         self.challenges = Challenges(

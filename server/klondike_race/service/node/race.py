@@ -16,7 +16,7 @@ from ..domain import movelog, ranking
 from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
 from ..domain.progress import of_board
-from ..domain.room import FINISHED, RACING
+from ..domain.room import FINISHED, RACING, Room
 from ..hub import RoomHub
 from ..metrics import Metrics
 from ..store import Store
@@ -216,10 +216,29 @@ class Race:
         conn.send(encode("ack", seq=seq, move=move, duplicate=True, **fields))
 
     async def _game_over(self, conn: Conn, hub: RoomHub) -> bool:
-        """The player's own game is over: they may watch the others; the race may end."""
+        """The player's own game is over: they may watch the others; the race may end
+        (or, should all those still playing be away, the sweeper ends their games)."""
         _, stored, _ = await self.store.rooms.snapshot(hub.code)  # every committed move
         if all(hub.over(stored.get(pid)) for pid in hub.players):
             await self.rooms.finish(hub.code, "all_over")
         else:
+            await self.store.sweeping.partly_over(hub.code, now_ms())
             await hub.send_boards(conn)
         return True
+
+    async def resign_away(self, room: Room, player: str) -> bool:
+        """Resign, for the server, a player who is away (the sweeper: node/sweeper.py):
+        their game ends as it stood, stored and told to the room as their own
+        resignation would be. True when their game is over now."""
+        assert room.start_at is not None
+        game = room.game_of(await self.store.log.read(room.code, player))
+        if game.over:
+            return True
+        seq, at_ms = movelog.logged(game) + 1, now_ms() - room.start_at
+        game.resign()
+        entry = movelog.entry(movelog.RESIGN, at_ms)
+        prog = of_board(board_view(game, at_ms), game.last_ms)
+        key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
+        body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
+        stored = self.store.log.append(room.code, player, seq, entry, prog, key, orjson.dumps(body))
+        return await stored > 0

@@ -36,8 +36,14 @@ class Hubs:
         if hub is not None and v > 0 and body is not None:
             hub.feed({"v": v, **body})
 
-    def with_players(self) -> list[str]:
-        return [c for c, h in self.hubs.items() if any(x.role == "player" for x in h.conns)]
+    def seated(self) -> dict[str, list[str]]:
+        """The rooms with players connected here, and those players."""
+        out: dict[str, list[str]] = {}
+        for code, hub in self.hubs.items():
+            players = {c.player for c in hub.conns if c.role == "player" and c.player}
+            if players:
+                out[code] = sorted(players)
+        return out
 
     async def open(self, code: str) -> RoomHub:
         hub = self.hubs.get(code)

@@ -1,4 +1,5 @@
-"""The sweeper: closes rooms that can never finish, on one node at a time."""
+"""The sweeper: closes rooms that can never finish, and resigns players who are away
+when nothing else is left to play, on one node at a time."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from ...engine import game_over
 from ..clock import now_ms
 from ..config import Config
 from ..domain.errors import ServiceError
-from ..domain.room import FINISHED, WAITING, Room, finish
+from ..domain.progress import initial_progress
+from ..domain.room import FINISHED, RACING, WAITING, Room, finish
 from ..store import Store
 from .registry import Hubs
 from .rooms import RATING_GRACE_MS, RoomOps
@@ -29,6 +32,7 @@ class Sweeper:
     def __init__(
         self, config: Config, store: Store, hubs: Hubs, rooms: RoomOps,
         analyse: Callable[[Room], None], rate: Callable[[str], Awaitable[bool]],
+        resign: Callable[[Room, str], Awaitable[bool]],
     ) -> None:  # fmt: skip
         self.config = config
         self.store = store
@@ -36,6 +40,7 @@ class Sweeper:
         self.rooms = rooms
         self.analyse = analyse
         self.rate = rate
+        self.resign = resign  # a player away, for the server (Race.resign_away)
 
     async def run(self) -> None:
         """Every ``sweep_interval_s``: mark the rooms where this node has players as
@@ -44,7 +49,11 @@ class Sweeper:
         while True:
             await asyncio.sleep(interval)
             try:
-                await self.store.sweeping.touch(self.hubs.with_players(), now_ms())
+                now = now_ms()
+                seated = self.hubs.seated()
+                await self.store.sweeping.touch(list(seated), now)
+                keep = int(2000 * (interval + max(self.config.away_s, self.config.abandoned_s)))
+                await self.store.sweeping.seen(seated, now, keep)
                 if await self.store.sweeping.lock(max(1, int(interval * 900))):
                     await self.sweep()
             except asyncio.CancelledError:
@@ -70,6 +79,9 @@ class Sweeper:
         ended = await self.store.sweeping.past_deadline(now - DEADLINE_GRACE_MS)
         for code in dict.fromkeys([*await self.store.sweeping.idle_rooms(before), *ended]):
             if await self._sweep_room(code, now):
+                closed += 1
+        for code in await self.store.sweeping.away_rooms():
+            if await self._resign_away(code, now):
                 closed += 1
         for code in await self.store.sweeping.claim_analyses(now):
             loaded = await self.store.rooms.load(code)
@@ -118,4 +130,34 @@ class Sweeper:
             log.info("room not swept", room=code, reason=err.reason)
             return False
         log.info("room swept", room=code, phase=phase, reason=reason, idle_ms=idle)
+        return True
+
+    async def _resign_away(self, code: str, now: int) -> bool:
+        """A race where some games have ended: when every player still playing has been
+        away (no connection on any node) for ``away_s``, they are resigned, for the
+        server, and the race ends (``all_over``). True when it ended here."""
+        loaded = await self.store.rooms.load(code)
+        room = Room.from_json(loaded[0]) if loaded is not None else None
+        if room is None or room.phase(now) != RACING or room.start_at is None:
+            if room is None or room.phase(now) == FINISHED:
+                await self.store.sweeping.untrack(code)
+            return False
+        _, progress, _ = await self.store.rooms.snapshot(code)
+        undo = room.settings.undo
+        status = {s.id: (progress.get(s.id) or initial_progress())["status"] for s in room.seats}
+        playing = [p for p, st in status.items() if not game_over(st, undo)]
+        seen = await self.store.sweeping.last_seen_seats(code)
+        since = now - 1000 * self.config.away_s
+        if not playing or any(max(seen.get(p, 0), room.start_at) > since for p in playing):
+            return False
+        for player in playing:
+            if not await self.resign(room, player):  # back, and moved meanwhile
+                return False
+            log.info("player away: resigned by the server", room=code, player=player,
+                     away_ms=now - max(seen.get(player, 0), room.start_at))  # fmt: skip
+        try:
+            await self.rooms.finish(code, "all_over")
+        except ServiceError as err:
+            log.info("race not ended", room=code, reason=err.reason)
+            return False
         return True

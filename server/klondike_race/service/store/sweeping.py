@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Part
+from .keys import room_key
 
 
 class Sweeping(Part):
@@ -60,6 +61,7 @@ class Sweeping(Part):
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zrem("rooms:active", code)
             pipe.zrem("rooms:deadlines", code)
+            pipe.zrem("rooms:partly_over", code)
             await self._timed(pipe.execute())
 
     async def deadline(self, code: str, at: int) -> None:
@@ -80,6 +82,33 @@ class Sweeping(Part):
             await self._timed(
                 self.redis.zadd("rooms:active", dict.fromkeys(codes, now), xx=True, gt=True)
             )
+
+    async def seen(self, seats: dict[str, list[str]], now: int, keep_ms: int) -> None:
+        """These players (by room) are connected now; each room's marks are kept
+        ``keep_ms`` after its last (``room:{CODE}:seen``, in the room's slot)."""
+        if not seats:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for code, players in seats.items():
+                key = room_key(code) + ":seen"
+                pipe.hset(key, mapping=dict.fromkeys(players, now))
+                pipe.pexpire(key, keep_ms)
+            await self._timed(pipe.execute())
+
+    async def last_seen_seats(self, code: str) -> dict[str, int]:
+        """When each of a room's players was last seen connected (epoch ms), as far as
+        the nodes' marks (every sweep interval) say; a player never seen is absent."""
+        got: Any = await self._timed(self.redis.hgetall(room_key(code) + ":seen"))
+        return {k.decode(): int(v) for k, v in got.items()}
+
+    async def partly_over(self, code: str, now: int) -> None:
+        """A race where some player's game has ended and others play on: the sweeper
+        looks whether those still playing are all away (``away_rooms``)."""
+        await self._timed(self.redis.zadd("rooms:partly_over", {code: now}, nx=True))
+
+    async def away_rooms(self, limit: int = 200) -> list[str]:
+        codes: Any = await self._timed(self.redis.zrange("rooms:partly_over", 0, limit - 1))
+        return [c.decode() for c in codes]
 
     async def idle_rooms(self, before: int, limit: int = 200) -> list[str]:
         """Tracked rooms where no player has been connected since ``before``."""
