@@ -30,14 +30,14 @@ def refusal(room: Room, parent: Room | None, now: int) -> tuple[int, str, str] |
     """Why ``room`` cannot be replayed now, as (HTTP status, error, message), or None.
     A room is replayed once finished; a challenge attempt or a practice game on a
     challenge's deal (or a practice continuation of either: ``parent``) only once its
-    challenge has closed, when its deal is revealed."""
+    challenge is final (``reveal_at``), when its deal is revealed."""
     if room.phase(now) != FINISHED:
         return 409, "not_finished", f"room {room.code} has not finished"
     gate = parent if room.parent else room
     if gate is None:  # a continuation whose race has expired: nothing to check it by
         return 404, "no_replay", f"no replay of {room.code}"
     if now < (gate.reveal_at or 0):  # an attempt, or a practice game on its deal
-        return 403, "not_yet", "a challenge deal is replayed once its challenge has closed"
+        return 403, "not_yet", "a challenge deal is replayed once its challenge is final"
     return None
 
 
