@@ -475,3 +475,48 @@ async def test_the_last_player_not_ready_leaving_starts_the_countdown(node) -> N
     await host.expect("start")
     for c in (host, ready, slow):
         await c.close()
+
+
+async def test_signing_out_everywhere_takes_the_accounts_seats_from_other_devices(
+    node, redis_url
+) -> None:
+    """A device signed in with a session ended elsewhere (a stolen one, say) leaves the
+    account's seat it sits in (`left`) and its token resumes it no more; the account,
+    signed in again, joins and plays on. A guest's token is no session's: it resumes."""
+    other = Node(make_config(redis_url), redis_url)
+    port = await other.start()
+    try:
+        laptop, _ = await register(node.port, "Eve")
+        phone, _ = await hello(port, device=device())  # on the other node
+        await phone.request("sign_in", "identity", name="Eve", password=PASSWORD)
+        rival = await Client.open(node.port)
+        code = (await rival.request("create", "welcome", name="Rex"))["room"]["code"]
+        seated = await phone.request("join", "welcome", code=code, name="Eve")
+        token = seated["token"]
+        for c in (rival, phone):
+            await c.send("ready", ready=True)
+        await phone.expect("start")
+        assert (await phone.move("draw", seq=1))["type"] == "ack"
+        await laptop.request("sign_out", "identity", everywhere=True)
+        assert (await phone.expect("identity", timeout=8))["player"]["guest"] is True
+        assert (await phone.expect("left"))["code"] == code
+        refused = await phone.request("move", "error", seq=2, action="draw")
+        assert refused["reason"] == "not_in_room", refused
+        stale = await Client.open(node.port)
+        refused = await stale.request("resume", "error", token=token)
+        assert refused["reason"] == "bad_token" and "sign in" in refused["message"], refused
+        # the account, signed in again, has its seat back and plays on from its moves
+        back = await Client.open(node.port)
+        await back.request("sign_in", "identity", name="Eve", password=PASSWORD)
+        again = await back.request("join", "welcome", code=code, name="Eve")
+        assert again["player"] == seated["player"], again
+        assert (await back.move("draw", seq=2))["type"] == "ack"
+        # the rival, a guest, resumes with its own token as ever
+        rival_token = rival.token
+        await rival.close()
+        rival = await Client.open(port)
+        assert (await rival.request("resume", "welcome", token=rival_token))["type"] == "welcome"
+        for c in (laptop, phone, stale, back, rival):
+            await c.close()
+    finally:
+        await other.stop()

@@ -299,7 +299,7 @@ class Challenges:
         )
         name = seat_name(conn, typed)
         room, pid, _ = await self.rooms.create_seated(
-            name, options, {"seed": deal["seed"]}, who=who, guest=guest,
+            name, options, {"seed": deal["seed"]}, who=who, guest=guest, session=conn.session,
             salt=deal["salt"], challenge=f"{c.id}/{index}", reveal_at=c.final_at(),
         )  # fmt: skip
         start = initial_progress(options.settings.scoring)

@@ -54,7 +54,7 @@ class Ghosts:
         if seat is None:
             raise ServiceError("no_player", f"room {m.code} has no player {m.player}")
         recorded = await self.store.log.read(source.code, seat.id)
-        secret, hashed = new_token()
+        secret, hashed = new_token(conn.session)
         who, guest = seat_owner(conn)
         name = seat_name(conn, m.name)
 

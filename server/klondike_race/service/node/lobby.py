@@ -4,7 +4,6 @@ quick match; and entering a room as a player (a welcome, or only the missed even
 from __future__ import annotations
 
 import asyncio
-import hmac
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -39,7 +38,7 @@ from ..wire.encode import stored_event
 from .conn import Conn
 from .race import player_hub
 from .registry import Hubs
-from .rooms import RoomOps, new_token, token_hash
+from .rooms import RoomOps, new_token, token_session
 from .solving import Solving
 
 log = structlog.get_logger("klondike_race.lobby")
@@ -119,8 +118,8 @@ class Lobby:
             deal = {"seed": await self.solving.winnable_seed(deal["seed"], settings)}
         who, guest = seat_owner(conn) if conn is not None else ("", True)
         return await self.rooms.create_seated(
-            name, options, deal, parent, who, guest, reveal_at=reveal_at, deal_of=deal_of,
-            elapsed=elapsed,
+            name, options, deal, parent, who, guest, conn.session if conn else None,
+            reveal_at=reveal_at, deal_of=deal_of, elapsed=elapsed,
         )  # fmt: skip
 
     # ---- entering rooms ---------------------------------------------------------------
@@ -200,7 +199,7 @@ class Lobby:
             raise ServiceError(
                 "watched_this_race", "a connection that watched this race cannot join it"
             )
-        secret, hashed = new_token()
+        secret, hashed = new_token(conn.session)
         seat: list[str] = []
         who, guest = seat_owner(conn)
         name = seat_name(conn, m.name)
@@ -248,12 +247,15 @@ class Lobby:
         loaded = await self.store.rooms.load(code) if len(code) == CODE_LENGTH else None
         room = Room.from_json(loaded[0]) if loaded else None
         seat = room.seat(pid) if room else None
-        if (
-            room is None
-            or seat is None
-            or not any(hmac.compare_digest(h, token_hash(secret)) for h in seat.token_hash.split())
-        ):
+        kept = seat.token_hash.split() if seat else []
+        found = next((got for got in (token_session(k, secret) for k in kept) if got[0]), None)
+        if room is None or found is None:
             raise ServiceError("bad_token", "unknown or invalid token")
+        session = found[1]
+        if session is not None and not (await self.store.accounts.live_sessions([session]))[0]:
+            raise ServiceError(
+                "bad_token", "the sign-in this seat was taken under has ended: sign in and join"
+            )
         log = await self.store.log.read(code, pid)
         await self.enter(conn, room, pid, None, log, since)
 
@@ -310,7 +312,8 @@ class Lobby:
         await self.hubs.detach(conn)
         await self._drop_ticket(conn)  # asked again: one ticket at a time
         who, guest = seat_owner(conn)
-        me: dict[str, Any] = {"name": seat_name(conn, name), "who": who, "guest": guest}
+        me: dict[str, Any] = {"name": seat_name(conn, name), "who": who, "guest": guest,
+                              "session": conn.session}  # fmt: skip
         ticket = f"{draw}.{secrets.token_hex(12)}"  # its variant, then its own part
         conn.ticket = ticket
         self.tickets[ticket] = conn
@@ -344,7 +347,7 @@ class Lobby:
         """A race for a matched pair: ``conn`` (when it holds one of the tickets) enters
         at once; the other ticket's node (any) is told."""
         (ticket1, p1), (ticket2, p2) = pair
-        (secret1, hash1), (secret2, hash2) = new_token(), new_token()
+        (secret1, hash1), (secret2, hash2) = (new_token(p.get("session")) for p in (p1, p2))
 
         def seat(room: Room, now: int) -> tuple[Room, list[str]]:
             room, first = add_player(room, p1["name"], hash1, now, p1["who"], p1["guest"])

@@ -147,18 +147,24 @@ class Players:
         else:
             await self._tell(conn)
 
-    async def sessions_ended(self, conns: Iterable[Conn], accounts: set[str]) -> None:
+    async def sessions_ended(
+        self, conns: Iterable[Conn], accounts: set[str]
+    ) -> list[tuple[Conn, str]]:
         """Some sessions of ``accounts`` ended (a sign-out everywhere, a new password, on
-        any node): those of ``conns`` signed in with one of them are guests again."""
+        any node): those of ``conns`` signed in with one of them are guests again. Each
+        such connection, with the player key it had."""
         signed = [c for c in conns if c.session is not None and c.identity is not None
                   and c.identity.key.removeprefix(ACCOUNT) in accounts]  # fmt: skip
         if not signed:
-            return
+            return []
         live = await self.store.accounts.live_sessions([c.session or "" for c in signed])
+        out = []
         for conn, alive in zip(signed, live, strict=True):
-            if not alive and conn.session is not None:
+            if not alive and conn.session is not None and conn.identity is not None:
                 conn.log.info("signed out elsewhere")
+                out.append((conn, conn.identity.key))
                 await self._as_guest(conn)
+        return out
 
     async def change_password(self, conn: Conn, m: ChangePassword) -> None:
         """A new password: every other session of the account ends, this connection

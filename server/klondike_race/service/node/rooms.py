@@ -5,6 +5,7 @@ with compare-and-set and emitted as a ``room`` event; a finished race gets its r
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -30,10 +31,19 @@ def token_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()[:32]
 
 
-def new_token() -> tuple[str, str]:
-    """A seat's secret (given to its player once) and the hash the room keeps."""
+def new_token(session: str | None = None) -> tuple[str, str]:
+    """A seat's secret (given to its player once) and what the room keeps: its hash,
+    and ``@`` the hash of the account session it was given under (``session``), so that
+    it resumes nothing once that session has ended (``token_session``)."""
     secret = secrets.token_urlsafe(18)
-    return secret, token_hash(secret)
+    return secret, token_hash(secret) + (f"@{session}" if session else "")
+
+
+def token_session(kept: str, secret: str) -> tuple[bool, str | None]:
+    """Whether ``secret`` is the token ``kept`` (``new_token``) stands for, and the
+    session it was given under (None: a guest's, or no one's)."""
+    hashed, _, session = kept.partition("@")
+    return hmac.compare_digest(hashed, token_hash(secret)), session or None
 
 
 def new_code() -> str:
@@ -199,10 +209,12 @@ class RoomOps:
 
     async def create_seated(
         self, name: str, options: RoomOptions, deal: dict[str, Any],
-        parent: str | None = None, who: str = "", guest: bool = True, **attempt: Any,
+        parent: str | None = None, who: str = "", guest: bool = True,
+        session: str | None = None, **attempt: Any,
     ) -> tuple[Room, str, str]:  # fmt: skip
-        """A new room with one player seated: (room, player id, token secret)."""
-        secret, hashed = new_token()
+        """A new room with one player seated: (room, player id, token secret; given
+        under the account ``session``)."""
+        secret, hashed = new_token(session)
 
         def seat(room: Room, now: int) -> tuple[Room, list[str]]:
             room, pid = add_player(room, name, hashed, now, who, guest)
