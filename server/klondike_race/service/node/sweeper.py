@@ -142,6 +142,8 @@ class Sweeper:
             if room is None or room.phase(now) == FINISHED:
                 await self.store.sweeping.untrack(code)
             return False
+        if room.options.ghost:  # its other seat is the server's: it plays to its end
+            return False
         _, progress, _ = await self.store.rooms.snapshot(code)
         undo = room.settings.undo
         status = {s.id: (progress.get(s.id) or initial_progress())["status"] for s in room.seats}
