@@ -123,6 +123,7 @@ def test_every_unreadable_value_is_named_at_once() -> None:
         ({"KR_SENTINELS": "a:26379,b:x"}, "KR_SENTINELS='a:26379,b:x': host:port,host:port,…"),
         ({"KR_REDIS_CLUSTER": "a:70000"}, "KR_REDIS_CLUSTER='a:70000': host:port,host:port,…"),
         ({"REDIS_URL": "foo://x"}, "REDIS_URL='foo://x': a redis://, rediss:// or unix:// URL"),
+        ({"KR_AWAY_S": "50"}, "KR_AWAY_S=50: at least twice KR_SWEEP_INTERVAL_S (30)"),
     ],
 )
 def test_each_problem_is_one_line(env, line) -> None:
