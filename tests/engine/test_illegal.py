@@ -173,3 +173,18 @@ def test_text_that_is_not_a_move_raises_notation_error_and_changes_nothing() -> 
             game.play(text)  # type: ignore[arg-type]
         assert err.value.reason == "bad_move"
     assert snapshot(game) == before
+
+
+@pytest.mark.parametrize(
+    ("move", "words"),
+    [
+        ("w>c", "9c cannot go home yet: the clubs foundation holds 0 cards"),
+        ("1>c", "6h goes only on the hearts foundation"),
+    ],
+)
+def test_a_foundation_is_named_by_its_suit_in_words(move, words) -> None:
+    """The messages clients show as they are: "the clubs foundation", not "the c
+    foundation" (found by an outside tester)."""
+    with pytest.raises(IllegalMove) as err:
+        playing().play(move)
+    assert str(err.value) == words

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .errors import NotationError
 
 SUITS = "cdhs"
+SUIT_WORDS = ("clubs", "diamonds", "hearts", "spades")  # as messages name them
 RANKS = "A23456789TJQK"
 
 NAMES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)

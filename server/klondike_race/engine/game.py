@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-from .cards import FITS_ON, HOLDS, KING, NAMES, RANK, SUIT, SUITS
+from .cards import FITS_ON, HOLDS, KING, NAMES, RANK, SUIT, SUIT_WORDS
 from .deal import Deal
 from .errors import IllegalMove
 from .moves import (
@@ -289,12 +289,12 @@ class Game:
         if dst != FOUNDATION and dst - FOUND0 != suit:
             raise IllegalMove(
                 "illegal_target",
-                f"{NAMES[card]} goes only on the {SUITS[suit]} foundation",
+                f"{NAMES[card]} goes only on the {SUIT_WORDS[suit]} foundation",
             )
         if self.found[suit] != RANK[card] - 1:
             raise IllegalMove(
                 "illegal_target",
-                f"{NAMES[card]} cannot go home yet: the {SUITS[suit]} foundation holds "
+                f"{NAMES[card]} cannot go home yet: the {SUIT_WORDS[suit]} foundation holds "
                 f"{self.found[suit]} card{'s' if self.found[suit] != 1 else ''}",
             )
         return Move(CARDS, src, FOUND0 + suit, 1) if dst == FOUNDATION else move
