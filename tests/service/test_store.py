@@ -89,3 +89,23 @@ async def test_a_rank_read_for_many_players_agrees_with_the_one_by_one_read(redi
                 assert alone[who][1] == 1 + sum(s < score for s in scores.values())
     finally:
         await client.aclose()
+
+
+async def test_races_playing_on_go_to_the_back_of_the_sweepers_line(redis_url) -> None:
+    """The sweeper looks at the partly-over races a batch at a time, longest unseen
+    first: those that play on go to the back, so every race gets its turn."""
+    client = aioredis.from_url(redis_url)
+    store = Store(client, "node-a")
+    try:
+        for i, code in enumerate(("AAAAAA", "BBBBBB", "CCCCCC")):
+            await store.sweeping.partly_over(code, 1000 + i)
+        await store.sweeping.partly_over("AAAAAA", 5000)  # already in: its place is kept
+        first = await store.sweeping.away_rooms(limit=2)
+        assert first == ["AAAAAA", "BBBBBB"]
+        await store.sweeping.looked_at(first, 2000)
+        assert await store.sweeping.away_rooms(limit=2) == ["CCCCCC", "AAAAAA"]
+        await store.sweeping.untrack("CCCCCC")  # ended: out of the line
+        await store.sweeping.looked_at(["CCCCCC"], 3000)  # (looked at as it ended: not back)
+        assert await store.sweeping.away_rooms() == ["AAAAAA", "BBBBBB"]
+    finally:
+        await client.aclose()

@@ -80,9 +80,13 @@ class Sweeper:
         for code in dict.fromkeys([*await self.store.sweeping.idle_rooms(before), *ended]):
             if await self._sweep_room(code, now):
                 closed += 1
+        playing_on = []
         for code in await self.store.sweeping.away_rooms():
             if await self._resign_away(code, now):
                 closed += 1
+            else:
+                playing_on.append(code)
+        await self.store.sweeping.looked_at(playing_on, now)  # the others' turn next
         for code in await self.store.sweeping.claim_analyses(now):
             loaded = await self.store.rooms.load(code)
             room = Room.from_json(loaded[0]) if loaded is not None else None

@@ -107,8 +107,16 @@ class Sweeping(Part):
         await self._timed(self.redis.zadd("rooms:partly_over", {code: now}, nx=True))
 
     async def away_rooms(self, limit: int = 200) -> list[str]:
+        """The races of ``partly_over`` looked at longest ago (``looked_at``)."""
         codes: Any = await self._timed(self.redis.zrange("rooms:partly_over", 0, limit - 1))
         return [c.decode() for c in codes]
+
+    async def looked_at(self, codes: list[str], now: int) -> None:
+        """These races of ``partly_over`` play on: to the back of the line."""
+        if codes:
+            await self._timed(
+                self.redis.zadd("rooms:partly_over", dict.fromkeys(codes, now), xx=True)
+            )
 
     async def idle_rooms(self, before: int, limit: int = 200) -> list[str]:
         """Tracked rooms where no player has been connected since ``before``."""
