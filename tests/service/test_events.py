@@ -165,3 +165,58 @@ async def test_nothing_comes_before_a_welcome_and_versions_only_go_up(node) -> N
     assert moves == list(range(1, 21))
     for client in (a, c, watcher):
         await client.close()
+
+
+async def test_a_node_missing_from_the_node_set_is_back_with_what_it_missed(
+    redis_url,
+) -> None:
+    """A Redis restart can lose this node's entry in a room's node set (or a closing
+    hub's leaving come after a new one's joining): the other node's moves are then not
+    published to it. Its next rejoin (every heartbeat) puts it back and fetches what it
+    missed; a move of its own meanwhile is acknowledged in version order, after the
+    events before it, and its racer never gets the own move's progress as well."""
+    from klondike_race.service.node import Node
+
+    from .conftest import make_config
+
+    one = Node(make_config(redis_url), redis_url)
+    two = Node(make_config(redis_url), redis_url)
+    port_one, port_two = await one.start(), await two.start()
+    try:
+        ann = await Client.open(port_one)
+        code = (await ann.request("create", "welcome", name="ann"))["room"]["code"]
+        bob = await Client.open(port_two)
+        assert (await bob.request("join", "welcome", code=code, name="bob"))["type"]
+        for c in (ann, bob):
+            await c.send("ready", ready=True)
+        for c in (ann, bob):
+            await c.expect("start")
+        rds = redis.Redis.from_url(redis_url)
+        rds.srem(room_key(code) + ":nodes", one.id)  # lost
+        assert (await bob.move("draw", seq=1))["type"] == "ack"  # not published to one
+        assert (await bob.move("draw", seq=2))["type"] == "ack"
+        rds.sadd(room_key(code) + ":nodes", one.id)  # back, nothing fetched yet
+        mine = await ann.move("draw", seq=1)  # a gap before it: fetched, then its ack
+        assert mine["type"] == "ack"
+        since = [m for m in ann.seen if m.get("v", 0) > 0 and m["type"] in ("progress", "ack")]
+        assert [(m["type"], m.get("player")) for m in since][-3:] == [
+            ("progress", "p2"), ("progress", "p2"), ("ack", None)
+        ], since
+        versions = [m["v"] for m in since]
+        assert versions == sorted(versions) and len(set(versions)) == len(versions), since
+        await asyncio.sleep(0.5)
+        assert [m for m in await ann.drain(0.2) if m.get("player") == "p1"] == []  # no echo
+        # lost again, and nothing of its own to show the gap: the heartbeat's rejoin
+        rds.srem(room_key(code) + ":nodes", one.id)
+        assert (await bob.move("draw", seq=3))["type"] == "ack"
+        await asyncio.sleep(0.3)
+        assert [m for m in await ann.drain(0.1) if m["type"] == "progress"] == []
+        await one.hubs.rejoin()
+        got = await ann.expect("progress")
+        assert (got["player"], got["progress"]["moves"]) == ("p2", 3), got
+        assert one.id.encode() in rds.smembers(room_key(code) + ":nodes")
+        for c in (ann, bob):
+            await c.close()
+    finally:
+        await one.stop()
+        await two.stop()

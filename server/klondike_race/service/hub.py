@@ -98,9 +98,12 @@ class RoomHub(RoomSight):
         """An event of this room with its version ``v``, from anywhere, in any order.
         ``skip``: the connection whose own move this is (its ack carries the news)."""
         v = event.get("v")
-        if not isinstance(v, int) or self.closed:
+        if not isinstance(v, int):
             return
-        if self.version is not None and v <= self.version:
+        if self.closed or (self.version is not None and v <= self.version):
+            ack = event.get("_ack")  # our own move's, the room past it already (a resync)
+            if ack is not None:
+                ack(self.leaderboard())
             return
         if skip is not None:
             event = {**event, "_skip": skip}
@@ -123,25 +126,36 @@ class RoomHub(RoomSight):
             self._filling = True
             self.host.spawn(self._fill_gap())
 
-    async def _fill_gap(self) -> None:
+    async def _fill_gap(self, wait: float = 0.2) -> None:
         """Events missing before those pending, read from the room's stored events after a
-        moment (they may still arrive); not cancelled when the hub closes, it ends then."""
+        moment (they may still arrive; ``events_missed``: at once, pending or not); not
+        cancelled when the hub closes, it ends then."""
         try:
-            await asyncio.sleep(0.2)
-            if self.closed or not self.pending or self.version is None:
+            await asyncio.sleep(wait)
+            if self.closed or (wait and not self.pending) or self.version is None:
                 return
             oldest = await self.store.rooms.oldest_event(self.code)
             if oldest is not None and oldest > self.version + 1:
                 await self.resync()
                 return
             for event in await self.store.rooms.events_since(self.code, self.version):
-                if event["v"] > self.version:
-                    self.pending[event["v"]] = event
+                if event["v"] > self.version:  # (our own commit's, pending, says more)
+                    self.pending.setdefault(event["v"], event)
         except Exception:
             log.exception("event gap fill failed", room=self.code)
         finally:
             self._filling = False
         self._drain()
+
+    async def events_missed(self) -> None:
+        """The events this node may have missed (not published to it for a while): read
+        from the room's stored events when there are any past the last delivered."""
+        if self.closed or self.version is None or self._filling:
+            return
+        version, _, _ = await self.store.rooms.snapshot(self.code)
+        if version > self.version and not self._filling:
+            self._filling = True
+            self.host.spawn(self._fill_gap(wait=0))
 
     async def resync(self) -> None:
         """Reload everything and send each connection a full snapshot."""
@@ -153,10 +167,13 @@ class RoomHub(RoomSight):
             self.public = self.room.public(now_ms())
         self.progress, self.spectators, self.version = progress, spectators, version
         self.analysis = await rooms.load_analysis(self.code)
+        acks = [e["_ack"] for e in self.pending.values() if "_ack" in e]  # our own moves'
         self.pending.clear()
         self.boards.drop()
         for conn in list(self.conns):
             self.push((conn.ws,), await self.snapshot(conn, "resync"))
+        for ack in acks:  # after the snapshot that shows them
+            ack(self.leaderboard())
 
     def _deliver(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -202,6 +219,9 @@ class RoomHub(RoomSight):
                 self._refresh_boards()
         # encoded once for every message of this move (the mover's ack too)
         standings = self.last_leaderboard = orjson.Fragment(dumps(self.leaderboard()))
+        ack = event.get("_ack")  # our own commit's: its ack, in its place among the events
+        if ack is not None:
+            ack(standings)
         groups = self._by_delivery("progress", event.get("_skip"))
         fields = {"v": v, "player": player, "progress": event["progress"]}
         plain = groups.get(V.Delivery.PLAIN)

@@ -291,10 +291,13 @@ class Node:
                 conn.log.info("not unseated", reason=err.reason)
 
     async def _heartbeat(self) -> None:
+        """Every 10 s: this node is alive, and in the node set of each room it has open
+        (a room it had gone missing from catches up on its events)."""
         while True:
             await asyncio.sleep(10)
             try:
                 await self.store.sweeping.heartbeat(self.connections.open)
+                await self.hubs.rejoin()
             except Exception:
                 log.exception("heartbeat failed")
 
@@ -313,6 +316,9 @@ class Node:
                 await asyncio.sleep(0.5)
                 try:
                     await self._pubsub.subscribe(CHANNEL)
+                    # what was published meanwhile never came; a restarted Redis may have
+                    # lost this node's place in node sets: back in each, caught up
+                    await self.hubs.rejoin(list(self.hubs.hubs.values()))
                 except Exception as err:
                     log.warning("pubsub resubscribe failed", error=repr(err))
 

@@ -163,20 +163,17 @@ class Race:
             conn.over = True
         # the board is encoded once: the ack and the others' updates embed the same JSON
         board_json = orjson.Fragment(orjson.dumps(q.board))
-        hub.feed({"v": v, **q.body, "board": q.board, "_board": board_json}, skip=conn)
-        leaderboard = hub.last_leaderboard if hub.version == v else hub.leaderboard()
-        conn.send(
-            encode(
-                "ack",
-                seq=seq,
-                move=movelog.text_of(q.entry),
-                v=v,
-                board=board_json,
-                leaderboard=leaderboard,
-                **hub.flags(conn),
-            )
-        )
-        self.metrics.ack.observe(time.perf_counter() - q.t0)
+        move = movelog.text_of(q.entry)
+
+        def ack(leaderboard: Any) -> None:
+            """Sent when the room delivers event ``v``: after every earlier event (one
+            another node stored first may still be on its way), never before."""
+            conn.send(encode("ack", seq=seq, move=move, v=v, board=board_json,
+                             leaderboard=leaderboard, **hub.flags(conn)))  # fmt: skip
+            self.metrics.ack.observe(time.perf_counter() - q.t0)
+
+        event = {"v": v, **q.body, "board": q.board, "_board": board_json, "_ack": ack}
+        hub.feed(event, skip=conn)
         return self._game_over(conn, hub) if over else None
 
     async def _reload(self, conn: Conn, hub: RoomHub) -> Game:

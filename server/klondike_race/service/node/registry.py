@@ -117,7 +117,25 @@ class Hubs:
             return False
         del self.hubs[hub.code]
         await hub.close()
+        again = self.hubs.get(hub.code)
+        if again is not None:  # opened anew meanwhile: our leaving may have come after
+            await self.rejoin([again])  # its joining (a Redis call retried, say)
         return True
+
+    async def rejoin(self, hubs: list[RoomHub] | None = None) -> None:
+        """This node is in the node set of each open room here (``hubs``: these), so that
+        their events are published to it: a Redis restart may have lost the entry, or a
+        closing hub's leaving may have come after a new one's joining. A room it was
+        missing from, and with ``hubs`` given each of them, catches up on the events it
+        may have missed meanwhile."""
+        chosen = hubs if hubs is not None else [h for h in self.hubs.values() if h.opened.is_set()]
+        open_ = [h for h in chosen if not h.closed]
+        if not open_:
+            return
+        added = await self.store.rooms.rejoin([h.code for h in open_])
+        for hub, was_missing in zip(open_, added, strict=True):
+            if was_missing or hubs is not None:
+                self.host.spawn(hub.events_missed())
 
     async def _count_spectators(self, hub: RoomHub) -> None:
         count = sum(1 for c in hub.conns if c.role == "spectator")

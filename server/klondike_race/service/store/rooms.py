@@ -103,6 +103,15 @@ class Rooms(Part):
             await self.listen(code, True)
         await self._timed(self.redis.sadd(room_key(code) + ":nodes", self.node))
 
+    async def rejoin(self, codes: list[str]) -> list[bool]:
+        """``enter`` again (the events' channels are already ours): for each room,
+        whether this node was missing from its node set."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for code in codes:
+                pipe.sadd(room_key(code) + ":nodes", self.node)
+            added = await self._timed(pipe.execute())
+        return [bool(n) for n in added]
+
     async def exit(self, code: str) -> None:
         try:
             await self._timed(self.redis.srem(room_key(code) + ":nodes", self.node))
