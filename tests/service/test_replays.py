@@ -270,3 +270,22 @@ def test_delta_round_trips() -> None:
         assert rp.apply_delta(before, change) == after
         assert "columns" not in change or len(change["columns"]) < 7
         before = after
+
+
+async def test_a_race_past_its_time_limit_is_replayed_once_its_results_are_made(node) -> None:
+    """Past the limit and not yet ended (nobody connected: the sweeper ends it within a
+    sweep): not_finished, not a replay of games still "playing" with no end frame."""
+    room, _, _ = await node.rooms.create_seated(
+        "ann", RoomOptions(practice=True, private=True, time_limit=10), {"seed": "7"}
+    )
+    assert room.start_at is not None
+    past = room.start_at + 11_000
+    refused = rp.refusal(room, None, past)
+    assert refused is not None and refused[:2] == (409, "not_finished"), refused
+    assert "ending" in refused[2]
+    await node.rooms.finish(room.code, "time_limit")
+    status, body = await get_json(node.port, f"/api/replays/{room.code}")
+    assert status == 200 and body["room"]["end_reason"] == "time_limit", body
+    (record,) = body["players"]
+    assert record["record"]["ended"] == "out_of_time", record
+    assert record["final"]["status"] == "out_of_time", record

@@ -31,7 +31,9 @@ def refusal(room: Room, parent: Room | None, now: int) -> tuple[int, str, str] |
     A room is replayed once finished; a challenge attempt or a practice game on a
     challenge's deal (or a practice continuation of either: ``parent``) only once its
     challenge is final (``reveal_at``), when its deal is revealed."""
-    if room.phase(now) != FINISHED:
+    if room.status != FINISHED:  # (its time limit passed: the results are being made)
+        if room.phase(now) == FINISHED:
+            return 409, "not_finished", f"room {room.code} is ending: its results come shortly"
         return 409, "not_finished", f"room {room.code} has not finished"
     gate = parent if room.parent else room
     if gate is None:  # a continuation whose race has expired: nothing to check it by
