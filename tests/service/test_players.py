@@ -18,7 +18,7 @@ from klondike_race.service.domain.errors import ServiceError
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 
-from .conftest import Client, make_config
+from .conftest import Client, make_config, start_race
 
 PASSWORD = "correct horse battery"
 WIDE_ANN = "\uff21\uff2e\uff2e"  # full-width ANN
@@ -520,3 +520,20 @@ async def test_signing_out_everywhere_takes_the_accounts_seats_from_other_device
             await c.close()
     finally:
         await other.stop()
+
+
+async def test_a_player_watches_their_finished_race_from_their_seat(node) -> None:
+    """``already_player`` is for a race not finished: once it is, the seated connection
+    may watch it (as a new connection of the same device may)."""
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    refused = await a.request("watch", "welcome", code=code)
+    assert refused["reason"] == "already_player", refused
+    for c in (a, b):
+        assert (await c.request("resign", "ack", seq=1))["type"] == "ack"
+    while (await a.expect("room"))["room"]["phase"] != "finished":
+        pass
+    watched = await a.request("watch", "welcome", code=code)
+    assert watched["type"] == "welcome" and watched["role"] == "spectator", watched
+    for c in (a, b):
+        await c.close()

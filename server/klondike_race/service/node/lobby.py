@@ -223,7 +223,9 @@ class Lobby:
     async def watch(self, conn: Conn, m: Watch) -> None:
         """Watch a room; a player who sits in it, from any device, joins it instead until
         it has finished (a racer sees no other board live)."""
-        seated = conn.hub is not None and conn.hub.code == m.code and conn.role == "player"
+        here = conn.hub
+        seated = (here is not None and here.code == m.code and conn.role == "player"
+                  and here.phase() != FINISHED)  # fmt: skip
         who, _ = seat_owner(conn)
         if not seated and who:
             loaded = await self.store.rooms.load(m.code)
