@@ -3,8 +3,8 @@
 
 import { BoardView } from './board.js';
 import {
-  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, shareGame, shareLine,
-  statusWord, thousands, titleOf,
+  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, playersText, shareGame,
+  shareLine, statusWord, thousands, titleOf,
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
@@ -316,7 +316,7 @@ export class Renderer {
           + `<button type="button" class="btn small" data-practice="${escapeHtml(ref)}" aria-label="Practice ${label}">Practice this deal</button>`;
       }
       return `<li data-challenge="${escapeHtml(c.id)}" data-deal="${escapeHtml(d.index)}">`
-        + `<div class="daily-title"><strong>${label}</strong> <span class="muted small">${escapeHtml(d.players || 0)} playing`
+        + `<div class="daily-title"><strong>${label}</strong> <span class="muted small">${escapeHtml(playersText(d.players))}`
         + `${c.daily ? '' : ` · <span data-closes="${escapeHtml(c.closes)}"></span>`}</span></div>`
         + `<div class="daily-actions">${what}<a class="btn small" href="${escapeHtml(challengeHref(c.id))}">Leaderboard</a></div></li>`;
     }).join('')).join('');
@@ -547,7 +547,7 @@ export class Renderer {
       }
       list.append(li);
     }
-    text(root.querySelector('.live-count'), live ? `${thousands(live.players)} player${live.players === 1 ? '' : 's'}${live.final ? ' \u00b7 final' : ''}` : 'loading the leaderboard\u2026');
+    text(root.querySelector('.live-count'), live ? `${playersText(live.players)}${live.final ? ' \u00b7 final' : ''}` : 'loading the leaderboard\u2026');
   }
 
   // Opponents' progress bars and the live leaderboard. Rows are kept per player, so a

@@ -210,3 +210,45 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     seed = ann.page.text_content("#daily-view .reveal-seed") or ""
     assert re.fullmatch(r"[0-9a-f]{16}", seed), seed
     ann.shot(artifacts / "daily-archive.png", full_page=True)
+
+
+def players_text(n: int) -> str:
+    return f"{n} player{'' if n == 1 else 's'}"
+
+
+def test_the_home_screen_counts_the_players_as_the_challenge_page_does(players) -> None:
+    """Found by an outside tester, on the package's server (its real clock: today's
+    dailies, Draw 1 and Draw 3): the home screen said "0 playing" before any attempt and
+    "1 playing" once the only attempt had ended, where the challenge page said "1 player"
+    (the players who made an attempt)."""
+    eve: Player = players()
+    eve.open()
+    page = eve.page
+    page.wait_for_selector("#daily-list li[data-challenge] >> nth=1")
+    listed = eve.state(
+        "s.challenges.filter((c) => c.phase === 'open' && c.daily)"
+        ".map((c) => [c.id, c.title, c.deals[0].players])"
+    )
+    assert len(listed) == 2, listed
+    for cid, title, count in listed:
+        entry = page.locator(f'#daily-list li[data-challenge="{cid}"]')
+        assert entry.locator(".daily-title").inner_text() == f"{title} {players_text(count)}"
+
+    # an attempt at the Draw 1 daily, ended at once
+    cid, title, count = next(c for c in listed if c[0].endswith("draw1"))
+    eve.set_name("Eve")
+    page.click(f'[data-attempt="{cid}/0"]')
+    page.click("[data-attempt-go]")
+    eve.wait_racing()
+    eve.play_line(["draw"])
+    page.click("#btn-resign")
+    page.click("#btn-resign")
+    eve.screen("results")
+    page.click("#btn-lobby")
+    eve.screen("lobby")
+    entry = page.locator(f'#daily-list li[data-challenge="{cid}"]')
+    entry.locator('[data-state="done"]').wait_for()
+    assert entry.locator(".daily-title").inner_text() == f"{title} {players_text(count + 1)}"
+    entry.get_by_role("link", name="Leaderboard").click()
+    page.wait_for_selector("#daily-view:not([hidden]) tr.me")
+    assert page.locator("#daily-view .players-count").inner_text() == players_text(count + 1)
