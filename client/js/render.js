@@ -318,7 +318,7 @@ export class Renderer {
       return `<li data-challenge="${escapeHtml(c.id)}" data-deal="${escapeHtml(d.index)}">`
         + `<div class="daily-title"><strong>${label}</strong> <span class="muted small">${escapeHtml(playersText(d.players))}`
         + `${c.daily ? '' : ` · <span data-closes="${escapeHtml(c.closes)}"></span>`}</span></div>`
-        + `<div class="daily-actions">${what}<a class="btn small" href="${escapeHtml(challengeHref(c.id))}">Leaderboard</a></div></li>`;
+        + `<div class="daily-actions">${what}<a class="btn small" href="${escapeHtml(challengeHref(c.id))}" aria-label="Leaderboard of ${label}">Leaderboard</a></div></li>`;
     }).join('')).join('');
   }
 

@@ -220,7 +220,8 @@ def test_the_home_screen_counts_the_players_as_the_challenge_page_does(players) 
     """Found by an outside tester, on the package's server (its real clock: today's
     dailies, Draw 1 and Draw 3): the home screen said "0 playing" before any attempt and
     "1 playing" once the only attempt had ended, where the challenge page said "1 player"
-    (the players who made an attempt)."""
+    (the players who made an attempt); and its two Leaderboard links had one name between
+    them, where the Play buttons beside them name their daily."""
     eve: Player = players()
     eve.open()
     page = eve.page
@@ -233,6 +234,9 @@ def test_the_home_screen_counts_the_players_as_the_challenge_page_does(players) 
     for cid, title, count in listed:
         entry = page.locator(f'#daily-list li[data-challenge="{cid}"]')
         assert entry.locator(".daily-title").inner_text() == f"{title} {players_text(count)}"
+        # the link names its daily, as the Play button beside it does
+        assert entry.get_by_role("button", name=f"Play {title}", exact=True).count() == 1
+        assert entry.get_by_role("link", name=f"Leaderboard of {title}", exact=True).count() == 1
 
     # an attempt at the Draw 1 daily, ended at once
     cid, title, count = next(c for c in listed if c[0].endswith("draw1"))
@@ -249,6 +253,6 @@ def test_the_home_screen_counts_the_players_as_the_challenge_page_does(players) 
     entry = page.locator(f'#daily-list li[data-challenge="{cid}"]')
     entry.locator('[data-state="done"]').wait_for()
     assert entry.locator(".daily-title").inner_text() == f"{title} {players_text(count + 1)}"
-    entry.get_by_role("link", name="Leaderboard").click()
+    entry.get_by_role("link", name=f"Leaderboard of {title}").click()
     page.wait_for_selector("#daily-view:not([hidden]) tr.me")
     assert page.locator("#daily-view .players-count").inner_text() == players_text(count + 1)
