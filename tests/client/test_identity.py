@@ -51,6 +51,12 @@ PROFILE: dict[str, Any] = {
          "result": "resigned", "rated": True, "rating_before": 1531, "rating_after": 1519,
          "replay": "javascript:alert(1)"},
     ],
+    "daily": {"streak": 3, "best_streak": 5, "days": [
+        {"day": "2026-12-02", "challenge": "daily-2026-12-02-draw3", "code": "Q2MK7W",
+         "status": "won", "foundation": 52, "moves": 131, "time_ms": 251000},
+        {"day": "2026-12-01", "challenge": "daily-2026-12-01-draw1", "code": "javascript:x",
+         "status": "out_of_time", "foundation": 30, "moves": 99, "time_ms": 600000},
+    ]},
 }  # fmt: skip
 
 
@@ -305,6 +311,17 @@ def test_the_profile_view_renders_the_profile_shape(players, artifacts) -> None:
     assert rows.nth(0).locator("a").get_attribute("href") == "#/replay/K7QW2M"
     assert "1519 (\u221212)" in (rows.nth(1).text_content() or "")
     assert rows.nth(1).locator("a").count() == 0  # not a path of the server's: no link
+    # the dailies: the streak, and each day linked to its challenge and its replay
+    dailies = page.locator("#profile-view .dailies")
+    for figure in ("Daily streak3 days", "Best streak5 days", "Days played2 (last 30 days)"):
+        assert figure in (dailies.locator("dl").text_content() or ""), figure
+    days = dailies.locator("tbody tr")
+    assert days.nth(0).locator("td").all_text_contents() == [
+        "2026-12-02", "Draw 3", "won", "52/52", "131", "4:11", "replay"]
+    assert [a.get_attribute("href") for a in days.nth(0).locator("a").all()] == [
+        "#/challenges/daily-2026-12-02-draw3", "#/replay/Q2MK7W"]
+    assert days.nth(1).locator("td").all_text_contents()[2] == "out of time"
+    assert days.nth(1).locator("a").count() == 1  # no replay link for a code not of the form
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
     viewer.shot(artifacts / "profile-phone.png", full_page=True)
     # opened at this address, Back goes to the lobby
