@@ -132,9 +132,17 @@ def test_a_guest_claims_a_name_signs_out_and_in(players) -> None:
     signed_in(dora, "Dora Tester")
     assert wire.firsts()[-1] == {"type": "hello", "device": device, "session": session}
 
-    # A new password: a new session.
+    # A new password: a new session. Before it, the form says what changing it does (an
+    # outside tester read "Your other devices are signed out." before anything had
+    # happened); once done, a toast says it happened.
+    dora.page.click("#btn-account")
+    note = dora.page.locator("#password-form > p")
+    assert note.inner_text() == "Changing your password signs your other devices out."
     new_password = "staple 4 ever"
     account_form(dora, "password", password=password, new_password=new_password)
+    dora.page.wait_for_selector(
+        '#toast:not([hidden]):text-is("Password changed: every other device is signed out")'
+    )
     dora.page.wait_for_function(
         "(old) => JSON.parse(localStorage.getItem('kr.account')) !== old", arg=session
     )
