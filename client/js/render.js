@@ -192,6 +192,9 @@ export class Renderer {
     // stock above the top of a landscape phone)
     const screen = routed ? `route:${document.body.dataset.route}` : view;
     const changed = this.lastScreen !== undefined && screen !== this.lastScreen;
+    // a page over the screen opened by its address takes the focus too (the page's first
+    // screen otherwise keeps the browser's own start)
+    const landed = this.lastScreen === undefined && routed;
     if (changed) window.scrollTo(0, 0);
     this.lastScreen = screen;
     for (const screen of document.querySelectorAll('.screen')) {
@@ -200,7 +203,7 @@ export class Renderer {
     this.connection(state);
     this.profile(state);
     this.daily(state);
-    if (changed) focusScreen(screen);
+    if (changed || landed) focusScreen(screen);
     if (routed) return;
     if (view === 'lobby') this.lobby(state);
     if (view === 'room') this.waiting(state);
