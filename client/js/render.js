@@ -109,13 +109,13 @@ export function playerName(player, suffix = '') {
     label = document.createTextNode(name);
   }
   span.append(label);
-  if (suffix) span.append(suffix);
   if (player && player.guest) {
     const tag = document.createElement('span');
     tag.className = 'tag guest';
     tag.textContent = 'guest';
     span.append(' ', tag);
   }
+  if (suffix) span.append(suffix); // after the tag, as the challenge pages write it
   return span;
 }
 

@@ -557,6 +557,24 @@ def test_a_name_typed_on_a_phone_does_not_move_the_button_tapped_next(players) -
     guest.screen("room", timeout=3_000)
 
 
+# each standings row: its name's text
+ROWS = """() => [...document.querySelectorAll('#race-standings .bar-row')].map((row) => {
+  const who = row.querySelector('.who');
+  return [who.innerText];
+})"""
+
+
+def test_the_standings_rows_keep_one_shape(players) -> None:
+    """Found by an outside tester: a racer's standings wrote the player's own row "Bob
+    (you) guest", "(you)" before the guest tag, where the challenge's leaderboard
+    writes it after ("Dana guest (you)")."""
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    bob.page.wait_for_selector('#race-standings .bar-row[data-player="p1"] .tag.guest')
+    rows = bob.page.evaluate(ROWS)
+    assert [r[0] for r in rows] == ["1= Alice guest", "1= Bob guest (you)"], rows
+
+
 def test_one_move_is_one_move_in_the_standings(players) -> None:
     """The race standings count a single move as "1 move" (they said "1 moves")."""
     alice, bob = players(), players()
