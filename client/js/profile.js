@@ -123,7 +123,7 @@ function historyRow(h) {
   const replay = typeof h.replay === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(h.replay)
     ? `<a href="#${escapeHtml(h.replay)}">replay</a>` : ''; // in the page: Back returns here
   const rank = num(h.rank) == null ? '\u2013' : `${num(h.rank)} of ${or(num(h.players), '?')}`;
-  return `<tr data-code="${escapeHtml(h.code)}"><td>${escapeHtml(date(h.at))}</td>`
+  return `<tr data-code="${escapeHtml(h.code)}"><td class="date">${escapeHtml(date(h.at))}</td>`
     + `<td class="code">${escapeHtml(h.code)}</td><td>${escapeHtml(VARIANTS[h.variant] || h.variant || '')}</td>`
     + `<td>${escapeHtml(rank)}</td><td>${escapeHtml(RESULTS[h.result] || h.result || '')}</td>`
     + `<td>${escapeHtml(change || (h.rated ? '' : 'unrated'))}</td><td>${replay}</td></tr>`;

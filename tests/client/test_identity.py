@@ -337,6 +337,53 @@ def test_the_profile_view_renders_the_profile_shape(players, artifacts) -> None:
     viewer.screen("lobby")
 
 
+# each of a profile's tables: its box's widths, its edge's fade, and the lines of its
+# dates (the distinct tops of the date's text)
+TABLES = """() => [...document.querySelectorAll('#profile-view .table-scroll')].map((box) => ({
+  box: box.clientWidth, table: box.scrollWidth,
+  fade: getComputedStyle(box).getPropertyValue('--fade-end'),
+  dates: [...box.querySelectorAll('td.date')].map((td) => {
+    const range = document.createRange();
+    range.selectNodeContents(td);
+    return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+  }),
+}))"""
+
+
+def test_the_profiles_tables_on_a_phone(players) -> None:
+    """Found by an outside tester: on a 390 px phone the profile's history table cut off
+    its replay column, with no cue that it scrolled, and its dates wrapped
+    ("2026-/12-02"). At 390 px both tables (dailies, races) now show every column, each
+    date on one line; on a 320 px phone, where they are still wider than the screen,
+    their edge fades until scrolled to the end."""
+    key = PROFILE["id"]
+
+    def tables(width: int) -> tuple[Player, list[dict]]:
+        viewer = players(viewport={"width": width, "height": 800}, is_mobile=True, has_touch=True)
+        viewer.context.route(
+            f"**/api/players/{key}", lambda route: route.fulfill(status=200, json=PROFILE)
+        )
+        viewer.open(f"#/players/{key}")
+        viewer.page.wait_for_selector('#profile-view[data-state="ok"] table.history')
+        return viewer, viewer.page.evaluate(TABLES)
+
+    _, got = tables(390)
+    assert len(got) == 2, got
+    for t in got:
+        assert t["table"] <= t["box"] and t["fade"] == "0px", got  # all shown, no fade
+        assert t["dates"] == [1, 1], got
+    viewer, got = tables(320)
+    for t in got:
+        assert t["table"] > t["box"] and t["fade"] == "36px", got
+    viewer.page.evaluate(
+        "() => document.querySelectorAll('#profile-view .table-scroll')"
+        ".forEach((box) => { box.scrollLeft = box.scrollWidth; })"
+    )
+    viewer.page.wait_for_function(
+        f"() => ({TABLES})().every((t) => t.fade === '0px')"
+    )
+
+
 def test_profile_after_a_race(players) -> None:
     """A race between an account and a guest, both resigning: the server's own profile
     route shows the race in each player's figures and history (rated: a public race of
