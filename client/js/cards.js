@@ -86,8 +86,11 @@ export function reasonText(reason, message) {
 export function moveWords(move, before, after) {
   const say = (name) => (name ? cardFace(name).label : 'a card');
   if (move === 'd') {
-    const fan = (after && after.waste && after.waste.fan) || [];
-    return fan.length ? `Drew the ${say(fan[fan.length - 1])}` : 'Drew';
+    // the fan after a draw holds the cards it turned: one (Draw 1), up to three (Draw 3)
+    const fan = ((after && after.waste && after.waste.fan) || []).map((c) => `the ${say(c)}`);
+    if (fan.length < 2) return fan.length ? `Drew ${fan[0]}` : 'Drew';
+    const top = fan.pop();
+    return `Drew ${fan.length === 1 ? 'two' : 'three'} cards: ${fan.join(', ')} and ${top} on top`;
   }
   if (move === 'r') return 'Turned the waste back into the stock';
   if (move === 'u') return 'Undid the last move';

@@ -68,6 +68,11 @@ export function thousands(n) {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
+// "1 player", "2,344 players": the players who made an attempt (a challenge's count)
+export function playersText(n) {
+  return `${thousands(n || 0)} player${n === 1 ? '' : 's'}`;
+}
+
 // m:ss (h:mm:ss past an hour)
 export function clockText(ms) {
   const total = Math.max(0, Math.floor((ms || 0) / 1000));
@@ -181,7 +186,7 @@ export function challengeHtml(c, ctx) {
     const players = live ? live.players : d.players;
     out += `<section class="challenge-deal" data-deal="${escapeHtml(d.index)}">`;
     if ((c.deals || []).length > 1) out += `<h3>Deal ${escapeHtml(d.index + 1)}</h3>`;
-    out += `<p class="muted">${escapeHtml(describe(d.settings))} \u00b7 <span class="players-count">${escapeHtml(thousands(players || 0))} player${players === 1 ? '' : 's'}</span>`
+    out += `<p class="muted">${escapeHtml(describe(d.settings))} \u00b7 <span class="players-count">${escapeHtml(playersText(players))}</span>`
       + ` \u00b7 <span class="board-state" data-final="${final ? 'true' : 'false'}">${final ? 'final' : closed ? 'attempts begun before the close may still change it' : 'live'}</span></p>`;
     if (closed && d.reveal) {
       const check = ctx.checks[d.commitment];
@@ -223,7 +228,7 @@ export function archiveHtml(day, data, today) {
   const items = list.map((c) => {
     const players = (c.deals || []).reduce((n, d) => n + (d.players || 0), 0);
     return `<li><a href="${escapeHtml(challengeHref(c.id))}">${escapeHtml(c.title)}</a>`
-      + ` <span class="muted">\u00b7 ${escapeHtml(c.phase)} \u00b7 ${escapeHtml(thousands(players))} player${players === 1 ? '' : 's'}</span></li>`;
+      + ` <span class="muted">\u00b7 ${escapeHtml(c.phase)} \u00b7 ${escapeHtml(playersText(players))}</span></li>`;
   }).join('');
   const next = addDays(day, 1);
   return `<h2 id="daily-title">Dailies of ${escapeHtml(day)}</h2>`

@@ -2,6 +2,8 @@
 // and `profileHtml(data)`, a pure function from the server's profile JSON to HTML (every
 // value escaped), so it can be tested on its own.
 
+import { challengeHref } from './daily.js';
+
 const KEY = /^[ag]-[0-9a-f]{32}$/;
 
 // The player key of a `#/players/WHO` address, or null for any other address.
@@ -121,10 +123,46 @@ function historyRow(h) {
   const replay = typeof h.replay === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(h.replay)
     ? `<a href="#${escapeHtml(h.replay)}">replay</a>` : ''; // in the page: Back returns here
   const rank = num(h.rank) == null ? '\u2013' : `${num(h.rank)} of ${or(num(h.players), '?')}`;
-  return `<tr data-code="${escapeHtml(h.code)}"><td>${escapeHtml(date(h.at))}</td>`
+  return `<tr data-code="${escapeHtml(h.code)}"><td class="date">${escapeHtml(date(h.at))}</td>`
     + `<td class="code">${escapeHtml(h.code)}</td><td>${escapeHtml(VARIANTS[h.variant] || h.variant || '')}</td>`
     + `<td>${escapeHtml(rank)}</td><td>${escapeHtml(RESULTS[h.result] || h.result || '')}</td>`
     + `<td>${escapeHtml(change || (h.rated ? '' : 'unrated'))}</td><td>${replay}</td></tr>`;
+}
+
+const REPLAY_CODE = /^[A-Z0-9]{6}$/;
+
+// The daily challenges: the streak of days played and the last 30 days' attempts, each
+// day linked to its challenge page and the attempt to its replay (an attempt's replay
+// opens once its challenge is final, or earlier to those who may watch it).
+function dailyHtml(daily) {
+  const days = Array.isArray(daily.days) ? daily.days : [];
+  const streak = num(daily.streak);
+  const plural = (n) => (n == null ? '\u2013' : `${n} day${n === 1 ? '' : 's'}`);
+  const stats = [
+    ['Daily streak', plural(streak)],
+    ['Best streak', plural(num(daily.best_streak))],
+    ['Days played', `${days.length} (last 30 days)`],
+  ];
+  const row = (d) => {
+    const day = escapeHtml(d.day);
+    const link = typeof d.challenge === 'string' && d.challenge
+      ? `<a href="${escapeHtml(challengeHref(d.challenge))}">${day}</a>` : day;
+    const draw = /-(draw[13])$/.exec(d.challenge || '');
+    const replay = typeof d.code === 'string' && REPLAY_CODE.test(d.code)
+      ? `<a href="#/replay/${d.code}">replay</a>` : '';
+    return `<tr data-challenge="${escapeHtml(d.challenge)}"><td class="date">${link}</td>`
+      + `<td>${escapeHtml(draw ? VARIANTS[draw[1]] : '')}</td><td>${escapeHtml(RESULTS[d.status] || d.status || '')}</td>`
+      + `<td>${escapeHtml(or(num(d.foundation)))}/52</td><td>${escapeHtml(or(num(d.moves)))}</td>`
+      + `<td>${escapeHtml(duration(d.time_ms))}</td><td>${replay}</td></tr>`;
+  };
+  return '<section class="dailies"><h3>Daily challenges</h3>'
+    + `<dl class="stats-grid">${stats.map(([k, val]) => `<div><dt>${k}</dt><dd>${escapeHtml(val)}</dd></div>`).join('')}</dl>`
+    + (days.length
+      ? '<div class="table-scroll"><table class="leaderboard daily-history"><thead><tr><th>Day</th><th>Game</th>'
+        + '<th>Result</th><th>Home</th><th>Moves</th><th>Time</th><th><span class="visually-hidden">Replay</span></th></tr></thead>'
+        + `<tbody>${days.map(row).join('')}</tbody></table></div>`
+      : '<p class="muted">No daily challenge in the last 30 days.</p>')
+    + '</section>';
 }
 
 // The profile as HTML, from the JSON of `GET /api/players/WHO`.
@@ -139,6 +177,7 @@ export function profileHtml(data) {
     + `<p class="muted small mono">${escapeHtml(p.id)}</p>`
     + (variants.length ? `<div class="variants">${variants.map(([k, v]) => variantHtml(k, v || {})).join('')}</div>`
       : '<p class="muted">No rated races yet.</p>')
+    + (p.daily && typeof p.daily === 'object' ? dailyHtml(p.daily) : '')
     + '<h3>Races</h3>'
     + (history.length
       ? '<div class="table-scroll"><table class="leaderboard history"><thead><tr><th>Date</th><th>Room</th>'

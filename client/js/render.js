@@ -3,8 +3,8 @@
 
 import { BoardView } from './board.js';
 import {
-  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, shareGame, shareLine,
-  statusWord, thousands, titleOf,
+  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, playersText, shareGame,
+  shareLine, statusWord, thousands, titleOf,
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
@@ -109,13 +109,13 @@ export function playerName(player, suffix = '') {
     label = document.createTextNode(name);
   }
   span.append(label);
-  if (suffix) span.append(suffix);
   if (player && player.guest) {
     const tag = document.createElement('span');
     tag.className = 'tag guest';
     tag.textContent = 'guest';
     span.append(' ', tag);
   }
+  if (suffix) span.append(suffix); // after the tag, as the challenge pages write it
   return span;
 }
 
@@ -192,6 +192,9 @@ export class Renderer {
     // stock above the top of a landscape phone)
     const screen = routed ? `route:${document.body.dataset.route}` : view;
     const changed = this.lastScreen !== undefined && screen !== this.lastScreen;
+    // a page over the screen opened by its address takes the focus too (the page's first
+    // screen otherwise keeps the browser's own start)
+    const landed = this.lastScreen === undefined && routed;
     if (changed) window.scrollTo(0, 0);
     this.lastScreen = screen;
     for (const screen of document.querySelectorAll('.screen')) {
@@ -200,7 +203,7 @@ export class Renderer {
     this.connection(state);
     this.profile(state);
     this.daily(state);
-    if (changed) focusScreen(screen);
+    if (changed || landed) focusScreen(screen);
     if (routed) return;
     if (view === 'lobby') this.lobby(state);
     if (view === 'room') this.waiting(state);
@@ -316,9 +319,9 @@ export class Renderer {
           + `<button type="button" class="btn small" data-practice="${escapeHtml(ref)}" aria-label="Practice ${label}">Practice this deal</button>`;
       }
       return `<li data-challenge="${escapeHtml(c.id)}" data-deal="${escapeHtml(d.index)}">`
-        + `<div class="daily-title"><strong>${label}</strong> <span class="muted small">${escapeHtml(d.players || 0)} playing`
+        + `<div class="daily-title"><strong>${label}</strong> <span class="muted small">${escapeHtml(playersText(d.players))}`
         + `${c.daily ? '' : ` · <span data-closes="${escapeHtml(c.closes)}"></span>`}</span></div>`
-        + `<div class="daily-actions">${what}<a class="btn small" href="${escapeHtml(challengeHref(c.id))}">Leaderboard</a></div></li>`;
+        + `<div class="daily-actions">${what}<a class="btn small" href="${escapeHtml(challengeHref(c.id))}" aria-label="Leaderboard of ${label}">Leaderboard</a></div></li>`;
     }).join('')).join('');
   }
 
@@ -547,7 +550,7 @@ export class Renderer {
       }
       list.append(li);
     }
-    text(root.querySelector('.live-count'), live ? `${thousands(live.players)} player${live.players === 1 ? '' : 's'}${live.final ? ' \u00b7 final' : ''}` : 'loading the leaderboard\u2026');
+    text(root.querySelector('.live-count'), live ? `${playersText(live.players)}${live.final ? ' \u00b7 final' : ''}` : 'loading the leaderboard\u2026');
   }
 
   // Opponents' progress bars and the live leaderboard. Rows are kept per player, so a

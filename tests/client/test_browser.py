@@ -679,6 +679,10 @@ def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) ->
     assert fan.count() == 3
     lefts = [fan.nth(i).bounding_box()["x"] for i in range(3)]
     assert lefts[0] < lefts[1] < lefts[2]  # fanned left to right, top card last
+    # said as three cards turned, not as one drawn (found by an outside tester)
+    a, b, c = (card_words(name) for name in alice.state("s.board.waste.fan"))
+    said = f"Drew three cards: the {a}, the {b} and the {c} on top"
+    page.wait_for_selector(f'#announce:text-is("{said}")')
     alice.shot(artifacts / "race-draw3.png")
     page.click("#btn-undo")
     page.wait_for_selector(f"{alice.pile('waste')}:not(:has(.card))")

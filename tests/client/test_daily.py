@@ -210,3 +210,69 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     seed = ann.page.text_content("#daily-view .reveal-seed") or ""
     assert re.fullmatch(r"[0-9a-f]{16}", seed), seed
     ann.shot(artifacts / "daily-archive.png", full_page=True)
+
+
+def players_text(n: int) -> str:
+    return f"{n} player{'' if n == 1 else 's'}"
+
+
+def test_the_home_screen_counts_the_players_and_the_profile_shows_the_dailies(players) -> None:
+    """Found by an outside tester, on the package's server (its real clock: today's
+    dailies, Draw 1 and Draw 3): the home screen said "0 playing" before any attempt and
+    "1 playing" once the only attempt had ended, where the challenge page said "1 player"
+    (the players who made an attempt); and its two Leaderboard links had one name between
+    them, where the Play buttons beside them name their daily. And the profile of a player
+    who only played dailies read "No rated races yet ... No races yet", leaving out the
+    `daily` of the server's profile JSON."""
+    eve: Player = players()
+    eve.open()
+    page = eve.page
+    page.wait_for_selector("#daily-list li[data-challenge] >> nth=1")
+    listed = eve.state(
+        "s.challenges.filter((c) => c.phase === 'open' && c.daily)"
+        ".map((c) => [c.id, c.title, c.deals[0].players])"
+    )
+    assert len(listed) == 2, listed
+    for cid, title, count in listed:
+        entry = page.locator(f'#daily-list li[data-challenge="{cid}"]')
+        assert entry.locator(".daily-title").inner_text() == f"{title} {players_text(count)}"
+        # the link names its daily, as the Play button beside it does
+        assert entry.get_by_role("button", name=f"Play {title}", exact=True).count() == 1
+        assert entry.get_by_role("link", name=f"Leaderboard of {title}", exact=True).count() == 1
+
+    # an attempt at the Draw 1 daily, ended at once
+    cid, title, count = next(c for c in listed if c[0].endswith("draw1"))
+    eve.set_name("Eve")
+    page.click(f'[data-attempt="{cid}/0"]')
+    page.click("[data-attempt-go]")
+    eve.wait_racing()
+    eve.play_line(["draw"])
+    code = eve.state("s.room.code")
+    page.click("#btn-resign")
+    page.click("#btn-resign")
+    eve.screen("results")
+    page.click("#btn-lobby")
+    eve.screen("lobby")
+    entry = page.locator(f'#daily-list li[data-challenge="{cid}"]')
+    entry.locator('[data-state="done"]').wait_for()
+    assert entry.locator(".daily-title").inner_text() == f"{title} {players_text(count + 1)}"
+    entry.get_by_role("link", name=f"Leaderboard of {title}").click()
+    page.wait_for_selector("#daily-view:not([hidden]) tr.me")
+    assert page.locator("#daily-view .players-count").inner_text() == players_text(count + 1)
+
+    # her profile, from her row: the daily streak and the day, linked
+    page.click("#daily-view tr.me a.profile-link")
+    page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
+    assert page.text_content("#profile-title") == "A guest"  # the server names no guest
+    dailies = page.locator("#profile-view .dailies")
+    text = dailies.inner_text()
+    assert "Daily streak\n1 day" in text and "Best streak\n1 day" in text, text
+    row = dailies.locator(f'tbody tr[data-challenge="{cid}"]')
+    cells = row.locator("td").all_inner_texts()
+    assert cells[0] == cid.removeprefix("daily-").removesuffix("-draw1"), cells
+    assert cells[1:5] == ["Draw 1", "resigned", "0/52", "1"], cells
+    assert row.get_by_role("link", name="replay").get_attribute("href") == f"#/replay/{code}"
+    # the day goes to its challenge's page
+    row.locator("td").first.get_by_role("link").click()
+    page.wait_for_selector("#daily-view:not([hidden]) tr.me")
+    assert page.url.endswith(f"#/challenges/{cid}")

@@ -513,6 +513,33 @@ def test_the_tables_show_every_column_on_a_320_px_phone(players, artifacts) -> N
     viewer.shot(artifacts / "standings-320.png", full_page=True)
 
 
+def test_an_explicit_deal_revealed_fits_a_320_px_phone(players) -> None:
+    """Found by an outside tester: a practice game on an explicit deal (its reveal's deal
+    string "cards:Qd9h..." has no space to break at) pushed the results page out to
+    1113 px at 320. The reveal's long strings wrap: nothing past the screen's edge."""
+    ref = next(r for r in reference_deals() if r["draw"] == 1)
+    nia = players(viewport=NARROW)
+    nia.open("?cards=" + ",".join(ref["cards"]))
+    nia.set_name("Nia")
+    nia.page.click("#btn-practice")
+    nia.wait_racing()
+    nia.page.click("#btn-resign")
+    nia.page.click("#btn-resign")
+    nia.screen("results")
+    page = nia.page
+    page.wait_for_selector('#reveal-check[data-ok="true"]')
+    assert (page.text_content("#reveal-deal") or "").startswith("cards:")
+    wide = page.evaluate(
+        "() => [...document.querySelectorAll('#screen-results *')]"
+        ".filter((e) => e.offsetWidth && e.getBoundingClientRect().right > innerWidth + 0.5)"
+        ".map((e) => e.id || e.tagName)"
+    )
+    assert wide == [], wide
+    assert page.evaluate(
+        "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
+
+
 def test_a_name_typed_on_a_phone_does_not_move_the_button_tapped_next(players) -> None:
     """On a phone, a guest opens an invitation, types a long name and taps Join the race
     once: they join. (The name was taken only when the field let go, at that tap: the
@@ -528,6 +555,28 @@ def test_a_name_typed_on_a_phone_does_not_move_the_button_tapped_next(players) -
     assert box is not None
     guest.page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     guest.screen("room", timeout=3_000)
+
+
+# each standings row: its name's text and whether its figures share the name's first line
+ROWS = """() => [...document.querySelectorAll('#race-standings .bar-row')].map((row) => {
+  const who = row.querySelector('.who');
+  const what = row.querySelector('.what').getBoundingClientRect();
+  const line = who.getClientRects()[0];
+  return [who.innerText, Math.abs(what.top - line.top) < 4];
+})"""
+
+
+def test_the_standings_rows_keep_one_shape(players) -> None:
+    """Found by an outside tester: in a racer's standings at 1280 px the player's own row
+    ("2. Bob (you) guest") wrapped its figures onto a second line while the others
+    did not, and wrote "(you)" before the guest tag where the challenge's leaderboard
+    writes it after ("Dana guest (you)")."""
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed=SEED)
+    bob.page.wait_for_selector('#race-standings .bar-row[data-player="p1"] .tag.guest')
+    rows = bob.page.evaluate(ROWS)
+    assert [r[0] for r in rows] == ["1= Alice guest", "1= Bob guest (you)"], rows
+    assert all(r[1] for r in rows), rows  # the figures on the name's first line
 
 
 def test_one_move_is_one_move_in_the_standings(players) -> None:

@@ -68,6 +68,40 @@ def test_each_new_screen_takes_the_focus_at_its_top(players) -> None:
     assert page.evaluate("() => document.activeElement.closest('#screen-lobby') !== null")
 
 
+def test_a_page_opened_by_its_address_takes_the_focus(players) -> None:
+    """Found by an outside tester: a replay or a profile loaded at its address
+    (`#/replay/CODE`, `#/players/WHO`) left the focus on <body>, where opening it from
+    inside the app focuses it. Each page here is a fresh load of its address."""
+    alice = players()
+    alice.open(f"?seed={SEED}")
+    alice.set_name("Alice")
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    alice.page.click("#btn-resign")
+    alice.page.click("#btn-resign")
+    alice.screen("results")
+    code = alice.state("s.room.code")
+    key = "a-" + "1" * 32
+    viewer = players()
+    viewer.context.route(
+        f"**/api/players/{key}",
+        lambda route: route.fulfill(
+            status=200, json={"id": key, "name": "Ann", "guest": False, "variants": {},
+                              "history": [], "daily": None},
+        ),
+    )  # fmt: skip
+    page = viewer.page
+    for address, ready, target in (
+        (f"#/replay/{code}", '#replay-view[data-state="ready"]', "replay-title"),
+        (f"#/players/{key}", '#profile-view[data-state="ok"]', "profile-view"),
+        ("#/archive", "#daily-view:not([hidden]) #archive-prev", "daily-view"),
+    ):
+        page.goto("about:blank")
+        page.goto(viewer.base + address)
+        page.wait_for_selector(ready)
+        page.wait_for_function(f"() => ({FOCUSED})() === '{target}'")
+
+
 def test_a_new_screen_leaves_the_focus_in_a_field_being_typed_in(players) -> None:
     """A spectator typing their name into the account panel when the race ends: the
     results open, and the field keeps the focus and what was typed."""

@@ -51,6 +51,12 @@ PROFILE: dict[str, Any] = {
          "result": "resigned", "rated": True, "rating_before": 1531, "rating_after": 1519,
          "replay": "javascript:alert(1)"},
     ],
+    "daily": {"streak": 3, "best_streak": 5, "days": [
+        {"day": "2026-12-02", "challenge": "daily-2026-12-02-draw3", "code": "Q2MK7W",
+         "status": "won", "foundation": 52, "moves": 131, "time_ms": 251000},
+        {"day": "2026-12-01", "challenge": "daily-2026-12-01-draw1", "code": "javascript:x",
+         "status": "out_of_time", "foundation": 30, "moves": 99, "time_ms": 600000},
+    ]},
 }  # fmt: skip
 
 
@@ -126,9 +132,17 @@ def test_a_guest_claims_a_name_signs_out_and_in(players) -> None:
     signed_in(dora, "Dora Tester")
     assert wire.firsts()[-1] == {"type": "hello", "device": device, "session": session}
 
-    # A new password: a new session.
+    # A new password: a new session. Before it, the form says what changing it does (an
+    # outside tester read "Your other devices are signed out." before anything had
+    # happened); once done, a toast says it happened.
+    dora.page.click("#btn-account")
+    note = dora.page.locator("#password-form > p")
+    assert note.inner_text() == "Changing your password signs your other devices out."
     new_password = "staple 4 ever"
     account_form(dora, "password", password=password, new_password=new_password)
+    dora.page.wait_for_selector(
+        '#toast:not([hidden]):text-is("Password changed: every other device is signed out")'
+    )
     dora.page.wait_for_function(
         "(old) => JSON.parse(localStorage.getItem('kr.account')) !== old", arg=session
     )
@@ -305,11 +319,69 @@ def test_the_profile_view_renders_the_profile_shape(players, artifacts) -> None:
     assert rows.nth(0).locator("a").get_attribute("href") == "#/replay/K7QW2M"
     assert "1519 (\u221212)" in (rows.nth(1).text_content() or "")
     assert rows.nth(1).locator("a").count() == 0  # not a path of the server's: no link
+    # the dailies: the streak, and each day linked to its challenge and its replay
+    dailies = page.locator("#profile-view .dailies")
+    for figure in ("Daily streak3 days", "Best streak5 days", "Days played2 (last 30 days)"):
+        assert figure in (dailies.locator("dl").text_content() or ""), figure
+    days = dailies.locator("tbody tr")
+    assert days.nth(0).locator("td").all_text_contents() == [
+        "2026-12-02", "Draw 3", "won", "52/52", "131", "4:11", "replay"]
+    assert [a.get_attribute("href") for a in days.nth(0).locator("a").all()] == [
+        "#/challenges/daily-2026-12-02-draw3", "#/replay/Q2MK7W"]
+    assert days.nth(1).locator("td").all_text_contents()[2] == "out of time"
+    assert days.nth(1).locator("a").count() == 1  # no replay link for a code not of the form
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
     viewer.shot(artifacts / "profile-phone.png", full_page=True)
     # opened at this address, Back goes to the lobby
     page.click("#profile-back")
     viewer.screen("lobby")
+
+
+# each of a profile's tables: its box's widths, its edge's fade, and the lines of its
+# dates (the distinct tops of the date's text)
+TABLES = """() => [...document.querySelectorAll('#profile-view .table-scroll')].map((box) => ({
+  box: box.clientWidth, table: box.scrollWidth,
+  fade: getComputedStyle(box).getPropertyValue('--fade-end'),
+  dates: [...box.querySelectorAll('td.date')].map((td) => {
+    const range = document.createRange();
+    range.selectNodeContents(td);
+    return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+  }),
+}))"""
+
+
+def test_the_profiles_tables_on_a_phone(players) -> None:
+    """Found by an outside tester: on a 390 px phone the profile's history table cut off
+    its replay column, with no cue that it scrolled, and its dates wrapped
+    ("2026-/12-02"). At 390 px both tables (dailies, races) now show every column, each
+    date on one line; on a 320 px phone, where they are still wider than the screen,
+    their edge fades until scrolled to the end."""
+    key = PROFILE["id"]
+
+    def tables(width: int) -> tuple[Player, list[dict]]:
+        viewer = players(viewport={"width": width, "height": 800}, is_mobile=True, has_touch=True)
+        viewer.context.route(
+            f"**/api/players/{key}", lambda route: route.fulfill(status=200, json=PROFILE)
+        )
+        viewer.open(f"#/players/{key}")
+        viewer.page.wait_for_selector('#profile-view[data-state="ok"] table.history')
+        return viewer, viewer.page.evaluate(TABLES)
+
+    _, got = tables(390)
+    assert len(got) == 2, got
+    for t in got:
+        assert t["table"] <= t["box"] and t["fade"] == "0px", got  # all shown, no fade
+        assert t["dates"] == [1, 1], got
+    viewer, got = tables(320)
+    for t in got:
+        assert t["table"] > t["box"] and t["fade"] == "36px", got
+    viewer.page.evaluate(
+        "() => document.querySelectorAll('#profile-view .table-scroll')"
+        ".forEach((box) => { box.scrollLeft = box.scrollWidth; })"
+    )
+    viewer.page.wait_for_function(
+        f"() => ({TABLES})().every((t) => t.fade === '0px')"
+    )
 
 
 def test_profile_after_a_race(players) -> None:

@@ -266,3 +266,49 @@ def test_racing_a_ghost_from_a_waiting_room_asks_then_gives_up_the_seat(players)
     rooms = tab.evaluate("() => window.kr.store.state.identity.rooms.map((r) => r.code)")
     assert code not in rooms
     tab.close()
+
+
+# the replay's layout at 1280 px: each board's card width, the boards' share of the row,
+# and the vertical centres of Back and the title
+LAYOUT = """() => {
+  const mid = (el) => { const r = el.getBoundingClientRect(); return r.top + r.height / 2; };
+  const row = document.querySelector('#replay-boards').getBoundingClientRect().width;
+  const cells = [...document.querySelectorAll('#replay-boards .replay-player')];
+  return {
+    cards: cells.map((c) => c.querySelector('.card').getBoundingClientRect().width),
+    share: cells.reduce((n, c) => n + c.getBoundingClientRect().width, 0) / row,
+    offset: Math.abs(mid(document.querySelector('#replay-title'))
+      - mid(document.querySelector('#replay-back'))),
+  };
+}"""
+
+
+def test_the_replay_uses_the_pages_width(players, artifacts) -> None:
+    """Found by an outside tester: at 1280 px a two-player replay's boards stayed about
+    300 px wide (cards of 38 px) with the rest of the row empty, and the title sat
+    below the Back button's line."""
+    alice, bob = players(), players()
+    start_race(alice, [bob], seed="42")
+    for p in (alice, bob):
+        p.page.click("#btn-resign")
+        p.page.click("#btn-resign")
+    alice.screen("results")
+    alice.page.wait_for_selector('#results-sub:has-text("is over")')
+    code = alice.state("s.room.code")
+    page = alice.page
+    page.evaluate("(code) => { location.hash = `#/replay/${code}`; }", code)
+    page.wait_for_selector(f'{VIEW}[data-state="ready"]')
+    got = page.evaluate(LAYOUT)
+    assert len(got["cards"]) == 2 and min(got["cards"]) >= 70, got
+    assert got["share"] > 0.95, got
+    assert got["offset"] <= 2, got
+    page.screenshot(path=str(artifacts / "replay-1280.png"))
+    # on a 320 px phone, one board a row, within the screen
+    phone = players(viewport={"width": 320, "height": 640})
+    phone.page.goto(f"{phone.base}#/replay/{code}")
+    phone.page.wait_for_selector(f'{VIEW}[data-state="ready"]')
+    rights = phone.page.evaluate(
+        "() => [...document.querySelectorAll('#replay-boards .replay-player')]"
+        ".map((c) => c.getBoundingClientRect().right)"
+    )
+    assert len(rights) == 2 and max(rights) <= 320, rights
