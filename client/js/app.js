@@ -181,6 +181,7 @@ function onMessage(msg) {
       break;
     case 'ack':
       if (inflight && inflight.drag) settleDrag(inflight.drag, true);
+      hideRefusal();
       // every move of one's own, said in the live region (not the solver's playback)
       if (!msg.duplicate && !state.finishing && !state.playback) {
         $('#announce').textContent = moveWords(msg.move, boardBefore, state.board);
@@ -406,7 +407,12 @@ function showRefusal(msg) {
   box.dataset.reason = msg.reason;
   box.hidden = false;
   clearTimeout(refusalTimer);
-  refusalTimer = setTimeout(() => { box.hidden = true; }, 3000);
+  refusalTimer = setTimeout(hideRefusal, 3000);
+}
+// the notice goes after 3 s, or at once when the server takes the next move
+function hideRefusal() {
+  clearTimeout(refusalTimer);
+  $('#refusal').hidden = true;
 }
 
 // Auto-complete: offered only when the server's board says so (`autocomplete`); each

@@ -232,6 +232,36 @@ def test_a_refusal_names_the_piles_in_the_games_words(players) -> None:
     says("only one card moves from the waste")
 
 
+def test_a_refusal_notice_covers_no_card_and_takes_no_press(players, artifacts) -> None:
+    """Found by an outside tester: at 320x568 the notice of a refused tap lay over the
+    middle of the board for 3 s, took the taps meant for the cards under it, and stayed
+    up after the next move. It now stands above the board (no card under it), lets every
+    press through, and goes as soon as the server takes the next move."""
+    alice = players(viewport={"width": 320, "height": 568}, has_touch=True, is_mobile=True)
+    practice(alice)
+    page = alice.page
+    page.tap(alice.card("Qs"))  # column 1's Qs has nowhere to go
+    page.wait_for_selector('#refusal[data-reason="no_target"]')
+    alice.shot(artifacts / "refusal-phone-320.png")
+    notice = page.locator("#refusal").bounding_box()
+    board = page.locator("#my-board").bounding_box()
+    assert notice is not None and board is not None
+    assert notice["y"] + notice["height"] <= board["y"], (notice, board)  # no card under it
+    assert notice["x"] >= 0 and notice["x"] + notice["width"] <= 320, notice
+    # a press on it goes to what is under it
+    assert page.evaluate(
+        "([x, y]) => !document.elementFromPoint(x, y).closest('#refusal')",
+        [notice["x"] + notice["width"] / 2, notice["y"] + notice["height"] / 2],
+    )
+    # the next tap plays (the Jh onto the Qs), and the move taken ends the notice at once
+    page.tap(alice.card("Jh"))
+    page.wait_for_function("() => window.kr.store.state.board.moves === 1")
+    assert page.evaluate(
+        "() => document.querySelector('#refusal').hidden"
+        " && Date.now() - window.kr.store.state.refusal.at < 2500"
+    )
+
+
 def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, artifacts) -> None:
     ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
     alice = players()
