@@ -332,9 +332,11 @@ function playback() {
   clearTimeout(playTimer);
   const p = state.playback;
   if (!p) return;
-  if (p.boards.length) {
+  if (p.steps.length) {
     store.update((s) => {
-      s.playback.shown = s.playback.boards.shift();
+      const step = s.playback.steps.shift();
+      s.playback.shown = step.board;
+      if (step.leaderboard) s.playback.leaderboard = step.leaderboard; // the standings follow
       s.playback.done += 1;
     });
   } else if (!state.finishing) { // every answer shown, and no more coming

@@ -293,6 +293,54 @@ def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, art
     alice.shot(artifacts / "finish-results.png", full_page=True)
 
 
+def solver_practice(players, *checks: str):
+    """A practice game on a reference winnable Draw 1 deal (the lobby form's ``checks``
+    ticked), its first move played, then finish it for me: returned once the server has
+    answered the solver's whole line (the game won) while the line is still being shown."""
+    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    alice = players()
+    alice.open("?cards=" + ",".join(ref["cards"]))
+    alice.set_name("Alice")
+    for check in checks:
+        alice.page.check(f'#create-form [name="{check}"]')
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    alice.play_line(ref["line"][:1])
+    alice.page.click("#btn-finish")
+    alice.page.wait_for_function(
+        "() => { const s = window.kr.store.state;"
+        " return s.playback && !s.finishing && s.playback.done >= 2; }",
+        timeout=30_000,
+    )
+    assert alice.state("s.board.status") == "won"
+    assert alice.state("s.playback.done < s.playback.total")
+    return alice
+
+
+def test_the_standings_follow_the_board_the_solvers_line_shows(players) -> None:
+    """Found by an outside tester: while the solver's line was shown move by move, the
+    standings already said 52/52, won, a full bar, beside "move 7 of 133". They are now
+    those of the board shown (the leaderboard its ack carried)."""
+    alice = solver_practice(players)
+    page = alice.page
+    seen = page.evaluate(
+        """() => {
+          const row = document.querySelector('#race-standings .bar-row.me');
+          return { moves: document.querySelector('#stat-moves').textContent,
+                   home: document.querySelector('#stat-found').textContent,
+                   what: row.querySelector('.what').textContent,
+                   bar: row.querySelector('.bar').getAttribute('aria-valuenow') };
+        }"""
+    )
+    assert int(seen["home"]) < 52, seen
+    assert seen["what"] == f"{seen['home']}/52 \u00b7 {seen['moves']} moves", seen
+    assert seen["bar"] == seen["home"], seen
+    page.click("#btn-skip-finish")  # the end: the standings the server has now
+    alice.screen("results")
+    row = page.locator('#results-table tbody tr[data-player="p1"] td').all_text_contents()
+    assert row[2] == "52/52"
+
+
 def test_the_clock_shows_the_games_time_while_the_solvers_line_is_shown(players) -> None:
     """The solver wins the game at once and its room finishes; while its line is shown
     move by move the clock shows the time of that win (the board's reached_ms), not 0:00,
