@@ -484,9 +484,10 @@ export class Renderer {
     const place = placeOf(state);
     $('#stat-place-box').hidden = !place;
     if (place) text($('#stat-place'), place);
-    $('#btn-auto').hidden = !(board && board.autocomplete);
+    const solving = Boolean(state.finishing || state.playback); // the solver's line: input off
+    $('#btn-auto').hidden = solving || !(board && board.autocomplete);
     $('#btn-undo').hidden = !(room.settings && room.settings.undo);
-    $('#btn-undo').disabled = !(board && board.can_undo);
+    $('#btn-undo').disabled = solving || !(board && board.can_undo);
     $('#btn-hint').hidden = !hintOffered(state);
     $('#btn-finish').hidden = !finishOffered(state);
     // the server takes a resignation only once the race has started (not in the countdown)

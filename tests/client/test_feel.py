@@ -17,7 +17,7 @@ from klondike_race.engine import Deal
 from tests.conftest import reference_deals
 from tests.servers import ServerProcess
 
-from .conftest import PHONE, start_race
+from .conftest import PHONE, Player, start_race
 from .stall import StallProxy
 
 SEED = "42"
@@ -293,12 +293,11 @@ def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, art
     alice.shot(artifacts / "finish-results.png", full_page=True)
 
 
-def solver_practice(players, *checks: str):
+def solver_practice(alice: Player, *checks: str) -> None:
     """A practice game on a reference winnable Draw 1 deal (the lobby form's ``checks``
-    ticked), its first move played, then finish it for me: returned once the server has
+    ticked), its first move played, then finish it for me: returns once the server has
     answered the solver's whole line (the game won) while the line is still being shown."""
     ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
-    alice = players()
     alice.open("?cards=" + ",".join(ref["cards"]))
     alice.set_name("Alice")
     for check in checks:
@@ -314,14 +313,14 @@ def solver_practice(players, *checks: str):
     )
     assert alice.state("s.board.status") == "won"
     assert alice.state("s.playback.done < s.playback.total")
-    return alice
 
 
 def test_the_standings_follow_the_board_the_solvers_line_shows(players) -> None:
     """Found by an outside tester: while the solver's line was shown move by move, the
     standings already said 52/52, won, a full bar, beside "move 7 of 133". They are now
     those of the board shown (the leaderboard its ack carried)."""
-    alice = solver_practice(players)
+    alice = players()
+    solver_practice(alice)
     page = alice.page
     seen = page.evaluate(
         """() => {
@@ -339,6 +338,35 @@ def test_the_standings_follow_the_board_the_solvers_line_shows(players) -> None:
     alice.screen("results")
     row = page.locator('#results-table tbody tr[data-player="p1"] td').all_text_contents()
     assert row[2] == "52/52"
+
+
+def test_undo_and_auto_complete_are_off_while_the_solvers_line_is_shown(players) -> None:
+    """Found by an outside tester: during that playback Undo stayed enabled and did
+    nothing (input is off meanwhile). It is now disabled, its key sends nothing, and
+    Auto-complete, which a board shown may offer (here the server's boards are rewritten
+    to offer it), is not shown."""
+    alice = players()
+    wire = alice.wire()
+
+    def offers_auto(msg: dict) -> dict:  # the solver's moves: seq 2 on
+        if msg["type"] != "ack" or msg["seq"] < 2 or "board" not in msg:
+            return msg
+        return {**msg, "board": {**msg["board"], "autocomplete": True}}
+
+    wire.rewrite = offers_auto
+    solver_practice(alice, "undo")
+    page = alice.page
+    assert alice.state("s.playback.shown.can_undo && s.playback.shown.autocomplete")
+    page.wait_for_selector("#btn-undo:visible")
+    assert page.locator("#btn-undo").is_disabled()
+    assert page.locator("#btn-auto").is_hidden()
+    page.locator("#btn-undo").click(force=True)
+    page.keyboard.press("u")
+    page.keyboard.press("a")
+    page.click("#btn-skip-finish")
+    alice.screen("results")
+    assert [m for m in wire.sent("move") if m.get("action") == "undo"] == []
+    assert len(wire.sent("move")) == 1  # the player's own first move only
 
 
 def test_the_clock_shows_the_games_time_while_the_solvers_line_is_shown(players) -> None:
