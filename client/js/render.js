@@ -8,7 +8,7 @@ import {
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
-  attemptOf, challengeById, finishOffered, hintOffered, mayWatchAttempts, myKey, myLiveRow, names,
+  attemptOf, challengeById, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLiveRow, names,
   roomPhase, seats, serverNow, sharesPlace, shownBoard, standings, viewOf, yourRooms,
 } from './state.js';
 
@@ -490,10 +490,14 @@ export class Renderer {
     $('#btn-undo').disabled = solving || !(board && board.can_undo);
     $('#btn-hint').hidden = !hintOffered(state);
     $('#btn-finish').hidden = !finishOffered(state);
-    // the server takes a resignation only once the race has started (not in the countdown)
+    // the server takes a resignation only of a game still being played, once the race has
+    // started (not in the countdown); off, the tooltip says why
     const resign = $('#btn-resign');
-    resign.disabled = phase !== 'racing';
-    resign.title = resign.disabled ? 'You can resign once the race has started' : '';
+    const why = gameOver(state) ? 'Your game is over'
+      : solving ? 'The solver is finishing your game'
+        : phase !== 'racing' ? 'You can resign once the race has started' : '';
+    resign.disabled = Boolean(why);
+    resign.title = why;
     const hintBox = $('#hint-box');
     const play = state.playback;
     const hintText = play ? `The solver plays its line: move ${play.done} of ${play.total}`

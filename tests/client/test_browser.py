@@ -933,6 +933,45 @@ def test_resign_is_offered_once_the_race_has_started(players) -> None:
     assert alice.state("s.board.status") == "resigned"
 
 
+RESIGN_OFF = (
+    "() => { const b = document.querySelector('#btn-resign');"
+    " return document.body.dataset.view === 'race' && b.disabled"
+    " && b.title === 'Your game is over'; }"
+)
+
+
+def test_resign_is_off_once_the_players_own_game_is_over(players) -> None:
+    """Found by an outside tester: in a race, during the win moment after one's own win,
+    Resign stayed on (a first press asked "Really resign?", a second did nothing); in a
+    practice game won, it was off but said "You can resign once the race has started".
+    Whenever the player's own game is over it is off, and says so."""
+    wins = [r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1]
+    ref = min(wins, key=lambda r: len(r["line"]))  # the shortest line to play
+    alice, bob, carol = players(), players(), players()
+    wire = alice.wire()
+    start_race(alice, [bob], seed=None, cards=ref["cards"])
+    alice.play_line(ref["line"])  # Alice wins; Bob races on
+    alice.page.wait_for_function(RESIGN_OFF, timeout=2000)  # within the win moment
+    for _ in range(2):
+        alice.page.locator("#btn-resign").click(force=True)
+    assert alice.page.text_content("#btn-resign") == "Resign"
+    alice.screen("results")
+    assert wire.sent("resign") == []
+    assert alice.state("s.board.status") == "won"
+    # a practice game won (by the solver: its line being shown), its room finished: the same
+    carol.open("?cards=" + ",".join(ref["cards"]))
+    carol.set_name("Carol")
+    carol.page.click("#btn-practice")
+    carol.wait_racing()
+    carol.page.click("#btn-finish")
+    carol.page.wait_for_function(
+        "() => { const s = window.kr.store.state; return s.playback && s.board.over"
+        " && s.room.phase === 'finished'; }",
+        timeout=30_000,
+    )
+    carol.page.wait_for_function(RESIGN_OFF)
+
+
 def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED)
