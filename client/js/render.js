@@ -9,7 +9,7 @@ import {
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
   attemptOf, challengeById, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLiveRow, names,
-  roomPhase, seats, serverNow, sharesPlace, shownBoard, standings, viewOf, yourRooms,
+  roomPhase, seats, serverNow, sharesPlace, shownBoard, solvedHere, standings, viewOf, yourRooms,
 } from './state.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -154,6 +154,13 @@ function focusScreen(screen) {
 const ANALYSIS_WORDS = {
   won: 'won', win: 'could still have won', lose: 'no win was left', unknown: 'not decided',
 };
+const SOLVED_WORDS = 'finished by the solver'; // the solver's win, never the player's
+
+// A status as the page says it: the player's game the solver won is not called won.
+function statusWords(state, player, status) {
+  if (status === 'won' && player === state.player && solvedHere(state)) return SOLVED_WORDS;
+  return STATUS_WORDS[status] || status;
+}
 
 export class Renderer {
   constructor(store) {
@@ -459,8 +466,7 @@ export class Renderer {
     });
     // the win moment: the cards home leap in turn (CSS; still with reduced motion), for a
     // game the player won, not one the solver finished
-    const solved = state.solved && room && state.solved.code === room.code;
-    $('#my-board').classList.toggle('celebrate', Boolean(board && board.status === 'won' && !solved));
+    $('#my-board').classList.toggle('celebrate', Boolean(board && board.status === 'won' && !solvedHere(state)));
     const note = $('#pending-note');
     note.hidden = !pending.length;
     if (pending.length) {
@@ -511,7 +517,7 @@ export class Renderer {
     const status = $('#race-status');
     const st = board && board.status !== 'playing' ? board.status : null;
     status.hidden = !st;
-    if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${STATUS_WORDS[st]}`);
+    if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${statusWords(state, state.player, st)}`);
     text($('#race-settings'), `${room.code}${room.practice ? ' \u00b7 practice' : ''} \u00b7 ${describeSettings(room.settings, room)}`);
     const attempt = attemptOf(room);
     const line = $('#race-challenge');
@@ -563,7 +569,7 @@ export class Renderer {
   standings(root, state) {
     const rows = standings(state);
     const seated = seats(state);
-    const key = JSON.stringify([rows, state.player, state.spectators, seated]);
+    const key = JSON.stringify([rows, state.player, state.spectators, seated, Boolean(solvedHere(state))]);
     if (root.dataset.key === key) return;
     root.dataset.key = key;
     const bars = root.querySelector('.bars');
@@ -582,7 +588,7 @@ export class Renderer {
       const who = item.querySelector('.who');
       who.replaceChildren(`${row.rank}${sharesPlace(rows, row) ? '=' : '.'} `,
         playerName({ ...seated[row.player], name: row.name }, row.player === state.player ? ' (you)' : ''));
-      text(item.querySelector('.what'), `${row.foundation}/52 \u00b7 ${row.moves} move${row.moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`);
+      text(item.querySelector('.what'), `${row.foundation}/52 \u00b7 ${row.moves} move${row.moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${statusWords(state, row.player, row.status)}` : ''}`);
       const bar = item.querySelector('.bar');
       bar.setAttribute('aria-valuenow', String(row.foundation));
       bar.setAttribute('aria-label', `${row.name}: ${row.foundation} of 52 cards home`);
@@ -601,7 +607,8 @@ export class Renderer {
     const rows = standings(state);
     const seated = seats(state);
     const tbody = table.tBodies[0];
-    const key = JSON.stringify([rows, final, seated]);
+    const solved = Boolean(solvedHere(state));
+    const key = JSON.stringify([rows, final, seated, solved]);
     if (table.dataset.key === key) return;
     table.dataset.key = key;
     tbody.replaceChildren();
@@ -614,14 +621,14 @@ export class Renderer {
       // a place shared with another row (the server's exact tie) shows as "2="
       const shared = sharesPlace(rows, row);
       const cells = [shared ? `${row.rank}=` : row.rank, row.name, `${row.foundation}/52`, row.moves,
-        formatPrecise(row.reached_ms), STATUS_WORDS[row.status] || row.status];
+        formatPrecise(row.reached_ms), statusWords(state, row.player, row.status)];
       if (scored) cells.push(row.score == null ? '' : row.score);
       cells.forEach((c, i) => {
         const td = document.createElement('td');
         if (i === 1) td.append(playerName({ ...seated[row.player], name: row.name }));
         else if (i === 5) {
           const badge = document.createElement('span');
-          badge.className = `status-badge status-${row.status}`;
+          badge.className = `status-badge status-${c === SOLVED_WORDS ? 'solved' : row.status}`;
           badge.textContent = c;
           td.append(badge);
         } else td.textContent = c;
@@ -637,7 +644,7 @@ export class Renderer {
     const done = roomPhase(state) === 'finished';
     const mine = state.board && state.role === 'player' ? state.board.status : null;
     // the solver's line is never the player's win
-    const solved = state.role === 'player' && state.solved && state.solved.code === room.code ? state.solved : null;
+    const solved = solvedHere(state);
     const headline = mine === 'won' ? 'You won: all 52 cards home'
       : mine && mine !== 'playing' ? `Your game is over (${STATUS_WORDS[mine] || mine})` : 'Your game is over';
     text($('#results-title'), solved ? 'Results: finished by the solver'
@@ -650,6 +657,7 @@ export class Renderer {
         ? `${room.practice ? 'Practice game' : 'Race'} ${room.code} is over${room.end_reason === 'time_limit' ? ': time ran out' : ''}.`
         : 'Watching the others until everyone is done.');
     this.leaderboardTable($('#results-table'), state, done);
+    $('#results-note').hidden = Boolean(room.practice); // one player: no ranking to explain
     this.place(state, done);
     const reveal = done ? room.reveal : null;
     $('#reveal').hidden = !reveal;
@@ -682,6 +690,8 @@ export class Renderer {
     }
     $('#btn-rematch').hidden = state.role !== 'player' || !done || Boolean(rematch) || Boolean(room.parent)
       || Boolean(attempt);
+    // a practice game's rematch is a new practice game, on a new deal
+    text($('#btn-rematch'), room.practice ? 'New practice game' : 'Rematch');
     $('#btn-rematch-join').hidden = !rematch;
     $('#btn-back-race').hidden = !room.parent; // a practice continuation of a race
     text($('#rematch-note'), rematch ? `Rematch room ${rematch} is open.` : '');
@@ -731,7 +741,7 @@ export class Renderer {
       ? `Par: ${a.par} moves (the solver's winning line from the deal)`
       : `Par: none (${a.deal === 'lose' ? 'the deal cannot be won' : 'no line found in time'})`);
     const list = $('#analysis-players');
-    const key = JSON.stringify(a);
+    const key = JSON.stringify([a, solvedHere(state)]);
     if (list.dataset.key === key) return;
     list.dataset.key = key;
     list.replaceChildren();
@@ -740,7 +750,8 @@ export class Renderer {
       const li = document.createElement('li');
       li.dataset.player = id;
       li.dataset.result = result;
-      li.textContent = `${who[id] || id}: ${ANALYSIS_WORDS[result] || result}`;
+      const words = result === 'won' ? statusWords(state, id, result) : ANALYSIS_WORDS[result] || result;
+      li.textContent = `${who[id] || id}: ${words}`;
       list.append(li);
     }
   }

@@ -106,6 +106,13 @@ export function shownBoard(state) {
   return state.playback ? state.playback.shown : state.board;
 }
 
+// The solver's win of this player's game in this room (finish it for me: kr.solved), or
+// null: never called the player's win.
+export function solvedHere(state) {
+  const solved = state.role === 'player' && state.room && state.solved;
+  return solved && solved.code === state.room.code ? solved : null;
+}
+
 export const WIN_MOMENT_MS = 2200; // the race screen stays this long after one's win
 
 // Which screen the state calls for.

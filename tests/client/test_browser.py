@@ -731,6 +731,8 @@ def test_rematch_prompt_reaches_the_other_player(players) -> None:
         p.page.click("#btn-resign")
     for p in (alice, bob):
         p.page.wait_for_selector('#results-sub:has-text("is over")')
+    assert alice.page.locator("#results-note").is_visible()  # how a race ranks its players
+    assert alice.page.text_content("#btn-rematch") == "Rematch"
     alice.page.click("#btn-rematch")
     alice.screen("room")
     new = alice.page.text_content("#room-code")

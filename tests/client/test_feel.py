@@ -369,6 +369,32 @@ def test_undo_and_auto_complete_are_off_while_the_solvers_line_is_shown(players)
     assert len(wire.sent("move")) == 1  # the player's own first move only
 
 
+def test_practice_results_speak_of_practice_and_of_the_solver(players) -> None:
+    """Found by an outside tester: a one-player practice game's results showed the race's
+    ranking note ("2=": a shared place) and offered "Rematch" (which starts a new practice
+    game on a new deal), and after finish it for me the table's status and the analysis
+    said "won", though the results never call it the player's win."""
+    alice = players()
+    solver_practice(alice)
+    page = alice.page
+    code = alice.state("s.room.code")
+    page.click("#btn-skip-finish")
+    alice.screen("results")
+    page.wait_for_selector('#results-title:text-is("Results: finished by the solver")')
+    row = page.locator('#results-table tbody tr[data-player="p1"] td').all_text_contents()
+    assert row[2] == "52/52" and row[5] == "finished by the solver", row
+    assert page.locator("#results-note").is_hidden()  # no ranking of one player to explain
+    said = page.locator('#analysis-players li[data-player="p1"]')
+    said.wait_for(timeout=30_000)
+    assert said.text_content() == "Alice: finished by the solver"
+    assert not re.search(r"\bwon\b", page.text_content("#screen-results") or "")
+    again = page.locator("#btn-rematch")
+    assert again.text_content() == "New practice game"
+    again.click()
+    alice.wait_racing()
+    assert alice.state("s.room.code") != code and alice.state("s.room.practice") is True
+
+
 def test_the_clock_shows_the_games_time_while_the_solvers_line_is_shown(players) -> None:
     """The solver wins the game at once and its room finishes; while its line is shown
     move by move the clock shows the time of that win (the board's reached_ms), not 0:00,
