@@ -761,9 +761,12 @@ export class Renderer {
     const now = serverNow(state); // the clocks only: the phase is the server's
     const phase = roomPhase(state);
     text($('#watch-title'), `Watching ${room.code}`);
+    // the race's time on the boards shown: behind the race by the room's spectator delay
+    const behind = room.spectator_delay || 0;
+    const shown = Math.min(now - behind * 1000, room.ends_at ?? now) - room.start_at;
     text($('#watch-phase'), phase === 'countdown'
       ? `starting in ${Math.max(1, Math.ceil((room.start_at - now) / 1000))}`
-      : phase === 'racing' ? `racing \u00b7 ${formatMs(Math.min(now, room.ends_at ?? now) - room.start_at)}` : phase);
+      : phase === 'racing' ? `racing \u00b7 ${formatMs(shown)}${behind ? ` \u00b7 ${behind} s behind` : ''}` : phase);
     text($('#watch-settings'), describeSettings(room.settings, room));
     text($('#watch-count'), `${state.spectators} watching`);
     this.leaderboardTable($('#watch-table'), state, false);

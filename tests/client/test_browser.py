@@ -811,6 +811,39 @@ def test_a_room_can_show_its_race_to_spectators_behind_it(players) -> None:
     )
 
 
+def test_a_spectator_behind_the_race_sees_the_time_of_the_boards_shown(players) -> None:
+    """Found by an outside tester: a spectator of a race shown 10 s behind saw the live
+    race clock beside boards 10 s old. The clock is now the time the boards show, and
+    says how far behind it is: a move shows with the clock at the time it was made."""
+    alice, bob, watcher = players(), players(), players()
+    code = alice.create("Alice", seed=SEED, spectator_delay="10")
+    bob.join("Bob", code)
+    watcher.watch(code)
+    for p in (alice, bob):
+        p.ready()
+    for p in (alice, bob):
+        p.wait_racing()
+    alice.page.dblclick(alice.card("Ac"))  # home
+    alice.page.wait_for_function("() => window.kr.store.state.board.foundation === 1")
+    moved_ms = alice.state("s.board.reached_ms")  # the race time of the move
+    page = watcher.page
+    page.wait_for_function(  # the race has run 2.5 s: the boards shown are the deal's
+        "() => { const s = window.kr.store.state;"
+        " return Date.now() + s.offset - s.room.start_at >= 2500; }"
+    )
+    assert page.text_content("#watch-phase") == "racing \u00b7 0:00 \u00b7 10 s behind"
+    shown = page.wait_for_function(  # the clock on the frame that first shows the move
+        "() => document.querySelector("
+        "'.grid-cell[data-player=\"p1\"] [data-pile=\"found-c\"] [data-card=\"Ac\"]')"
+        " && document.querySelector('#watch-phase').textContent",
+        timeout=20_000,
+    ).json_value()
+    m = re.fullmatch(r"racing \u00b7 (\d+):(\d\d) \u00b7 10 s behind", shown)
+    assert m, shown
+    seconds = int(m[1]) * 60 + int(m[2])
+    assert moved_ms // 1000 <= seconds <= moved_ms / 1000 + 1, (shown, moved_ms)
+
+
 def test_buttons_and_game_over_follow_the_servers_word_in_practice(players) -> None:
     """Hint and Finish show as the server's can_hint / can_finish say, and the game is over
     when the server's board says ``over``: rewritten answers move the client with them."""
