@@ -181,6 +181,7 @@ function onMessage(msg) {
       break;
     case 'ack':
       if (inflight && inflight.drag) settleDrag(inflight.drag, true);
+      hideRefusal();
       // every move of one's own, said in the live region (not the solver's playback)
       if (!msg.duplicate && !state.finishing && !state.playback) {
         $('#announce').textContent = moveWords(msg.move, boardBefore, state.board);
@@ -331,9 +332,11 @@ function playback() {
   clearTimeout(playTimer);
   const p = state.playback;
   if (!p) return;
-  if (p.boards.length) {
+  if (p.steps.length) {
     store.update((s) => {
-      s.playback.shown = s.playback.boards.shift();
+      const step = s.playback.steps.shift();
+      s.playback.shown = step.board;
+      if (step.leaderboard) s.playback.leaderboard = step.leaderboard; // the standings follow
       s.playback.done += 1;
     });
   } else if (!state.finishing) { // every answer shown, and no more coming
@@ -406,7 +409,12 @@ function showRefusal(msg) {
   box.dataset.reason = msg.reason;
   box.hidden = false;
   clearTimeout(refusalTimer);
-  refusalTimer = setTimeout(() => { box.hidden = true; }, 3000);
+  refusalTimer = setTimeout(hideRefusal, 3000);
+}
+// the notice goes after 3 s, or at once when the server takes the next move
+function hideRefusal() {
+  clearTimeout(refusalTimer);
+  $('#refusal').hidden = true;
 }
 
 // Auto-complete: offered only when the server's board says so (`autocomplete`); each

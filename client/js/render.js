@@ -8,8 +8,8 @@ import {
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
-  attemptOf, challengeById, finishOffered, hintOffered, mayWatchAttempts, myKey, myLiveRow, names,
-  roomPhase, seats, serverNow, sharesPlace, shownBoard, standings, viewOf, yourRooms,
+  attemptOf, challengeById, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLiveRow, names,
+  roomPhase, seats, serverNow, sharesPlace, shownBoard, solvedHere, standings, viewOf, yourRooms,
 } from './state.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -154,6 +154,13 @@ function focusScreen(screen) {
 const ANALYSIS_WORDS = {
   won: 'won', win: 'could still have won', lose: 'no win was left', unknown: 'not decided',
 };
+const SOLVED_WORDS = 'finished by the solver'; // the solver's win, never the player's
+
+// A status as the page says it: the player's game the solver won is not called won.
+function statusWords(state, player, status) {
+  if (status === 'won' && player === state.player && solvedHere(state)) return SOLVED_WORDS;
+  return STATUS_WORDS[status] || status;
+}
 
 export class Renderer {
   constructor(store) {
@@ -459,8 +466,7 @@ export class Renderer {
     });
     // the win moment: the cards home leap in turn (CSS; still with reduced motion), for a
     // game the player won, not one the solver finished
-    const solved = state.solved && room && state.solved.code === room.code;
-    $('#my-board').classList.toggle('celebrate', Boolean(board && board.status === 'won' && !solved));
+    $('#my-board').classList.toggle('celebrate', Boolean(board && board.status === 'won' && !solvedHere(state)));
     const note = $('#pending-note');
     note.hidden = !pending.length;
     if (pending.length) {
@@ -484,15 +490,20 @@ export class Renderer {
     const place = placeOf(state);
     $('#stat-place-box').hidden = !place;
     if (place) text($('#stat-place'), place);
-    $('#btn-auto').hidden = !(board && board.autocomplete);
+    const solving = Boolean(state.finishing || state.playback); // the solver's line: input off
+    $('#btn-auto').hidden = solving || !(board && board.autocomplete);
     $('#btn-undo').hidden = !(room.settings && room.settings.undo);
-    $('#btn-undo').disabled = !(board && board.can_undo);
+    $('#btn-undo').disabled = solving || !(board && board.can_undo);
     $('#btn-hint').hidden = !hintOffered(state);
     $('#btn-finish').hidden = !finishOffered(state);
-    // the server takes a resignation only once the race has started (not in the countdown)
+    // the server takes a resignation only of a game still being played, once the race has
+    // started (not in the countdown); off, the tooltip says why
     const resign = $('#btn-resign');
-    resign.disabled = phase !== 'racing';
-    resign.title = resign.disabled ? 'You can resign once the race has started' : '';
+    const why = gameOver(state) ? 'Your game is over'
+      : solving ? 'The solver is finishing your game'
+        : phase !== 'racing' ? 'You can resign once the race has started' : '';
+    resign.disabled = Boolean(why);
+    resign.title = why;
     const hintBox = $('#hint-box');
     const play = state.playback;
     const hintText = play ? `The solver plays its line: move ${play.done} of ${play.total}`
@@ -506,7 +517,7 @@ export class Renderer {
     const status = $('#race-status');
     const st = board && board.status !== 'playing' ? board.status : null;
     status.hidden = !st;
-    if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${STATUS_WORDS[st]}`);
+    if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${statusWords(state, state.player, st)}`);
     text($('#race-settings'), `${room.code}${room.practice ? ' \u00b7 practice' : ''} \u00b7 ${describeSettings(room.settings, room)}`);
     const attempt = attemptOf(room);
     const line = $('#race-challenge');
@@ -558,7 +569,7 @@ export class Renderer {
   standings(root, state) {
     const rows = standings(state);
     const seated = seats(state);
-    const key = JSON.stringify([rows, state.player, state.spectators, seated]);
+    const key = JSON.stringify([rows, state.player, state.spectators, seated, Boolean(solvedHere(state))]);
     if (root.dataset.key === key) return;
     root.dataset.key = key;
     const bars = root.querySelector('.bars');
@@ -577,7 +588,7 @@ export class Renderer {
       const who = item.querySelector('.who');
       who.replaceChildren(`${row.rank}${sharesPlace(rows, row) ? '=' : '.'} `,
         playerName({ ...seated[row.player], name: row.name }, row.player === state.player ? ' (you)' : ''));
-      text(item.querySelector('.what'), `${row.foundation}/52 \u00b7 ${row.moves} move${row.moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${STATUS_WORDS[row.status] || row.status}` : ''}`);
+      text(item.querySelector('.what'), `${row.foundation}/52 \u00b7 ${row.moves} move${row.moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${statusWords(state, row.player, row.status)}` : ''}`);
       const bar = item.querySelector('.bar');
       bar.setAttribute('aria-valuenow', String(row.foundation));
       bar.setAttribute('aria-label', `${row.name}: ${row.foundation} of 52 cards home`);
@@ -596,7 +607,8 @@ export class Renderer {
     const rows = standings(state);
     const seated = seats(state);
     const tbody = table.tBodies[0];
-    const key = JSON.stringify([rows, final, seated]);
+    const solved = Boolean(solvedHere(state));
+    const key = JSON.stringify([rows, final, seated, solved]);
     if (table.dataset.key === key) return;
     table.dataset.key = key;
     tbody.replaceChildren();
@@ -609,14 +621,14 @@ export class Renderer {
       // a place shared with another row (the server's exact tie) shows as "2="
       const shared = sharesPlace(rows, row);
       const cells = [shared ? `${row.rank}=` : row.rank, row.name, `${row.foundation}/52`, row.moves,
-        formatPrecise(row.reached_ms), STATUS_WORDS[row.status] || row.status];
+        formatPrecise(row.reached_ms), statusWords(state, row.player, row.status)];
       if (scored) cells.push(row.score == null ? '' : row.score);
       cells.forEach((c, i) => {
         const td = document.createElement('td');
         if (i === 1) td.append(playerName({ ...seated[row.player], name: row.name }));
         else if (i === 5) {
           const badge = document.createElement('span');
-          badge.className = `status-badge status-${row.status}`;
+          badge.className = `status-badge status-${c === SOLVED_WORDS ? 'solved' : row.status}`;
           badge.textContent = c;
           td.append(badge);
         } else td.textContent = c;
@@ -632,7 +644,7 @@ export class Renderer {
     const done = roomPhase(state) === 'finished';
     const mine = state.board && state.role === 'player' ? state.board.status : null;
     // the solver's line is never the player's win
-    const solved = state.role === 'player' && state.solved && state.solved.code === room.code ? state.solved : null;
+    const solved = solvedHere(state);
     const headline = mine === 'won' ? 'You won: all 52 cards home'
       : mine && mine !== 'playing' ? `Your game is over (${STATUS_WORDS[mine] || mine})` : 'Your game is over';
     text($('#results-title'), solved ? 'Results: finished by the solver'
@@ -645,6 +657,7 @@ export class Renderer {
         ? `${room.practice ? 'Practice game' : 'Race'} ${room.code} is over${room.end_reason === 'time_limit' ? ': time ran out' : ''}.`
         : 'Watching the others until everyone is done.');
     this.leaderboardTable($('#results-table'), state, done);
+    $('#results-note').hidden = Boolean(room.practice); // one player: no ranking to explain
     this.place(state, done);
     const reveal = done ? room.reveal : null;
     $('#reveal').hidden = !reveal;
@@ -677,6 +690,8 @@ export class Renderer {
     }
     $('#btn-rematch').hidden = state.role !== 'player' || !done || Boolean(rematch) || Boolean(room.parent)
       || Boolean(attempt);
+    // a practice game's rematch is a new practice game, on a new deal
+    text($('#btn-rematch'), room.practice ? 'New practice game' : 'Rematch');
     $('#btn-rematch-join').hidden = !rematch;
     $('#btn-back-race').hidden = !room.parent; // a practice continuation of a race
     text($('#rematch-note'), rematch ? `Rematch room ${rematch} is open.` : '');
@@ -726,7 +741,7 @@ export class Renderer {
       ? `Par: ${a.par} moves (the solver's winning line from the deal)`
       : `Par: none (${a.deal === 'lose' ? 'the deal cannot be won' : 'no line found in time'})`);
     const list = $('#analysis-players');
-    const key = JSON.stringify(a);
+    const key = JSON.stringify([a, solvedHere(state)]);
     if (list.dataset.key === key) return;
     list.dataset.key = key;
     list.replaceChildren();
@@ -735,7 +750,8 @@ export class Renderer {
       const li = document.createElement('li');
       li.dataset.player = id;
       li.dataset.result = result;
-      li.textContent = `${who[id] || id}: ${ANALYSIS_WORDS[result] || result}`;
+      const words = result === 'won' ? statusWords(state, id, result) : ANALYSIS_WORDS[result] || result;
+      li.textContent = `${who[id] || id}: ${words}`;
       list.append(li);
     }
   }
@@ -745,9 +761,12 @@ export class Renderer {
     const now = serverNow(state); // the clocks only: the phase is the server's
     const phase = roomPhase(state);
     text($('#watch-title'), `Watching ${room.code}`);
+    // the race's time on the boards shown: behind the race by the room's spectator delay
+    const behind = room.spectator_delay || 0;
+    const shown = Math.min(now - behind * 1000, room.ends_at ?? now) - room.start_at;
     text($('#watch-phase'), phase === 'countdown'
       ? `starting in ${Math.max(1, Math.ceil((room.start_at - now) / 1000))}`
-      : phase === 'racing' ? `racing \u00b7 ${formatMs(Math.min(now, room.ends_at ?? now) - room.start_at)}` : phase);
+      : phase === 'racing' ? `racing \u00b7 ${formatMs(shown)}${behind ? ` \u00b7 ${behind} s behind` : ''}` : phase);
     text($('#watch-settings'), describeSettings(room.settings, room));
     text($('#watch-count'), `${state.spectators} watching`);
     this.leaderboardTable($('#watch-table'), state, false);

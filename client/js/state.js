@@ -36,7 +36,8 @@ export function initialState() {
     analysis: null, // the solver's analysis of a finished race
     hint: null, // the last hint: {move, from, to, count, action, line}
     finishing: null, // {seq, moves}: the server is playing the solver's line
-    playback: null, // the solver's line shown move by move: {boards: [...], shown, total, done}
+    playback: null, // the solver's line shown move by move: {steps: [{board, leaderboard}],
+    //                 shown (the board shown), leaderboard (its ack's), total, done}
     solved: null, // {code, moves}: the room whose game the solver finished (kr.solved)
     winMoment: 0, // until when (Date.now() ms) the race screen shows the player's win
     lag: null, // the last ping's round trip, ms
@@ -103,6 +104,13 @@ export function finishOffered(state) {
 // move, the one shown now (every one of them the server's).
 export function shownBoard(state) {
   return state.playback ? state.playback.shown : state.board;
+}
+
+// The solver's win of this player's game in this room (finish it for me: kr.solved), or
+// null: never called the player's win.
+export function solvedHere(state) {
+  const solved = state.role === 'player' && state.room && state.solved;
+  return solved && solved.code === state.room.code ? solved : null;
 }
 
 export const WIN_MOMENT_MS = 2200; // the race screen stays this long after one's win
@@ -177,7 +185,7 @@ export function receive(state, msg) {
       const won = msg.board && msg.board.status === 'won' && !(state.board && state.board.status === 'won');
       if (won && !state.finishing && !state.playback) state.winMoment = Date.now() + WIN_MOMENT_MS;
       if (msg.board) state.board = msg.board;
-      if (msg.board && state.playback) state.playback.boards.push(msg.board);
+      if (msg.board && state.playback) state.playback.steps.push({ board: msg.board, leaderboard: msg.leaderboard });
       takeFlags(state, msg, false);
       // the player's own progress event is not sent: the ack carries the news
       if (msg.leaderboard) state.leaderboard = msg.leaderboard;
@@ -230,7 +238,9 @@ export function receive(state, msg) {
     }
     case 'finishing': {
       state.finishing = { seq: msg.seq, moves: msg.moves };
-      state.playback = { boards: [], shown: state.board, total: msg.moves, done: 0 };
+      state.playback = {
+        steps: [], shown: state.board, leaderboard: state.leaderboard, total: msg.moves, done: 0,
+      };
       state.solved = { code: state.room && state.room.code, moves: msg.moves };
       state.hint = null;
       return 'finishing';
@@ -385,9 +395,10 @@ export function names(state) {
 }
 
 // The leaderboard rows to show: the server's, plus any seated player it does not list
-// yet (a player who joined after the last leaderboard was sent has made no move).
+// yet (a player who joined after the last leaderboard was sent has made no move). While
+// the solver's line is shown move by move, the leaderboard of the board shown (its ack's).
 export function standings(state) {
-  const rows = state.leaderboard || [];
+  const rows = (state.playback ? state.playback.leaderboard : state.leaderboard) || [];
   const players = (state.room && state.room.players) || [];
   const listed = new Set(rows.map((r) => r.player));
   const missing = players.filter((p) => !listed.has(p.id));

@@ -731,6 +731,8 @@ def test_rematch_prompt_reaches_the_other_player(players) -> None:
         p.page.click("#btn-resign")
     for p in (alice, bob):
         p.page.wait_for_selector('#results-sub:has-text("is over")')
+    assert alice.page.locator("#results-note").is_visible()  # how a race ranks its players
+    assert alice.page.text_content("#btn-rematch") == "Rematch"
     alice.page.click("#btn-rematch")
     alice.screen("room")
     new = alice.page.text_content("#room-code")
@@ -807,6 +809,39 @@ def test_a_room_can_show_its_race_to_spectators_behind_it(players) -> None:
         "() => document.querySelector('#watch-settings').textContent"
         ".includes('spectators 30 s behind')"
     )
+
+
+def test_a_spectator_behind_the_race_sees_the_time_of_the_boards_shown(players) -> None:
+    """Found by an outside tester: a spectator of a race shown 10 s behind saw the live
+    race clock beside boards 10 s old. The clock is now the time the boards show, and
+    says how far behind it is: a move shows with the clock at the time it was made."""
+    alice, bob, watcher = players(), players(), players()
+    code = alice.create("Alice", seed=SEED, spectator_delay="10")
+    bob.join("Bob", code)
+    watcher.watch(code)
+    for p in (alice, bob):
+        p.ready()
+    for p in (alice, bob):
+        p.wait_racing()
+    alice.page.dblclick(alice.card("Ac"))  # home
+    alice.page.wait_for_function("() => window.kr.store.state.board.foundation === 1")
+    moved_ms = alice.state("s.board.reached_ms")  # the race time of the move
+    page = watcher.page
+    page.wait_for_function(  # the race has run 2.5 s: the boards shown are the deal's
+        "() => { const s = window.kr.store.state;"
+        " return Date.now() + s.offset - s.room.start_at >= 2500; }"
+    )
+    assert page.text_content("#watch-phase") == "racing \u00b7 0:00 \u00b7 10 s behind"
+    shown = page.wait_for_function(  # the clock on the frame that first shows the move
+        "() => document.querySelector("
+        "'.grid-cell[data-player=\"p1\"] [data-pile=\"found-c\"] [data-card=\"Ac\"]')"
+        " && document.querySelector('#watch-phase').textContent",
+        timeout=20_000,
+    ).json_value()
+    m = re.fullmatch(r"racing \u00b7 (\d+):(\d\d) \u00b7 10 s behind", shown)
+    assert m, shown
+    seconds = int(m[1]) * 60 + int(m[2])
+    assert moved_ms // 1000 <= seconds <= moved_ms / 1000 + 1, (shown, moved_ms)
 
 
 def test_buttons_and_game_over_follow_the_servers_word_in_practice(players) -> None:
@@ -931,6 +966,45 @@ def test_resign_is_offered_once_the_race_has_started(players) -> None:
     alice.screen("results")
     assert [m["seq"] for m in wire.sent("resign")] == [1]
     assert alice.state("s.board.status") == "resigned"
+
+
+RESIGN_OFF = (
+    "() => { const b = document.querySelector('#btn-resign');"
+    " return document.body.dataset.view === 'race' && b.disabled"
+    " && b.title === 'Your game is over'; }"
+)
+
+
+def test_resign_is_off_once_the_players_own_game_is_over(players) -> None:
+    """Found by an outside tester: in a race, during the win moment after one's own win,
+    Resign stayed on (a first press asked "Really resign?", a second did nothing); in a
+    practice game won, it was off but said "You can resign once the race has started".
+    Whenever the player's own game is over it is off, and says so."""
+    wins = [r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1]
+    ref = min(wins, key=lambda r: len(r["line"]))  # the shortest line to play
+    alice, bob, carol = players(), players(), players()
+    wire = alice.wire()
+    start_race(alice, [bob], seed=None, cards=ref["cards"])
+    alice.play_line(ref["line"])  # Alice wins; Bob races on
+    alice.page.wait_for_function(RESIGN_OFF, timeout=2000)  # within the win moment
+    for _ in range(2):
+        alice.page.locator("#btn-resign").click(force=True)
+    assert alice.page.text_content("#btn-resign") == "Resign"
+    alice.screen("results")
+    assert wire.sent("resign") == []
+    assert alice.state("s.board.status") == "won"
+    # a practice game won (by the solver: its line being shown), its room finished: the same
+    carol.open("?cards=" + ",".join(ref["cards"]))
+    carol.set_name("Carol")
+    carol.page.click("#btn-practice")
+    carol.wait_racing()
+    carol.page.click("#btn-finish")
+    carol.page.wait_for_function(
+        "() => { const s = window.kr.store.state; return s.playback && s.board.over"
+        " && s.room.phase === 'finished'; }",
+        timeout=30_000,
+    )
+    carol.page.wait_for_function(RESIGN_OFF)
 
 
 def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:

@@ -17,7 +17,7 @@ from klondike_race.engine import Deal
 from tests.conftest import reference_deals
 from tests.servers import ServerProcess
 
-from .conftest import PHONE, start_race
+from .conftest import PHONE, Player, start_race
 from .stall import StallProxy
 
 SEED = "42"
@@ -232,6 +232,36 @@ def test_a_refusal_names_the_piles_in_the_games_words(players) -> None:
     says("only one card moves from the waste")
 
 
+def test_a_refusal_notice_covers_no_card_and_takes_no_press(players, artifacts) -> None:
+    """Found by an outside tester: at 320x568 the notice of a refused tap lay over the
+    middle of the board for 3 s, took the taps meant for the cards under it, and stayed
+    up after the next move. It now stands above the board (no card under it), lets every
+    press through, and goes as soon as the server takes the next move."""
+    alice = players(viewport={"width": 320, "height": 568}, has_touch=True, is_mobile=True)
+    practice(alice)
+    page = alice.page
+    page.tap(alice.card("Qs"))  # column 1's Qs has nowhere to go
+    page.wait_for_selector('#refusal[data-reason="no_target"]')
+    alice.shot(artifacts / "refusal-phone-320.png")
+    notice = page.locator("#refusal").bounding_box()
+    board = page.locator("#my-board").bounding_box()
+    assert notice is not None and board is not None
+    assert notice["y"] + notice["height"] <= board["y"], (notice, board)  # no card under it
+    assert notice["x"] >= 0 and notice["x"] + notice["width"] <= 320, notice
+    # a press on it goes to what is under it
+    assert page.evaluate(
+        "([x, y]) => !document.elementFromPoint(x, y).closest('#refusal')",
+        [notice["x"] + notice["width"] / 2, notice["y"] + notice["height"] / 2],
+    )
+    # the next tap plays (the Jh onto the Qs), and the move taken ends the notice at once
+    page.tap(alice.card("Jh"))
+    page.wait_for_function("() => window.kr.store.state.board.moves === 1")
+    assert page.evaluate(
+        "() => document.querySelector('#refusal').hidden"
+        " && Date.now() - window.kr.store.state.refusal.at < 2500"
+    )
+
+
 def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, artifacts) -> None:
     ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
     alice = players()
@@ -261,6 +291,108 @@ def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, art
     assert f"the solver played the last {total} moves" in sub and "Not counted as your win" in sub
     assert "you won" not in (page.text_content("#screen-results") or "").lower()
     alice.shot(artifacts / "finish-results.png", full_page=True)
+
+
+def solver_practice(alice: Player, *checks: str) -> None:
+    """A practice game on a reference winnable Draw 1 deal (the lobby form's ``checks``
+    ticked), its first move played, then finish it for me: returns once the server has
+    answered the solver's whole line (the game won) while the line is still being shown."""
+    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    alice.open("?cards=" + ",".join(ref["cards"]))
+    alice.set_name("Alice")
+    for check in checks:
+        alice.page.check(f'#create-form [name="{check}"]')
+    alice.page.click("#btn-practice")
+    alice.wait_racing()
+    alice.play_line(ref["line"][:1])
+    alice.page.click("#btn-finish")
+    alice.page.wait_for_function(
+        "() => { const s = window.kr.store.state;"
+        " return s.playback && !s.finishing && s.playback.done >= 2; }",
+        timeout=30_000,
+    )
+    assert alice.state("s.board.status") == "won"
+    assert alice.state("s.playback.done < s.playback.total")
+
+
+def test_the_standings_follow_the_board_the_solvers_line_shows(players) -> None:
+    """Found by an outside tester: while the solver's line was shown move by move, the
+    standings already said 52/52, won, a full bar, beside "move 7 of 133". They are now
+    those of the board shown (the leaderboard its ack carried)."""
+    alice = players()
+    solver_practice(alice)
+    page = alice.page
+    seen = page.evaluate(
+        """() => {
+          const row = document.querySelector('#race-standings .bar-row.me');
+          return { moves: document.querySelector('#stat-moves').textContent,
+                   home: document.querySelector('#stat-found').textContent,
+                   what: row.querySelector('.what').textContent,
+                   bar: row.querySelector('.bar').getAttribute('aria-valuenow') };
+        }"""
+    )
+    assert int(seen["home"]) < 52, seen
+    assert seen["what"] == f"{seen['home']}/52 \u00b7 {seen['moves']} moves", seen
+    assert seen["bar"] == seen["home"], seen
+    page.click("#btn-skip-finish")  # the end: the standings the server has now
+    alice.screen("results")
+    row = page.locator('#results-table tbody tr[data-player="p1"] td').all_text_contents()
+    assert row[2] == "52/52"
+
+
+def test_undo_and_auto_complete_are_off_while_the_solvers_line_is_shown(players) -> None:
+    """Found by an outside tester: during that playback Undo stayed enabled and did
+    nothing (input is off meanwhile). It is now disabled, its key sends nothing, and
+    Auto-complete, which a board shown may offer (here the server's boards are rewritten
+    to offer it), is not shown."""
+    alice = players()
+    wire = alice.wire()
+
+    def offers_auto(msg: dict) -> dict:  # the solver's moves: seq 2 on
+        if msg["type"] != "ack" or msg["seq"] < 2 or "board" not in msg:
+            return msg
+        return {**msg, "board": {**msg["board"], "autocomplete": True}}
+
+    wire.rewrite = offers_auto
+    solver_practice(alice, "undo")
+    page = alice.page
+    assert alice.state("s.playback.shown.can_undo && s.playback.shown.autocomplete")
+    page.wait_for_selector("#btn-undo:visible")
+    assert page.locator("#btn-undo").is_disabled()
+    assert page.locator("#btn-auto").is_hidden()
+    page.locator("#btn-undo").click(force=True)
+    page.keyboard.press("u")
+    page.keyboard.press("a")
+    page.click("#btn-skip-finish")
+    alice.screen("results")
+    assert [m for m in wire.sent("move") if m.get("action") == "undo"] == []
+    assert len(wire.sent("move")) == 1  # the player's own first move only
+
+
+def test_practice_results_speak_of_practice_and_of_the_solver(players) -> None:
+    """Found by an outside tester: a one-player practice game's results showed the race's
+    ranking note ("2=": a shared place) and offered "Rematch" (which starts a new practice
+    game on a new deal), and after finish it for me the table's status and the analysis
+    said "won", though the results never call it the player's win."""
+    alice = players()
+    solver_practice(alice)
+    page = alice.page
+    code = alice.state("s.room.code")
+    page.click("#btn-skip-finish")
+    alice.screen("results")
+    page.wait_for_selector('#results-title:text-is("Results: finished by the solver")')
+    row = page.locator('#results-table tbody tr[data-player="p1"] td').all_text_contents()
+    assert row[2] == "52/52" and row[5] == "finished by the solver", row
+    assert page.locator("#results-note").is_hidden()  # no ranking of one player to explain
+    said = page.locator('#analysis-players li[data-player="p1"]')
+    said.wait_for(timeout=30_000)
+    assert said.text_content() == "Alice: finished by the solver"
+    assert not re.search(r"\bwon\b", page.text_content("#screen-results") or "")
+    again = page.locator("#btn-rematch")
+    assert again.text_content() == "New practice game"
+    again.click()
+    alice.wait_racing()
+    assert alice.state("s.room.code") != code and alice.state("s.room.practice") is True
 
 
 def test_the_clock_shows_the_games_time_while_the_solvers_line_is_shown(players) -> None:
