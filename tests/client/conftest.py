@@ -396,3 +396,17 @@ def start_race(
     for p in [host, *guests]:
         p.wait_racing()
     return code
+
+
+def practise(player: Player, query: str = "?seed=42", name: str = "Alice") -> None:
+    """A practice game from the lobby at ``query`` (a deal: `?seed=`, or `?cards=` with
+    ``cards_query``), begun and running."""
+    player.open(query)
+    player.set_name(name)
+    player.page.click("#btn-practice")
+    player.wait_racing()
+
+
+def cards_query(ref: dict[str, Any]) -> str:
+    """The address query that deals a reference deal's cards."""
+    return "?cards=" + ",".join(ref["cards"])

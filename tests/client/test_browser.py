@@ -14,7 +14,7 @@ import pytest
 from klondike_race.engine import Deal, Game, Move, Settings, board_view
 from tests.conftest import reference_deals
 
-from .conftest import PHONE, start_race
+from .conftest import PHONE, cards_query, practise, start_race
 
 SEED = "42"
 RANKS = "A23456789TJQK"
@@ -692,10 +692,7 @@ def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) ->
 def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
     ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
     alice = players()
-    alice.open("?cards=" + ",".join(ref["cards"]))
-    alice.set_name("Alice")
-    alice.page.click("#btn-practice")
-    alice.wait_racing()
+    practise(alice, cards_query(ref), "Alice")
     page = alice.page
     assert alice.state("s.room.practice") is True
     assert page.locator("#btn-resign").is_visible()
@@ -849,10 +846,7 @@ def test_buttons_and_game_over_follow_the_servers_word_in_practice(players) -> N
     when the server's board says ``over``: rewritten answers move the client with them."""
     alice = players()
     wire = alice.wire()
-    alice.open(f"?seed={SEED}")
-    alice.set_name("Alice")
-    alice.page.click("#btn-practice")
-    alice.wait_racing()
+    practise(alice, f"?seed={SEED}", "Alice")
     page = alice.page
     page.wait_for_selector("#btn-hint:not([hidden])")
     page.wait_for_selector("#btn-finish:not([hidden])")
@@ -994,10 +988,7 @@ def test_resign_is_off_once_the_players_own_game_is_over(players) -> None:
     assert wire.sent("resign") == []
     assert alice.state("s.board.status") == "won"
     # a practice game won (by the solver: its line being shown), its room finished: the same
-    carol.open("?cards=" + ",".join(ref["cards"]))
-    carol.set_name("Carol")
-    carol.page.click("#btn-practice")
-    carol.wait_racing()
+    practise(carol, cards_query(ref), "Carol")
     carol.page.click("#btn-finish")
     carol.page.wait_for_function(
         "() => { const s = window.kr.store.state; return s.playback && s.board.over"

@@ -17,7 +17,7 @@ from klondike_race.engine import Deal
 from tests.conftest import reference_deals
 from tests.servers import ServerProcess
 
-from .conftest import PHONE, Player, start_race
+from .conftest import PHONE, Player, cards_query, practise, start_race
 from .stall import StallProxy
 
 SEED = "42"
@@ -32,10 +32,7 @@ def proxy(server: ServerProcess) -> Iterator[StallProxy]:
 
 
 def practice(player, query: str = "") -> None:
-    player.open(f"?seed={SEED}{query}")
-    player.set_name("Alice")
-    player.page.click("#btn-practice")
-    player.wait_racing()
+    practise(player, f"?seed={SEED}{query}", "Alice")
 
 
 def test_a_stalled_connection_is_noticed_and_its_moves_are_sent_again(
@@ -265,10 +262,7 @@ def test_a_refusal_notice_covers_no_card_and_takes_no_press(players, artifacts) 
 def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, artifacts) -> None:
     ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
     alice = players()
-    alice.open("?cards=" + ",".join(ref["cards"]))
-    alice.set_name("Alice")
-    alice.page.click("#btn-practice")
-    alice.wait_racing()
+    practise(alice, cards_query(ref), "Alice")
     page = alice.page
     page.click("#btn-finish")
     # The line is shown one move after another, on the race screen, with a Skip.
@@ -401,10 +395,7 @@ def test_the_clock_shows_the_games_time_while_the_solvers_line_is_shown(players)
     as it ran before the finish."""
     ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
     alice = players()
-    alice.open("?cards=" + ",".join(ref["cards"]))
-    alice.set_name("Alice")
-    alice.page.click("#btn-practice")
-    alice.wait_racing()
+    practise(alice, cards_query(ref), "Alice")
     page = alice.page
     page.wait_for_function("() => document.querySelector('#stat-time').textContent !== '0:00'")
     page.click("#btn-finish")
@@ -651,10 +642,7 @@ def test_an_explicit_deal_revealed_fits_a_320_px_phone(players) -> None:
     1113 px at 320. The reveal's long strings wrap: nothing past the screen's edge."""
     ref = next(r for r in reference_deals() if r["draw"] == 1)
     nia = players(viewport=NARROW)
-    nia.open("?cards=" + ",".join(ref["cards"]))
-    nia.set_name("Nia")
-    nia.page.click("#btn-practice")
-    nia.wait_racing()
+    practise(nia, cards_query(ref), "Nia")
     nia.page.click("#btn-resign")
     nia.page.click("#btn-resign")
     nia.screen("results")

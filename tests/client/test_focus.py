@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .conftest import start_race
+from .conftest import practise, start_race
 
 SEED = "42"
 
@@ -73,10 +73,7 @@ def test_a_page_opened_by_its_address_takes_the_focus(players) -> None:
     (`#/replay/CODE`, `#/players/WHO`) left the focus on <body>, where opening it from
     inside the app focuses it. Each page here is a fresh load of its address."""
     alice = players()
-    alice.open(f"?seed={SEED}")
-    alice.set_name("Alice")
-    alice.page.click("#btn-practice")
-    alice.wait_racing()
+    practise(alice, f"?seed={SEED}", "Alice")
     alice.page.click("#btn-resign")
     alice.page.click("#btn-resign")
     alice.screen("results")

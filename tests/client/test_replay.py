@@ -7,7 +7,7 @@ import re
 
 from tests.conftest import reference_deals
 
-from .conftest import start_race
+from .conftest import practise, start_race
 
 VIEW = "#replay-view"
 
@@ -141,10 +141,7 @@ def test_the_replay_says_each_move_in_words(players) -> None:
     a draw, the Ac home, a resignation, each said in the game's words in the viewer, the
     notation only in the title."""
     alice = players()
-    alice.open("?seed=42")
-    alice.set_name("Alice")
-    alice.page.click("#btn-practice")
-    alice.wait_racing()
+    practise(alice, "?seed=42", "Alice")
     alice.play_line(["draw", {"from": "col5", "to": "found-c", "count": 1}])
     page = alice.page
     page.click("#btn-resign")
@@ -182,10 +179,7 @@ def test_racing_a_ghost_during_ones_own_race_asks_first(players) -> None:
     (the button says so for 3 s), nothing is sent and the race goes on; a second press
     meanwhile goes to the ghost race. (Outside a race it goes at once: the test above.)"""
     carol = players()  # a finished practice game to race the ghost of
-    carol.open("?seed=42")
-    carol.set_name("Carol")
-    carol.page.click("#btn-practice")
-    carol.wait_racing()
+    practise(carol, "?seed=42", "Carol")
     carol.page.click("#btn-resign")
     carol.page.click("#btn-resign")
     carol.screen("results")
@@ -227,10 +221,7 @@ def test_racing_a_ghost_from_a_waiting_room_asks_then_gives_up_the_seat(players)
     (`leave` before `ghost`): the other player sees it go, and the server no longer
     lists the room among the player's races."""
     carol = players()  # a finished practice game to race the ghost of
-    carol.open("?seed=42")
-    carol.set_name("Carol")
-    carol.page.click("#btn-practice")
-    carol.wait_racing()
+    practise(carol, "?seed=42", "Carol")
     carol.page.click("#btn-resign")
     carol.page.click("#btn-resign")
     carol.page.wait_for_selector('#results-sub:has-text("is over")')
