@@ -813,13 +813,7 @@ def test_a_spectator_behind_the_race_sees_the_time_of_the_boards_shown(players) 
     race clock beside boards 10 s old. The clock is now the time the boards show, and
     says how far behind it is: a move shows with the clock at the time it was made."""
     alice, bob, watcher = players(), players(), players()
-    code = alice.create("Alice", seed=SEED, spectator_delay="10")
-    bob.join("Bob", code)
-    watcher.watch(code)
-    for p in (alice, bob):
-        p.ready()
-    for p in (alice, bob):
-        p.wait_racing()
+    start_race(alice, [bob], seed=SEED, watchers=(watcher,), spectator_delay="10")
     alice.page.dblclick(alice.card("Ac"))  # home
     alice.page.wait_for_function("() => window.kr.store.state.board.foundation === 1")
     moved_ms = alice.state("s.board.reached_ms")  # the race time of the move
