@@ -14,7 +14,7 @@ import pytest
 from klondike_race.engine import Deal, Game, Move, Settings, board_view
 from tests.conftest import reference_deals
 
-from .conftest import PHONE, cards_query, practise, start_race
+from .conftest import PHONE, cards_query, first_win, practise, start_race
 
 SEED = "42"
 RANKS = "A23456789TJQK"
@@ -690,7 +690,7 @@ def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) ->
 
 
 def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
-    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    ref = first_win()
     alice = players()
     practise(alice, cards_query(ref), "Alice")
     page = alice.page
@@ -767,7 +767,7 @@ def test_a_spectator_with_no_name_joins_the_rematch_after_choosing_one(players) 
 
 
 def test_finish_after_the_race_continues_in_practice(players) -> None:
-    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    ref = first_win()
     alice, bob = players(), players()
     code = start_race(alice, [bob], seed=None, cards=ref["cards"])
     page = alice.page

@@ -17,7 +17,7 @@ from klondike_race.engine import Deal
 from tests.conftest import reference_deals
 from tests.servers import ServerProcess
 
-from .conftest import PHONE, Player, cards_query, practise, start_race
+from .conftest import PHONE, Player, cards_query, first_win, practise, start_race
 from .stall import StallProxy
 
 SEED = "42"
@@ -260,7 +260,7 @@ def test_a_refusal_notice_covers_no_card_and_takes_no_press(players, artifacts) 
 
 
 def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, artifacts) -> None:
-    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    ref = first_win()
     alice = players()
     practise(alice, cards_query(ref), "Alice")
     page = alice.page
@@ -291,7 +291,7 @@ def solver_practice(alice: Player, *checks: str) -> None:
     """A practice game on a reference winnable Draw 1 deal (the lobby form's ``checks``
     ticked), its first move played, then finish it for me: returns once the server has
     answered the solver's whole line (the game won) while the line is still being shown."""
-    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    ref = first_win()
     alice.open("?cards=" + ",".join(ref["cards"]))
     alice.set_name("Alice")
     for check in checks:
@@ -393,7 +393,7 @@ def test_the_clock_shows_the_games_time_while_the_solvers_line_is_shown(players)
     """The solver wins the game at once and its room finishes; while its line is shown
     move by move the clock shows the time of that win (the board's reached_ms), not 0:00,
     as it ran before the finish."""
-    ref = next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1)
+    ref = first_win()
     alice = players()
     practise(alice, cards_query(ref), "Alice")
     page = alice.page

@@ -28,13 +28,18 @@ def press(page, selector: str, times: int = 1) -> None:
         page.keyboard.press("Enter")
 
 
+def practise_by_keyboard(player) -> None:
+    """A practice game begun from the keyboard (Enter on Practice), running."""
+    player.open(f"?seed={SEED}")
+    player.set_name("Alice")
+    press(player.page, "#btn-practice")
+    player.wait_racing()
+
+
 def test_each_new_screen_takes_the_focus_at_its_top(players) -> None:
     alice = players()
     page = alice.page
-    alice.open(f"?seed={SEED}")
-    alice.set_name("Alice")
-    press(page, "#btn-practice")
-    alice.wait_racing()
+    practise_by_keyboard(alice)
     # the race: the board has the focus; the next Tab is the stock, not the header
     page.wait_for_function(f"() => ({FOCUSED})() === 'my-board'")
     board = page.get_by_role("region", name="Your board")  # what a screen reader says
@@ -158,10 +163,7 @@ def test_the_picked_card_and_the_keyboard_focus_look_different_at_320_px(
     the focus a ring of its own colour, each readable on the felt and on the cards."""
     alice = players(viewport={"width": 320, "height": 640})
     page = alice.page
-    alice.open(f"?seed={SEED}")
-    alice.set_name("Alice")
-    press(page, "#btn-practice")
-    alice.wait_racing()
+    practise_by_keyboard(alice)
     page.wait_for_function(f"() => ({FOCUSED})() === 'my-board'")
     page.keyboard.press("1")
     page.wait_for_selector(f"{alice.card('Qs')}.selected")
