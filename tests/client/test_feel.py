@@ -259,6 +259,36 @@ def test_a_refusal_notice_covers_no_card_and_takes_no_press(players, artifacts) 
     )
 
 
+def test_the_toast_and_the_pending_note_take_no_press(players, artifacts) -> None:
+    """Left over from the refusal notice's fix: on a phone the toast (bottom centre) and
+    the "moves waiting for the server" note (at the foot of the board) lay over the lower
+    ends of the columns and took the taps meant for the cards under them. Both now let
+    every press through to what is under them."""
+    alice = players(viewport={"width": 320, "height": 568}, has_touch=True, is_mobile=True)
+    wire = alice.wire()
+    practice(alice)
+    page = alice.page
+    passes = "([x, y, box]) => !document.elementFromPoint(x, y).closest(box)"
+
+    def centre(selector: str) -> list[float]:
+        box = page.locator(selector).bounding_box()
+        assert box is not None, selector
+        return [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]
+
+    # a move the server does not answer yet: the note shows, and a press goes through it
+    wire.hold = lambda msg: msg["type"] == "ack"
+    page.tap(alice.pile("stock"))
+    page.wait_for_selector("#pending-note:not([hidden])")
+    assert page.evaluate(passes, [*centre("#pending-note"), "#pending-note"])
+    wire.release()
+    page.wait_for_selector("#pending-note", state="hidden")
+    # a message the server refuses: its error shows as a toast, which a press goes through
+    page.evaluate("() => window.kr.net.send({type: 'no_such_message'})")
+    page.wait_for_selector('#toast[data-kind="error"]:not([hidden])')
+    alice.shot(artifacts / "toast-phone-320.png")
+    assert page.evaluate(passes, [*centre("#toast"), "#toast"])
+
+
 def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, artifacts) -> None:
     ref = first_win()
     alice = players()
