@@ -4,6 +4,7 @@
 // escaped HTML (the share line, the lobby's entries, the standings tables).
 
 import { escapeHtml, profileHref } from './profile.js';
+import { sharesPlace } from './state.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MS = 86_400_000;
@@ -128,8 +129,8 @@ function nameCell(row) {
   return `<span class="pname">${link}${row.guest ? ' <span class="tag guest">guest</span>' : ''}</span>`;
 }
 
-// A standings table (rows as the server sends them). opts: {me, watch (bool: offer
-// Watch), replay (bool: the rows' replay links)}.
+// A standings table (rows as the server sends them; a rank another row shown shares is
+// "3="). opts: {me, watch (bool: offer Watch), replay (bool: the rows' replay links)}.
 export function standingsHtml(rows, opts = {}) {
   if (!rows.length) return '<p class="muted">No attempts yet.</p>';
   const head = '<thead><tr><th>#</th><th>Player</th><th>Home</th><th>Moves</th><th>Time</th><th>Status</th>'
@@ -152,7 +153,7 @@ export function standingsHtml(rows, opts = {}) {
       extra = `<td>${watch}${replay}</td>`;
     }
     return `<tr data-who="${escapeHtml(r.who)}"${me ? ' class="me" aria-current="true"' : ''}>`
-      + `<td>${escapeHtml(r.rank)}</td><td>${nameCell(r)}${me ? ' <span class="muted">(you)</span>' : ''}</td>`
+      + `<td>${escapeHtml(r.rank)}${sharesPlace(rows, r) ? '=' : ''}</td><td>${nameCell(r)}${me ? ' <span class="muted">(you)</span>' : ''}</td>`
       + `<td>${escapeHtml(r.foundation)}/52</td><td>${escapeHtml(r.reached_moves ?? r.moves)}</td>`
       + `<td>${escapeHtml(clockText(r.reached_ms))}</td><td>${escapeHtml(statusWord(r.status))}</td>${extra}</tr>`;
   }).join('');

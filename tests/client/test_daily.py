@@ -202,6 +202,8 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     assert re.search(r"\d+ moves \(the solver's winning line\)", body), body
     rows = ann.page.locator("#daily-view tbody tr")
     assert rows.count() == 2
+    # no card home for either, so nothing reached and one place shared: both say "1="
+    assert rows.locator("td:first-child").all_inner_texts() == ["1=", "1="]
     assert (
         ann.page.get_attribute(f'#daily-view a.replay-link[href="#/replay/{code}"]', "href")
         == f"#/replay/{code}"
