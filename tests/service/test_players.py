@@ -188,6 +188,10 @@ async def test_changing_the_password_ends_the_other_sessions(node) -> None:
         c, who = await hello(node.port, session=session)
         assert (who["type"] == "identity") is alive, who
         await c.close()
+    # b, signed in with a session that ended, is told so (it said no hello: nobody now)
+    # before it signs in again; its sign-ins' answers are then its own
+    told = await b.expect("identity", timeout=8)
+    assert told["player"] is None and "session" not in told, told
     old = await b.request("sign_in", "identity", name="Cid", password=PASSWORD)
     assert old["reason"] == "bad_credentials"
     new = await b.request("sign_in", "identity", name="Cid", password="a new password")
