@@ -776,8 +776,10 @@ def test_finish_after_the_race_continues_in_practice(players) -> None:
     page.click("#btn-resign")
     alice.screen("results")
     # while Bob races, finishing would show Alice the deal: no Finish
-    bob.page.wait_for_selector('#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="0"]')
-    assert "resigned" in (bob.page.text_content('#race-standings [data-player="p1"]') or "")
+    # (her row shows 0 cards from the start: wait for the resignation itself)
+    bob.page.wait_for_selector('#race-standings [data-player="p1"]:has-text("resigned")')
+    row = '#race-standings .bar-row[data-player="p1"] .bar[aria-valuenow="0"]'
+    assert bob.page.locator(row).count() == 1
     assert page.locator("#btn-finish-results").is_hidden()
     bob.page.click("#btn-resign")
     bob.page.click("#btn-resign")
