@@ -287,6 +287,20 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     # every screen at this size: the lobby, the waiting room, the race, watching, results
     phone.open()
     phone.shot(artifacts / f"lobby-phone-{tag}.png", full_page=True)
+    # the header in two lines: the name with the deck, sound and connection buttons, then
+    # the account's line (it wrapped to three at these widths)
+    page = phone.page
+    middle = {}
+    for part in (".topbar .brand", "#btn-deck", "#btn-sound", "#conn-state", "#account"):
+        box = page.locator(part).bounding_box()
+        assert box is not None, part
+        middle[part] = box["y"] + box["height"] / 2
+    first = middle.pop(".topbar .brand")
+    account = middle.pop("#account")
+    assert all(abs(y - first) < 4 for y in middle.values()), (first, middle)
+    assert account > first + 10, (first, account)
+    header = page.locator("header.topbar").bounding_box()
+    assert header is not None and header["height"] < 100, header
     code = alice.create("Alice", seed=SEED)
     phone.join("Bob", code)
     phone.shot(artifacts / f"room-phone-{tag}.png")
