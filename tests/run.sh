@@ -34,6 +34,4 @@ command -v cc >/dev/null && python3 -c "$has_headers" || apt_install gcc python3
 
 .venv/bin/ruff check server tests bench
 .venv/bin/mypy  # the packages and settings of pyproject.toml's [tool.mypy]
-# Two processes (pytest-xdist), each running whole test files: most tests wait on servers,
-# browsers and timers, so two share 2 cores well. `-n 0` among the arguments: one process.
-exec .venv/bin/python -m pytest -n 2 --dist loadfile "$@"
+exec .venv/bin/python -m pytest "$@"
