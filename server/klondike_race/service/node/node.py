@@ -407,7 +407,7 @@ def _clients(
         return cluster, cluster, None
     if config.sentinels:
         hosts = [h.rsplit(":", 1) for h in config.sentinels.split(",") if h.strip()]
-        sentinel = Sentinel(  # type: ignore[no-untyped-call]
+        sentinel = Sentinel(
             [(host.strip(), int(port)) for host, port in hosts],
             sentinel_kwargs={"socket_timeout": 1, "socket_connect_timeout": 1},
         )

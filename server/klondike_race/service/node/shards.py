@@ -53,7 +53,7 @@ class _Shard:
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
         with contextlib.suppress(Exception):
-            await self.pubsub.aclose()  # type: ignore[no-untyped-call]
+            await self.pubsub.aclose()
         with contextlib.suppress(Exception):
             await self.client.aclose()
 
