@@ -45,8 +45,12 @@ Z95 = 1.96
 def solve_seed(seed: int, states: int | None, budget: float | None) -> dict[str, Any]:
     game = Game(Deal.from_seed(seed), Settings(draw=3))
     solution = solve(game, max_seconds=budget, max_states=states)
-    return {"seed": seed, "result": solution.result, "states": solution.states,
-            "seconds": round(solution.seconds, 4)}  # fmt: skip
+    return {
+        "seed": seed,
+        "result": solution.result,
+        "states": solution.states,
+        "seconds": round(solution.seconds, 4),
+    }
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -55,8 +59,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     wins = sum(r["result"] == "win" for r in rows)
     unknown = sum(r["result"] == "unknown" for r in rows)
-    out: dict[str, Any] = {"deals": n, "win": wins, "lose": n - wins - unknown,
-                           "unknown": unknown}  # fmt: skip
+    out: dict[str, Any] = {"deals": n, "win": wins, "lose": n - wins - unknown, "unknown": unknown}
     if not n:
         return out
     low, high = wins / n, (wins + unknown) / n
@@ -85,10 +88,14 @@ def report(rows: list[dict[str, Any]]) -> int:
     print(f"{s['deals']} deals: win {s['win']}, lose {s['lose']}, unknown {s['unknown']}")
     if not s["deals"]:
         return 0
-    print(f"winnable: at least {100 * s['low']:.3f}% +- {100 * s['low_error']:.3f}%, "
-          f"at most {100 * s['high']:.3f}% +- {100 * s['high_error']:.3f}% (95%)")  # fmt: skip
-    print(f"published: {100 * PUBLISHED:.3f}% +- {100 * PUBLISHED_ERROR:.3f}%: "
-          + ("within the range" if s["agrees"] else "OUTSIDE the range"))  # fmt: skip
+    print(
+        f"winnable: at least {100 * s['low']:.3f}% +- {100 * s['low_error']:.3f}%, "
+        f"at most {100 * s['high']:.3f}% +- {100 * s['high_error']:.3f}% (95%)"
+    )
+    print(
+        f"published: {100 * PUBLISHED:.3f}% +- {100 * PUBLISHED_ERROR:.3f}%: "
+        + ("within the range" if s["agrees"] else "OUTSIDE the range")
+    )
     return 0 if s["agrees"] else 1
 
 
@@ -101,23 +108,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", default="draw3.jsonl")
     parser.add_argument("--report", action="store_true", help="only summarise --out")
-    parser.add_argument("--retry", type=int, metavar="STATES",
-                        help="search the unknown deals again with this many positions")  # fmt: skip
+    parser.add_argument(
+        "--retry",
+        type=int,
+        metavar="STATES",
+        help="search the unknown deals again with this many positions",
+    )
     args = parser.parse_args(argv)
     path = Path(args.out)
     wanted = range(args.start, args.start + args.count)
     answers = {r["seed"]: r for r in read(path) if r["seed"] in wanted}
     if args.retry:
         states = args.retry
-        seeds = [seed for seed, r in answers.items()
-                 if r["result"] == "unknown" and r["states"] < states]  # fmt: skip
+        seeds = [
+            seed for seed, r in answers.items() if r["result"] == "unknown" and r["states"] < states
+        ]
     else:
         states = args.states
         seeds = [seed for seed in wanted if seed not in answers]
     if not args.report and seeds:
         with path.open("a") as f, ProcessPoolExecutor(args.jobs) as pool:
-            futures = pool.map(solve_seed, seeds, [states] * len(seeds),
-                               [args.budget] * len(seeds), chunksize=4)  # fmt: skip
+            futures = pool.map(
+                solve_seed, seeds, [states] * len(seeds), [args.budget] * len(seeds), chunksize=4
+            )
             for i, row in enumerate(futures, 1):
                 f.write(json.dumps(row) + "\n")
                 f.flush()

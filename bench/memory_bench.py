@@ -266,13 +266,21 @@ async def take_over(port: int, clients: list[Client], since: bool) -> list[Clien
 
 def start_other(url: str, port: int) -> subprocess.Popen[str]:
     env = {
-        **os.environ, "KR_PORT": str(port), "REDIS_URL": url, "KR_DEV": "1",
-        "KR_COUNTDOWN_MS": "150", "KR_RATE": "1000", "KR_BURST": "2000", "KR_LOG_LEVEL": "error",
-    }  # fmt: skip
+        **os.environ,
+        "KR_PORT": str(port),
+        "REDIS_URL": url,
+        "KR_DEV": "1",
+        "KR_COUNTDOWN_MS": "150",
+        "KR_RATE": "1000",
+        "KR_BURST": "2000",
+        "KR_LOG_LEVEL": "error",
+    }
     other = subprocess.Popen(
-        [sys.executable, "-m", "klondike_race.cli", "serve"], env=env, stdout=subprocess.PIPE,
+        [sys.executable, "-m", "klondike_race.cli", "serve"],
+        env=env,
+        stdout=subprocess.PIPE,
         text=True,
-    )  # fmt: skip
+    )
     assert other.stdout is not None
     while "is running" not in (line := other.stdout.readline()):
         if not line:

@@ -64,8 +64,9 @@ async def main(moves: int) -> None:
     configure(json=False, level="warning")
     with tempfile.TemporaryDirectory() as tmp:
         redis = EmbeddedRedis(Path(tmp)).start()
-        config = Config(port=0, redis_url=redis.url, countdown_ms=100, dev=True, rate=1e6,
-                        burst=1e6)  # fmt: skip
+        config = Config(
+            port=0, redis_url=redis.url, countdown_ms=100, dev=True, rate=1e6, burst=1e6
+        )
         node = Node(config, redis.url)
         port = await node.start()
         url = f"ws://127.0.0.1:{port}/"
@@ -89,9 +90,13 @@ async def main(moves: int) -> None:
             race = await memory(node, code)
             # a challenge attempt: one seat, its challenge closed already
             room, pid, secret = await node.rooms.create_seated(
-                "cat", RoomOptions(capacity=1, private=True, time_limit=1800), {"seed": "7"},
-                who="g-" + "0" * 32, challenge="bench/0", reveal_at=now_ms() - 1,
-            )  # fmt: skip
+                "cat",
+                RoomOptions(capacity=1, private=True, time_limit=1800),
+                {"seed": "7"},
+                who="g-" + "0" * 32,
+                challenge="bench/0",
+                reveal_at=now_ms() - 1,
+            )
             async with connect(url) as c:
                 token = f"{room.code}.{pid}.{secret}"
                 await c.send(orjson.dumps({"type": "resume", "token": token}))
@@ -103,8 +108,10 @@ async def main(moves: int) -> None:
             await node.stop()
             redis.stop()
     for what, (keys, used, size) in (("race, 2 players", race), ("challenge attempt", attempt)):
-        print(f"{what:18s} ~{moves} moves each: {keys} keys, {used:,} bytes in Redis"
-              f" (MEMORY USAGE), replay JSON {size:,} bytes")  # fmt: skip
+        print(
+            f"{what:18s} ~{moves} moves each: {keys} keys, {used:,} bytes in Redis"
+            f" (MEMORY USAGE), replay JSON {size:,} bytes"
+        )
 
 
 if __name__ == "__main__":

@@ -120,9 +120,13 @@ async def serve_role(args: argparse.Namespace) -> None:
             await ws.send(message)
 
     echo_server = await serve(
-        echo, "127.0.0.1", args.echo_port, compression=None, max_size=4096,
+        echo,
+        "127.0.0.1",
+        args.echo_port,
+        compression=None,
+        max_size=4096,
         reuse_port=args.workers > 1 or None,
-    )  # fmt: skip
+    )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     profile = None
@@ -488,9 +492,7 @@ async def run_daily(
     }
 
 
-async def run_echo(
-    port: int, connections: int, seconds: float, rate: float | None = None
-) -> dict:
+async def run_echo(port: int, connections: int, seconds: float, rate: float | None = None) -> dict:
     """The same-loop echo: each connection sends a move-sized message and waits for it to
     come back, at once (saturated) or at ``rate`` a second at random (exponential)
     intervals (open loop, as open-1000's racers: the floor of a message's cost there)."""
@@ -799,9 +801,15 @@ async def load_main(args: argparse.Namespace) -> int:
         if want("open-3+5"):
             racers = args.racers or (201 if args.quick else 1002)
             results["open-3+5"] = await run_rooms(
-                port, racers // 3, 3, 5, seconds, args.rate, warmup=2.0,
+                port,
+                racers // 3,
+                3,
+                5,
+                seconds,
+                args.rate,
+                warmup=2.0,
                 ws_spectators=args.ws_spectators,
-            )  # fmt: skip
+            )
             print("open-3+5 ", _fmt(results["open-3+5"]), flush=True)
         if want("daily-5000"):
             players = args.players or (500 if args.quick else 5000)

@@ -88,12 +88,21 @@ def check_loss(game: Game, max_states: int) -> str:
     "lose", "win" (a disagreement) or "unknown" (out of ``max_states`` positions)."""
     settings = game.settings
     search = Search(
-        game.columns, game.down, game.found, game.waste + game.stock[::-1],
-        len(game.waste), game.recycles, draw=settings.draw,
-        recycles_allowed=settings.recycles_allowed, any_empty=settings.empty == "any",
-        foundation_to_column=settings.foundation_to_column, max_states=max_states,
-        deck_first=True, deadlock_test=False, prune=False,
-    )  # fmt: skip
+        game.columns,
+        game.down,
+        game.found,
+        game.waste + game.stock[::-1],
+        len(game.waste),
+        game.recycles,
+        draw=settings.draw,
+        recycles_allowed=settings.recycles_allowed,
+        any_empty=settings.empty == "any",
+        foundation_to_column=settings.foundation_to_column,
+        max_states=max_states,
+        deck_first=True,
+        deadlock_test=False,
+        prune=False,
+    )
     try:
         return "win" if search.run() else "lose"
     except Budget:
@@ -167,12 +176,22 @@ async def run_pooled(
                     replayed = replay.status == WON
                 except Exception:
                     replayed = False
-            rows.append({
-                "corpus": item["corpus"], "id": item["id"], "draw": item["draw"],
-                "reference": item.get("reference"), "result": out["result"],
-                "replayed": replayed, "seconds": wall, "cpu": cpu, "states": out["states"],
-                "moves": out["moves"], "peak_mb": 0.0, "peak_growth_mb": 0.0,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "corpus": item["corpus"],
+                    "id": item["id"],
+                    "draw": item["draw"],
+                    "reference": item.get("reference"),
+                    "result": out["result"],
+                    "replayed": replayed,
+                    "seconds": wall,
+                    "cpu": cpu,
+                    "states": out["states"],
+                    "moves": out["moves"],
+                    "peak_mb": 0.0,
+                    "peak_growth_mb": 0.0,
+                }
+            )
     return rows
 
 
@@ -193,8 +212,15 @@ def items(args: argparse.Namespace) -> list[dict[str, Any]]:
         for line in DEALS.open():
             r = json.loads(line)
             if r["draw"] in draws and r["id"] < args.first and (ids is None or r["id"] in ids):
-                out.append({"corpus": "tuning", "id": r["id"], "draw": r["draw"],
-                            "cards": r["cards"], "reference": r["result"]})  # fmt: skip
+                out.append(
+                    {
+                        "corpus": "tuning",
+                        "id": r["id"],
+                        "draw": r["draw"],
+                        "cards": r["cards"],
+                        "reference": r["result"],
+                    }
+                )
     if args.corpus in ("eval", "both"):
         for draw in draws:
             for seed in eval_seeds(args.eval_count):
@@ -265,9 +291,10 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> int:
                         item["seed"] = r["id"]
                     else:
                         item["cards"] = next(
-                            json.loads(x)["cards"] for x in DEALS.open()
+                            json.loads(x)["cards"]
+                            for x in DEALS.open()
                             if json.loads(x)["id"] == r["id"]
-                        )  # fmt: skip
+                        )
                     got = check_loss(_game(item), args.check_states)
                     outcome[got] += 1
                     if got == "win":
@@ -296,13 +323,17 @@ def main() -> int:
     parser.add_argument("--ids", help="comma-separated deal ids / seeds")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument(
-        "--workers", type=int, default=0,
+        "--workers",
+        type=int,
+        default=0,
         help="search each deal through a SolverPool of N workers (several on a hard deal)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--spread-after", type=float, default=SPREAD_AFTER,
+        "--spread-after",
+        type=float,
+        default=SPREAD_AFTER,
         help="with --workers: seconds before the idle workers join a search",
-    )  # fmt: skip
+    )
     parser.add_argument("--check-losses", type=int, default=0, metavar="K")
     parser.add_argument("--check-states", type=int, default=5_000_000)
     parser.add_argument("--csv", help="write one JSON line per deal here")

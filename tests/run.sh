@@ -52,5 +52,6 @@ fi
 "$venv/bin/klondike-race" build-solver  # a no-op when the build is current
 
 "$venv/bin/ruff" check server tests bench requirements
+"$venv/bin/ruff" format --check server tests bench requirements
 "$venv/bin/mypy"  # the packages and settings of pyproject.toml's [tool.mypy]
 exec "$venv/bin/python" -m pytest "$@"

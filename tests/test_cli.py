@@ -164,8 +164,10 @@ def test_the_installed_command(tmp_path) -> None:
     # before the command writes (it starts in about a tenth of a second)
     deal = subprocess.Popen(
         [str(SCRIPT), "deal", "--seed", "42", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert deal.stdout is not None
     deal.stdout.close()
     _, err = deal.communicate(timeout=30)

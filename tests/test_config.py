@@ -70,19 +70,29 @@ def test_serve_refuses_to_start_on_a_bad_value(tmp_path) -> None:
     for extra in ({"KR_SWEEP_INTERVAL_S": "0"}, {"KR_PORT": "eighty"}):
         done = subprocess.run(
             [sys.executable, "-m", "klondike_race.cli", "serve"],
-            env={**env, **extra}, cwd=ROOT, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            env={**env, **extra},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 2, done
         assert "Traceback" not in done.stderr and done.stdout == ""
         assert not data.exists()  # no embedded Redis was started
         variable = next(iter(extra))
         assert f"klondike-race serve: {variable}=" in done.stderr, done.stderr
     # every problem is said, not only the first
-    assert "KR_LOG_LEVEL='loud'" in subprocess.run(
-        [sys.executable, "-m", "klondike_race.cli", "serve"],
-        env={**env, "KR_SWEEP_INTERVAL_S": "0"}, cwd=ROOT, capture_output=True, text=True,
-        timeout=60,
-    ).stderr  # fmt: skip
+    assert (
+        "KR_LOG_LEVEL='loud'"
+        in subprocess.run(
+            [sys.executable, "-m", "klondike_race.cli", "serve"],
+            env={**env, "KR_SWEEP_INTERVAL_S": "0"},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stderr
+    )
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN"])
@@ -151,8 +161,12 @@ def test_the_url_names_an_ipv6_address_in_brackets() -> None:
 def _serve(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "klondike_race.cli", *args],
-        env=env, cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture
@@ -249,8 +263,11 @@ def test_ctrl_c_in_a_terminal_stops_serve_cleanly(tmp_path) -> None:
         try:
             os.chdir(tmp_path)
             env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-            os.execve(sys.executable, [sys.executable, "-m", "klondike_race.cli", "serve",
-                                       "--port", "0"], env)  # fmt: skip
+            os.execve(
+                sys.executable,
+                [sys.executable, "-m", "klondike_race.cli", "serve", "--port", "0"],
+                env,
+            )
         finally:
             os._exit(127)  # never back into pytest
     try:

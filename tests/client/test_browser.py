@@ -841,7 +841,7 @@ def test_a_spectator_behind_the_race_sees_the_time_of_the_boards_shown(players) 
     assert page.text_content("#watch-phase") == "racing \u00b7 0:00 \u00b7 10 s behind"
     shown = page.wait_for_function(  # the clock on the frame that first shows the move
         "() => document.querySelector("
-        "'.grid-cell[data-player=\"p1\"] [data-pile=\"found-c\"] [data-card=\"Ac\"]')"
+        '\'.grid-cell[data-player="p1"] [data-pile="found-c"] [data-card="Ac"]\')'
         " && document.querySelector('#watch-phase').textContent",
         timeout=20_000,
     ).json_value()

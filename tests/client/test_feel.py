@@ -215,8 +215,10 @@ def test_a_refusal_names_the_piles_in_the_games_words(players) -> None:
 
     # a Jack dragged to the empty column: "... may fill column 1" (the server: "col1")
     alice.drag(alice.card("Jh"), alice.pile("col1"))
-    says("Only a King can go on an empty column: only a King (or a run headed by one)"
-         " may fill column 1")  # fmt: skip
+    says(
+        "Only a King can go on an empty column: only a King (or a run headed by one)"
+        " may fill column 1"
+    )
     # the other piles, through the client's own intent path (no gesture sends these)
     intent = "(m) => window.kr.intent(m, null)"
     page.evaluate(intent, {"from": "found-h", "to": "col2", "count": 2})

@@ -88,10 +88,17 @@ def test_a_page_opened_by_its_address_takes_the_focus(players) -> None:
     viewer.context.route(
         f"**/api/players/{key}",
         lambda route: route.fulfill(
-            status=200, json={"id": key, "name": "Ann", "guest": False, "variants": {},
-                              "history": [], "daily": None},
+            status=200,
+            json={
+                "id": key,
+                "name": "Ann",
+                "guest": False,
+                "variants": {},
+                "history": [],
+                "daily": None,
+            },
         ),
-    )  # fmt: skip
+    )
     page = viewer.page
     for address, ready, target in (
         (f"#/replay/{code}", '#replay-view[data-state="ready"]', "replay-title"),

@@ -325,9 +325,18 @@ def test_the_profile_view_renders_the_profile_shape(players, artifacts) -> None:
         assert figure in (dailies.locator("dl").text_content() or ""), figure
     days = dailies.locator("tbody tr")
     assert days.nth(0).locator("td").all_text_contents() == [
-        "2026-12-02", "Draw 3", "won", "52/52", "131", "4:11", "replay"]
+        "2026-12-02",
+        "Draw 3",
+        "won",
+        "52/52",
+        "131",
+        "4:11",
+        "replay",
+    ]
     assert [a.get_attribute("href") for a in days.nth(0).locator("a").all()] == [
-        "#/challenges/daily-2026-12-02-draw3", "#/replay/Q2MK7W"]
+        "#/challenges/daily-2026-12-02-draw3",
+        "#/replay/Q2MK7W",
+    ]
     assert days.nth(1).locator("td").all_text_contents()[2] == "out of time"
     assert days.nth(1).locator("a").count() == 1  # no replay link for a code not of the form
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
@@ -379,9 +388,7 @@ def test_the_profiles_tables_on_a_phone(players) -> None:
         "() => document.querySelectorAll('#profile-view .table-scroll')"
         ".forEach((box) => { box.scrollLeft = box.scrollWidth; })"
     )
-    viewer.page.wait_for_function(
-        f"() => ({TABLES})().every((t) => t.fade === '0px')"
-    )
+    viewer.page.wait_for_function(f"() => ({TABLES})().every((t) => t.fade === '0px')")
 
 
 def test_profile_after_a_race(players) -> None:

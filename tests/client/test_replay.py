@@ -98,8 +98,9 @@ def test_a_won_race_replays_to_all_52_cards_home(players, artifacts) -> None:
     page.locator("body").click(position={"x": 5, "y": 400})
     page.keyboard.press(" ")
     assert page.get_attribute("#replay-play", "aria-pressed") == "true"
-    page.wait_for_function(f"() => document.querySelector('{VIEW}').dataset.step === '{total}'",
-                           timeout=30_000)  # fmt: skip
+    page.wait_for_function(
+        f"() => document.querySelector('{VIEW}').dataset.step === '{total}'", timeout=30_000
+    )
     page.wait_for_selector('#replay-play[aria-pressed="false"]')
     page.keyboard.press(" ")  # at the end, play starts over
     page.wait_for_function(f"() => Number(document.querySelector('{VIEW}').dataset.step) > 0")

@@ -137,7 +137,7 @@ CASES: list[tuple[str, Callable[[], Game], Move | str]] = [
     ("not_supported", playing, Move(CARDS, 0, 15, 1)),
     ("not_supported", playing, Move(CARDS, -1, 0, 1)),
     ("not_supported", playing, Move(7, 0, 0, 0)),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(

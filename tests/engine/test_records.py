@@ -120,9 +120,13 @@ def test_canonical_forms_are_played_and_logged() -> None:
 def all_settings() -> list[Settings]:
     out = []
     for draw, passes, empty, f2c, scoring, undo in itertools.product(
-        (1, 3), (UNLIMITED, 3, 1), ("kings", "any"), (True, False),
-        ("none", "standard", "vegas"), (False, True),
-    ):  # fmt: skip
+        (1, 3),
+        (UNLIMITED, 3, 1),
+        ("kings", "any"),
+        (True, False),
+        ("none", "standard", "vegas"),
+        (False, True),
+    ):
         for timed in (False, True) if scoring == "standard" else (False,):
             out.append(Settings(draw, passes, empty, f2c, scoring, timed, undo))
     return out

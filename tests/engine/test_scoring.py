@@ -115,9 +115,13 @@ def test_vegas_default_passes(text, passes) -> None:
 def test_vegas_points() -> None:
     settings = Settings.parse("draw=3,scoring=vegas")
     game = position(
-        ["5d | As", "| 6s", "| Td"], waste="9c", stock="Kc", found=(0, 0, 5, 0),
-        settings=settings, fill=3,
-    )  # fmt: skip
+        ["5d | As", "| 6s", "| Td"],
+        waste="9c",
+        stock="Kc",
+        found=(0, 0, 5, 0),
+        settings=settings,
+        fill=3,
+    )
     assert game.score == -52
     game.play("w>3")  # waste to column: nothing
     assert game.score == -52

@@ -86,10 +86,19 @@ class Cluster:
                 self.processes.append(self.primaries[-1])
             addresses = [f"127.0.0.1:{p.port}" for p in self.primaries]
             subprocess.run(
-                [debian(REDIS_CLI, "redis-tools"), "--cluster", "create", *addresses,
-                 "--cluster-replicas", "0", "--cluster-yes"],
-                check=True, capture_output=True, timeout=30,
-            )  # fmt: skip
+                [
+                    debian(REDIS_CLI, "redis-tools"),
+                    "--cluster",
+                    "create",
+                    *addresses,
+                    "--cluster-replicas",
+                    "0",
+                    "--cluster-yes",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
             self.replica = ClusterNodeProcess(folder / "replica")
             self.processes.append(self.replica)
             first = self.primaries[0]

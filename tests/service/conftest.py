@@ -139,9 +139,7 @@ class Client:
                     self.token = message["token"]
                 return message
 
-    async def request(
-        self, type: str, *answers: str, timeout: float = 5.0, **fields: Any
-    ) -> dict:
+    async def request(self, type: str, *answers: str, timeout: float = 5.0, **fields: Any) -> dict:
         await self.send(type, **fields)
         return await self.expect(*answers, "error", timeout=timeout)
 

@@ -48,9 +48,14 @@ def clocked() -> Iterator[None]:
 
 def node_config(redis_url: str, **more: Any) -> Any:
     return make_config(
-        redis_url, daily_draws="1", challenge_secret=SECRET, solver_challenge_s=3.0,
-        solver_challenge_tries=5, board_interval_ms=50, **more,
-    )  # fmt: skip
+        redis_url,
+        daily_draws="1",
+        challenge_secret=SECRET,
+        solver_challenge_s=3.0,
+        solver_challenge_tries=5,
+        board_interval_ms=50,
+        **more,
+    )
 
 
 @pytest.fixture
@@ -77,13 +82,21 @@ async def ended(client: Client) -> dict:
 
 # ---- pure rules ---------------------------------------------------------------------------
 def _row(name: str, foundation: int, moves: int, ms: int) -> dict:
-    return {"name": name, "guest": True, "foundation": foundation, "reached_moves": moves,
-            "reached_ms": ms}  # fmt: skip
+    return {
+        "name": name,
+        "guest": True,
+        "foundation": foundation,
+        "reached_moves": moves,
+        "reached_ms": ms,
+    }
 
 
 def test_the_overall_ranking_by_places_and_by_foundation() -> None:
-    deal0 = [("a", 1, _row("A", 52, 100, 90_000)), ("b", 1, _row("B", 52, 100, 90_000)),
-             ("c", 5, _row("C", 30, 80, 60_000))]  # fmt: skip
+    deal0 = [
+        ("a", 1, _row("A", 52, 100, 90_000)),
+        ("b", 1, _row("B", 52, 100, 90_000)),
+        ("c", 5, _row("C", 30, 80, 60_000)),
+    ]
     deal1 = [("c", 2, _row("C", 52, 90, 80_000)), ("a", 3, _row("A", 40, 70, 50_000))]
     rows = ch.overall("places", [deal0, deal1])
     # a: 1 + 2 = 3; b: 1 + (2 players + 1) = 4; c: 3 + 1 = 4 (a tie, listed by key)
@@ -96,13 +109,24 @@ def test_the_overall_ranking_by_places_and_by_foundation() -> None:
     rows = ch.overall("foundation", [deal0, deal1])
     # a: 92 cards; c: 82; b: 52
     assert [(r["who"], r["rank"], r["total"]) for r in rows] == [
-        ("a", 1, 92), ("c", 2, 82), ("b", 3, 52)]  # fmt: skip
+        ("a", 1, 92),
+        ("c", 2, 82),
+        ("b", 3, 52),
+    ]
     assert rows[0]["moves"] == 170 and rows[0]["ms"] == 140_000
     # equal cards: fewer moves first, then less time; all equal: a shared rank
-    tie = [[("x", 1, _row("X", 52, 100, 5)), ("y", 1, _row("Y", 52, 100, 5)),
-            ("z", 1, _row("Z", 52, 99, 9))]]  # fmt: skip
+    tie = [
+        [
+            ("x", 1, _row("X", 52, 100, 5)),
+            ("y", 1, _row("Y", 52, 100, 5)),
+            ("z", 1, _row("Z", 52, 99, 9)),
+        ]
+    ]
     assert [(r["who"], r["rank"]) for r in ch.overall("foundation", tie)] == [
-        ("z", 1), ("x", 2), ("y", 2)]  # fmt: skip
+        ("z", 1),
+        ("x", 2),
+        ("y", 2),
+    ]
     assert ch.overall("places", [[], []]) == []
 
 
@@ -133,17 +157,24 @@ async def test_the_overall_ranking_is_served(redis_url, clocked, tmp_path: Path)
     configure(json=False, level="warning")
     now = clock.now_ms()
     iso = lambda ms: datetime.fromtimestamp(ms / 1000, UTC).isoformat()  # noqa: E731
-    schedule = [{"id": "weekly-test", "opens": iso(now - 3_600_000),
-                 "closes": iso(now + 3_600_000), "deals": [{"draw": 1}, {"draw": 1}],
-                 "ranking": "places"}]  # fmt: skip
+    schedule = [
+        {
+            "id": "weekly-test",
+            "opens": iso(now - 3_600_000),
+            "closes": iso(now + 3_600_000),
+            "deals": [{"draw": 1}, {"draw": 1}],
+            "ranking": "places",
+        }
+    ]
     path = tmp_path / "challenges.json"
     path.write_text(json.dumps(schedule))
     node = Node(node_config(redis_url, challenges_file=str(path)), redis_url)
     port = await node.start()
     try:
         ann, bob, cat = await guest(port), await guest(port), await guest(port)
-        assert (await ann.request("attempt", "welcome", challenge="weekly-test",
-                                  name="Ann"))["type"] == "welcome"  # fmt: skip
+        assert (await ann.request("attempt", "welcome", challenge="weekly-test", name="Ann"))[
+            "type"
+        ] == "welcome"
         await bob.request("attempt", "welcome", challenge="weekly-test", name="Bob")
         # Bob plays deal 1 as well
         got = await bob.request("attempt", "welcome", challenge="weekly-test", deal=1, name="Bob")
@@ -175,9 +206,13 @@ async def test_the_overall_ranking_is_served(redis_url, clocked, tmp_path: Path)
 # ---- fair play: the flag and the operator's removal ----------------------------------------
 async def cli(*args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "klondike_race.cli", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "klondike_race.cli",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
@@ -206,8 +241,18 @@ async def test_a_bot_fast_win_is_flagged_and_an_operator_removes_it(daily, redis
     bot_who, bob_who = rows["Bot"]["who"], rows["Bob"]["who"]
     # the operator's command takes the row off, logged (a JSON line) and kept in Redis
     reason = "bot: 60 moves in 2 s"
-    rc, printed, err = await cli("challenge-remove", cid, "0", bot_who, "--reason", reason,
-                                 "--by", "ops", "--redis-url", redis_url)  # fmt: skip
+    rc, printed, err = await cli(
+        "challenge-remove",
+        cid,
+        "0",
+        bot_who,
+        "--reason",
+        reason,
+        "--by",
+        "ops",
+        "--redis-url",
+        redis_url,
+    )
     assert rc == 0, err
     record = orjson.loads(printed)
     assert record["who"] == bot_who and record["reason"] == "bot: 60 moves in 2 s"
@@ -217,12 +262,14 @@ async def test_a_bot_fast_win_is_flagged_and_an_operator_removes_it(daily, redis
     assert logged["event"] == "challenge row removed" and logged["player"] == bot_who
     assert logged["reason"] == "bot: 60 moves in 2 s" and logged["challenge"] == cid
     # removing a row not on the board: refused, nothing recorded
-    rc, _, err = await cli("challenge-remove", cid, "0", bot_who, "--reason", "again",
-                           "--redis-url", redis_url)  # fmt: skip
+    rc, _, err = await cli(
+        "challenge-remove", cid, "0", bot_who, "--reason", "again", "--redis-url", redis_url
+    )
     assert rc == 1 and "not on" in err
     # a playing attempt taken off stays off when it moves again
-    rc, _, err = await cli("challenge-remove", cid, "0", bob_who, "--reason", "test",
-                           "--redis-url", redis_url)  # fmt: skip
+    rc, _, err = await cli(
+        "challenge-remove", cid, "0", bob_who, "--reason", "test", "--redis-url", redis_url
+    )
     assert rc == 0, err
     assert (await bob.move("draw", seq=2))["type"] == "ack"
     _, body = await get(daily.port, f"/api/challenges/{cid}")
@@ -274,9 +321,15 @@ async def test_daily_results_and_streaks_on_the_profile(daily, redis_url) -> Non
     assert status == 200 and profile["variants"] == {} and profile["history"] == []
     assert profile["daily"]["streak"] == 1 and profile["daily"]["best_streak"] == 1
     (entry,) = profile["daily"]["days"]
-    assert entry == {"day": start.isoformat(), "challenge": first, "code": entry["code"],
-                     "status": "resigned", "foundation": 0, "moves": 1,
-                     "time_ms": entry["time_ms"]}  # fmt: skip
+    assert entry == {
+        "day": start.isoformat(),
+        "challenge": first,
+        "code": entry["code"],
+        "status": "resigned",
+        "foundation": 0,
+        "moves": 1,
+        "time_ms": entry["time_ms"],
+    }
     # the next day, late in the evening: two days in a row; the day after, still 2
     to_day(start + timedelta(days=1), 23)
     second = await play_daily(daily.port, device, start + timedelta(days=1))

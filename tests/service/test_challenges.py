@@ -46,9 +46,13 @@ def shifted() -> Iterator[None]:
 async def daily(redis_url: str, shifted: None) -> AsyncIterator[Node]:
     configure(json=False, level="warning")
     config = make_config(
-        redis_url, daily_draws="1", challenge_secret=SECRET, solver_challenge_s=3.0,
-        solver_challenge_tries=5, board_interval_ms=50,
-    )  # fmt: skip
+        redis_url,
+        daily_draws="1",
+        challenge_secret=SECRET,
+        solver_challenge_s=3.0,
+        solver_challenge_tries=5,
+        board_interval_ms=50,
+    )
     node = Node(config, redis_url)
     node.port = await node.start()  # type: ignore[attr-defined]
     yield node
@@ -116,12 +120,22 @@ def test_seeds_are_secret_day_and_candidate_bound() -> None:
 
 def test_a_scheduled_challenge_is_read_strictly() -> None:
     week = ch.scheduled(
-        {"id": "weekly-49", "opens": "2026-12-07T00:00:00Z", "closes": "2026-12-14T00:00:00Z",
-         "deals": [{"draw": 3}] * 5, "ranking": "foundation"}, 1800,
-    )  # fmt: skip
+        {
+            "id": "weekly-49",
+            "opens": "2026-12-07T00:00:00Z",
+            "closes": "2026-12-14T00:00:00Z",
+            "deals": [{"draw": 3}] * 5,
+            "ranking": "foundation",
+        },
+        1800,
+    )
     assert len(week.deals) == 5 and week.ranking == "foundation" and week.time_limit == 1800
-    base = {"id": "weekly-49", "opens": "2026-12-07T00:00:00Z",
-            "closes": "2026-12-14T00:00:00Z", "deals": [{"draw": 3}]}  # fmt: skip
+    base = {
+        "id": "weekly-49",
+        "opens": "2026-12-07T00:00:00Z",
+        "closes": "2026-12-14T00:00:00Z",
+        "deals": [{"draw": 3}],
+    }
     for change, error in [
         ({"id": "daily-x"}, "id"),
         ({"id": "A"}, "id"),
@@ -391,8 +405,13 @@ async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(
     redis_url, shifted
 ) -> None:
     configure(json=False, level="warning")
-    config = make_config(redis_url, daily_draws="1", challenge_secret=SECRET,
-                         solver_challenge_s=3.0, solver_challenge_tries=5)  # fmt: skip
+    config = make_config(
+        redis_url,
+        daily_draws="1",
+        challenge_secret=SECRET,
+        solver_challenge_s=3.0,
+        solver_challenge_tries=5,
+    )
     nodes = [Node(config, redis_url), Node(config, redis_url)]
     for n in nodes:
         await n.start()
@@ -521,8 +540,9 @@ async def test_a_practice_game_on_an_open_deal_follows_the_watch_rule(daily) -> 
         got = await cat.request("watch", "welcome", code=code)
         assert got["type"] == "welcome" and got["role"] == "spectator", (code, got)
     # Cat may race Ann's attempt as a ghost now; that room plays the deal too
-    ghost = await cat.request("ghost", "welcome", code=attempt["room"]["code"], player="p1",
-                              name="Cat")  # fmt: skip
+    ghost = await cat.request(
+        "ghost", "welcome", code=attempt["room"]["code"], player="p1", name="Cat"
+    )
     assert ghost["type"] == "welcome" and ghost["room"]["ghost"], ghost
     for c in (bob, anon):
         got = await c.request("watch", "welcome", code=ghost["room"]["code"])
@@ -560,8 +580,9 @@ async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily
     room = await gus.expect("room")
     while room["room"]["phase"] != "finished":
         room = await gus.expect("room")
-    made = await gus.request("register", "identity", name="Gussie",
-                             password="correct horse battery")  # fmt: skip
+    made = await gus.request(
+        "register", "identity", name="Gussie", password="correct horse battery"
+    )
     assert made["player"]["guest"] is False, made
     again = await gus.request("attempt", "welcome", challenge=cid, name="Gus")
     assert again["reason"] == "attempt_made", again

@@ -43,9 +43,14 @@ async def nodes(cluster: Cluster) -> AsyncIterator[list[Node]]:
     with cluster.client() as c:
         c.flushall()  # every primary
     config = make_config(
-        "", redis_cluster=cluster.seeds, daily_draws="1", challenge_secret=SECRET,
-        solver_challenge_s=3.0, solver_challenge_tries=5, board_interval_ms=50,
-    )  # fmt: skip
+        "",
+        redis_cluster=cluster.seeds,
+        daily_draws="1",
+        challenge_secret=SECRET,
+        solver_challenge_s=3.0,
+        solver_challenge_tries=5,
+        board_interval_ms=50,
+    )
     made = [Node(config, ""), Node(config, "")]
     try:
         for node in made:
@@ -80,8 +85,9 @@ async def race_across(first: Node, second: Node, index: int) -> tuple[Client, Cl
     return host, other, code
 
 
-async def races_on(cluster: Cluster, nodes: list[Node], shards: set[int], least: int = 3
-                   ) -> list[tuple[Client, Client, str]]:  # fmt: skip
+async def races_on(
+    cluster: Cluster, nodes: list[Node], shards: set[int], least: int = 3
+) -> list[tuple[Client, Client, str]]:
     """Races across the two nodes until their rooms are on each primary of ``shards``
     (ports), and at least ``least`` of them."""
     races: list[tuple[Client, Client, str]] = []
@@ -201,8 +207,11 @@ async def test_a_primary_failover_mid_race_loses_no_acknowledged_move(cluster, n
     primary_port = int(replica.info("replication")["master_port"])
     races = await races_on(cluster, nodes, {primary_port}, least=4)
     on_shard = [r for r in races if cluster.owner(room_key(r[2])).port == primary_port]
-    racers = [Racer(c, nodes[0].port if i == 0 else nodes[1].port)  # type: ignore[attr-defined]
-              for r in races for i, c in enumerate(r[:2])]  # fmt: skip
+    racers = [
+        Racer(c, nodes[0].port if i == 0 else nodes[1].port)  # type: ignore[attr-defined]
+        for r in races
+        for i, c in enumerate(r[:2])
+    ]
     watcher = await Client.open(nodes[1].port)  # type: ignore[attr-defined]
     watched = on_shard[0][2]
     assert (await watcher.request("watch", "welcome", code=watched))["type"] == "welcome"
@@ -287,8 +296,9 @@ async def test_a_killed_primary_loses_no_move_acknowledged_by_its_replica(cluste
     SIGKILLed; the cluster promotes the replica; the old primary, started again, follows
     it, and moves are acknowledged again."""
     replica = cluster.replica_now()
-    primary = next(p for p in cluster.processes
-                   if p.port == int(replica.info("replication")["master_port"]))  # fmt: skip
+    primary = next(
+        p for p in cluster.processes if p.port == int(replica.info("replication")["master_port"])
+    )
     races = await races_on(cluster, nodes, {primary.port}, least=1)
     on_shard = [r for r in races if cluster.owner(room_key(r[2])).port == primary.port][:2]
     for r in races:
@@ -297,8 +307,11 @@ async def test_a_killed_primary_loses_no_move_acknowledged_by_its_replica(cluste
                 await c.close()
     for node in nodes:
         node.store.replicas = (1, 500)
-    racers = [Racer(c, nodes[i].port)  # type: ignore[attr-defined]
-              for r in on_shard for i, c in enumerate(r[:2])]  # fmt: skip
+    racers = [
+        Racer(c, nodes[i].port)  # type: ignore[attr-defined]
+        for r in on_shard
+        for i, c in enumerate(r[:2])
+    ]
     stop = asyncio.Event()
     tasks = [asyncio.create_task(r.run(stop)) for r in racers]
     try:
@@ -359,17 +372,21 @@ async def test_ratings_steps_repair_a_crash_and_rebase_a_stale_plan(cluster) -> 
 
         def settle(room, progress, composites, stored):  # type: ignore[no-untyped-def]
             """Each player's games counted: one more than stored."""
-            return [(w, {"games": (stored[w] or {"games": 0})["games"] + 1}, {"code": code})
-                    for w in (a, b)]  # fmt: skip
+            return [
+                (w, {"games": (stored[w] or {"games": 0})["games"] + 1}, {"code": code})
+                for w in (a, b)
+            ]
 
         state = {"seats": [["p1", "A", "", False, a], ["p2", "B", "", False, b]]}
-        await client.hset(room_key(code), mapping={
-            "state": orjson.dumps(state), "status": "finished"})  # fmt: skip
+        await client.hset(
+            room_key(code), mapping={"state": orjson.dumps(state), "status": "finished"}
+        )
         stats = {w: f"player:{{{w}}}:stats" for w in (a, b)}
         # a node planned the race on Ann 1 game and Bob none, applied Bob, then died
-        plan = {"stored": {a: orjson.dumps({"games": 1}).decode(), b: None},
-                "outcomes": [[a, {"games": 2}, {"code": code}],
-                             [b, {"games": 1}, {"code": code}]]}  # fmt: skip
+        plan = {
+            "stored": {a: orjson.dumps({"games": 1}).decode(), b: None},
+            "outcomes": [[a, {"games": 2}, {"code": code}], [b, {"games": 1}, {"code": code}]],
+        }
         await client.hset(room_key(code), "plan", orjson.dumps(plan))
         await client.hset(stats[b], "draw1", orjson.dumps({"games": 1}))
         await client.zadd(f"player:{{{b}}}:applied", {code: 1})

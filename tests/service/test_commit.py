@@ -42,9 +42,7 @@ async def test_replies_errors_and_the_database_of_the_url(redis_url: str) -> Non
     line = CommitConnection.for_url(redis_url.rsplit("/", 1)[0] + "/3")
     assert line is not None
     try:
-        assert await line.call([("SET", "k", "v"), ("GET", "k"), ("INCR", "n")]) == [
-            b"OK", b"v", 1
-        ]  # fmt: skip
+        assert await line.call([("SET", "k", "v"), ("GET", "k"), ("INCR", "n")]) == [b"OK", b"v", 1]
         with pytest.raises(ResponseError, match="WRONGTYPE"):
             await line.call([("LPUSH", "k", "x")])
         with pytest.raises(NoScriptError):
@@ -222,8 +220,11 @@ async def test_the_move_log_commits_through_it_after_a_script_flush(redis_url: s
 
 async def test_a_node_commits_through_it_unless_told_not_to(redis_url: str) -> None:
     """On by default (KR_COMMIT_CONNECTION unset or 1); KR_COMMIT_CONNECTION=0: redis-py."""
-    for env, own in (({}, True), ({"KR_COMMIT_CONNECTION": "1"}, True),
-                     ({"KR_COMMIT_CONNECTION": "0"}, False)):  # fmt: skip
+    for env, own in (
+        ({}, True),
+        ({"KR_COMMIT_CONNECTION": "1"}, True),
+        ({"KR_COMMIT_CONNECTION": "0"}, False),
+    ):
         node = Node(Config.from_env({**env, "REDIS_URL": redis_url}), redis_url)
         try:
             assert isinstance(node.store.log.line, CommitConnection) is own, env

@@ -166,8 +166,15 @@ def test_room_options_round_trip_and_practice_is_one_private_seat() -> None:
     room = Room("ABCDEF", 0, {"seed": "1"}, "salt", options)
     assert Room.from_json(room.to_json()) == room
     listed = room.listed(0)
-    assert set(listed) == {"code", "phase", "settings", "capacity", "time_limit", "rank_by",
-                           "players"}  # fmt: skip
+    assert set(listed) == {
+        "code",
+        "phase",
+        "settings",
+        "capacity",
+        "time_limit",
+        "rank_by",
+        "players",
+    }
     assert "salt" not in str(room.public(0)) and "seed" not in str(room.public(0))
 
 

@@ -200,7 +200,9 @@ async def test_a_node_missing_from_the_node_set_is_back_with_what_it_missed(
         assert mine["type"] == "ack"
         since = [m for m in ann.seen if m.get("v", 0) > 0 and m["type"] in ("progress", "ack")]
         assert [(m["type"], m.get("player")) for m in since][-3:] == [
-            ("progress", "p2"), ("progress", "p2"), ("ack", None)
+            ("progress", "p2"),
+            ("progress", "p2"),
+            ("ack", None),
         ], since
         versions = [m["v"] for m in since]
         assert versions == sorted(versions) and len(set(versions)) == len(versions), since

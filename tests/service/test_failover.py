@@ -97,7 +97,8 @@ async def test_a_move_no_replica_holds_is_not_acknowledged(redis_url) -> None:
         node.store.replicas = (1, 50)  # from now on a replica must hold each write
         # a balancer is told: no move can be acknowledged here now
         assert await get(port, "/readyz") == (
-            503, "1 replica needed (KR_REPLICA_ACKS), 0 connected\n"
+            503,
+            "1 replica needed (KR_REPLICA_ACKS), 0 connected\n",
         )
         await a.send("move", seq=1, action="draw")
         with pytest.raises(ConnectionClosed) as info:

@@ -144,8 +144,13 @@ async def test_rooms_that_ended_leave_nothing_behind(node, redis_url) -> None:
         assert asyncio.all_tasks() <= tasks
         gc.set_debug(gc.DEBUG_SAVEALL)
         gc.collect()
-        cyclic = sorted({type(o).__qualname__ for o in gc.garbage
-                         if type(o).__module__.startswith("klondike_race")})  # fmt: skip
+        cyclic = sorted(
+            {
+                type(o).__qualname__
+                for o in gc.garbage
+                if type(o).__module__.startswith("klondike_race")
+            }
+        )
         assert cyclic == []
         assert grown / rooms < 2000, f"{grown} bytes more after {rooms} rooms"
         assert node.lobby.tickets == {}

@@ -435,8 +435,9 @@ async def test_sign_out_everywhere_reaches_open_connections_on_every_node(node, 
         room = await phone.request("create", "welcome", name="Pip")
         (seat,) = room["room"]["players"]
         assert seat["who"] == told["player"]["id"], seat
-        refused = await phone.request("change_password", "identity", password=PASSWORD,
-                                      new_password="another password")  # fmt: skip
+        refused = await phone.request(
+            "change_password", "identity", password=PASSWORD, new_password="another password"
+        )
         assert refused["reason"] == "not_signed_in", refused
         for c in (laptop, phone):
             await c.close()

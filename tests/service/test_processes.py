@@ -81,8 +81,11 @@ def test_a_data_folder_serves_one_server_at_a_time(tmp_path) -> None:
         started = time.monotonic()
         done = subprocess.run(
             [sys.executable, "-m", "klondike_race.cli", "serve"],
-            env=env, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 1, done
         assert "another server uses the data folder" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr and time.monotonic() - started >= 9
@@ -327,8 +330,11 @@ async def test_workers_share_the_port_and_come_back(redis_url) -> None:
         while not _ready(own) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         assert _ready(own)
-        told = [orjson.loads(line) for line in "".join(server.output).splitlines()
-                if "worker exited" in line]  # fmt: skip
+        told = [
+            orjson.loads(line)
+            for line in "".join(server.output).splitlines()
+            if "worker exited" in line
+        ]
         assert told and told[0]["event"] == "worker exited; starting it again", told
         assert (told[0]["worker"], told[0]["code"], told[0]["level"]) == (0, -9, "warning")
     finally:

@@ -130,9 +130,13 @@ async def test_a_practice_game_on_a_deal_stuck_from_the_start_finishes_at_once(n
     seed = next(s for s in range(10_000) if Game(Deal.from_seed(s), settings).status == "stuck")
     c = await Client.open(node.port)
     welcome = await c.request(
-        "create", "welcome", name="ann", practice=True, deal={"seed": str(seed)},
+        "create",
+        "welcome",
+        name="ann",
+        practice=True,
+        deal={"seed": str(seed)},
         settings={"draw": 3},
-    )  # fmt: skip
+    )
     assert welcome["board"]["status"] == "stuck" and welcome["board"]["over"] is True
     room = await c.expect("room")
     assert room["room"]["phase"] == "finished" and room["room"]["end_reason"] == "all_over"
@@ -144,15 +148,16 @@ async def test_a_resignation_is_no_move_for_the_time_that_breaks_a_tie(node) -> 
     """Ranked by score, players level: the one who reached it first ranks first, and
     still does after resigning later (a resignation leaves ``last_ms`` as it was), in the
     live standings as in the results."""
-    a, b, c = await start_race(
-        node.port, players=3, settings={"scoring": "vegas"}, rank_by="score"
-    )
+    a, b, c = await start_race(node.port, players=3, settings={"scoring": "vegas"}, rank_by="score")
     for x in (a, b, c):  # the same score, one after the other
         assert (await x.move("draw"))["type"] == "ack"
         await asyncio.sleep(0.05)
     await c.drain(0.2)
-    (drew_at,) = [m["progress"]["last_ms"] for m in c.seen
-                  if m["type"] == "progress" and m["player"] == a.player]  # fmt: skip
+    (drew_at,) = [
+        m["progress"]["last_ms"]
+        for m in c.seen
+        if m["type"] == "progress" and m["player"] == a.player
+    ]
     await asyncio.sleep(0.3)
     resigned = await a.request("resign", "ack", seq=2)
     order = [row["player"] for row in sorted(resigned["leaderboard"], key=lambda r: r["rank"])]

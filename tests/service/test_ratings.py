@@ -27,9 +27,17 @@ VARIANT_KEYS = {
     "fewest_moves", "average_foundation", "streak", "best_streak", "rating_history",
 }  # fmt: skip
 ENTRY_KEYS = {
-    "code", "at", "variant", "rank", "players", "result", "rated", "rating_before",
-    "rating_after", "replay",
-}  # fmt: skip
+    "code",
+    "at",
+    "variant",
+    "rank",
+    "players",
+    "result",
+    "rated",
+    "rating_before",
+    "rating_after",
+    "replay",
+}
 
 
 # ---- the pure rules -------------------------------------------------------------------
@@ -71,8 +79,9 @@ async def account(port: int, name: str) -> tuple[Client, str]:
     return c, got["player"]["id"]
 
 
-async def race(clients: list[Client], plan: list[Any], ref: dict | None = None,
-               **create: Any) -> str:  # fmt: skip
+async def race(
+    clients: list[Client], plan: list[Any], ref: dict | None = None, **create: Any
+) -> str:
     """A race of ``clients`` (the first hosts) on a winnable deal; each plays by ``plan``:
     ``"win"`` (the whole reference line), ``n`` (the line until n foundation cards, then
     resign) or ``0`` (resign at once). Returns the room's code once it finished."""
@@ -160,10 +169,17 @@ async def test_a_race_moves_ratings_in_finishing_order(node, redis_url) -> None:
     (entry,) = body["history"]
     assert set(entry) == ENTRY_KEYS
     assert entry == {
-        "code": code, "at": entry["at"], "variant": "draw1", "rank": 2, "players": 3,
-        "result": "resigned", "rated": True, "rating_before": 1500,
-        "rating_after": rb["rating"], "replay": f"/replay/{code}",
-    }  # fmt: skip
+        "code": code,
+        "at": entry["at"],
+        "variant": "draw1",
+        "rank": 2,
+        "players": 3,
+        "result": "resigned",
+        "rated": True,
+        "rating_before": 1500,
+        "rating_after": rb["rating"],
+        "replay": f"/replay/{code}",
+    }
     assert body["guest"] is True and body["name"] is None and body["id"] == kb
     (won,) = (await profile(node.port, ka))[1]["history"]
     assert won["result"] == "won" and won["rank"] == 1
@@ -325,9 +341,13 @@ async def test_the_players_route_refuses_unknown_and_malformed(node) -> None:
     c, key = await account(node.port, "Zed")
     status, body = await profile(node.port, key)
     assert status == 200 and body == {
-        "id": key, "name": "Zed", "guest": False, "variants": {}, "history": [],
+        "id": key,
+        "name": "Zed",
+        "guest": False,
+        "variants": {},
+        "history": [],
         "daily": {"streak": 0, "best_streak": 0, "days": []},
-    }  # fmt: skip
+    }
     for unknown in ("Nobody", "g-" + "0" * 32, "a-" + "1" * 32):
         status, body = await profile(node.port, unknown)
         assert status == 404 and body["error"] == "no_player", (unknown, body)

@@ -233,9 +233,12 @@ async def test_a_challenge_attempt_waits_for_the_close(node) -> None:
     codes = {}
     for name, reveal_at in (("open", now + 3_600_000), ("closed", now - 1)):
         room, _, _ = await node.rooms.create_seated(
-            "ann", RoomOptions(capacity=1, private=True, time_limit=1800), {"seed": "7"},
-            challenge=f"test-{name}/0", reveal_at=reveal_at,
-        )  # fmt: skip
+            "ann",
+            RoomOptions(capacity=1, private=True, time_limit=1800),
+            {"seed": "7"},
+            challenge=f"test-{name}/0",
+            reveal_at=reveal_at,
+        )
         await node.rooms.finish(room.code, "all_over")
         codes[name] = room.code
     status, body = await get_json(node.port, f"/api/replays/{codes['open']}")

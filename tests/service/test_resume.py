@@ -146,8 +146,9 @@ async def test_a_resumed_room_event_carries_the_phase_now_not_when_it_was_made(n
     assert all(m["room"]["phase"] == "racing" for m in missed)
     assert missed[-1]["room"]["start_at"] == countdown["room"]["start_at"]
     # with the leaderboard and, for a player, the flags, as the room events she missed
-    assert all(len(m["leaderboard"]) == 2 and "can_hint" in m and "can_finish" in m
-               for m in missed), missed  # fmt: skip
+    assert all(
+        len(m["leaderboard"]) == 2 and "can_hint" in m and "can_finish" in m for m in missed
+    ), missed
     for c in (guest, again):
         await c.close()
 

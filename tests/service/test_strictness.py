@@ -113,8 +113,12 @@ async def test_messages_are_answered_one_at_a_time_in_the_order_sent(node) -> No
         if message["type"] in ("pong", "ack", "refused", "error"):
             answers.append((message["type"], message.get("id", message.get("seq"))))
     assert answers == [
-        ("pong", 1), ("ack", 1), *(("pong", i) for i in range(2, 23)), ("ack", 2), ("pong", 23)
-    ]  # fmt: skip
+        ("pong", 1),
+        ("ack", 1),
+        *(("pong", i) for i in range(2, 23)),
+        ("ack", 2),
+        ("pong", 23),
+    ]
     assert (await host.request("ping", "pong", id=24))["id"] == 24  # reading again
 
 

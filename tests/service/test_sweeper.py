@@ -289,7 +289,8 @@ async def test_a_ghost_is_never_away(nodes) -> None:
     # all its moves, then its recorded resignation (resigned for being away, after 1 s
     # of a race, it would have made about 3)
     assert ghost["moves"] == 8 and ghost["status"] == "resigned", ghost
-    told = [m["progress"]["moves"] for m in me.seen
-            if m["type"] == "progress" and m["player"] == "p2"]  # fmt: skip
+    told = [
+        m["progress"]["moves"] for m in me.seen if m["type"] == "progress" and m["player"] == "p2"
+    ]
     assert told[:8] == list(range(1, 9)), told
     await me.close()

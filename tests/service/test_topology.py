@@ -149,8 +149,9 @@ class Probe:
         return out
 
 
-async def until(check: Callable[[], bool], what: str, tasks: list[asyncio.Task[None]],
-                timeout: float = 15.0) -> float:  # fmt: skip
+async def until(
+    check: Callable[[], bool], what: str, tasks: list[asyncio.Task[None]], timeout: float = 15.0
+) -> float:
     """Wait for ``check``; fail at once if a racer failed. Returns the time it took."""
     start = time.monotonic()
     while not check():

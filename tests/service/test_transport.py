@@ -201,9 +201,13 @@ async def _raw_server(max_size: int = 1 << 20):
             got.append(("recv", data))
 
     server = await serve(
-        handler, "127.0.0.1", 0, compression=None, max_size=max_size,
+        handler,
+        "127.0.0.1",
+        0,
+        compression=None,
+        max_size=max_size,
         create_connection=transport.MessageConnection,
-    )  # fmt: skip
+    )
     return server, server.sockets[0].getsockname()[1], got, conns
 
 
@@ -222,16 +226,26 @@ async def test_frames_are_split_on_arrival_however_the_bytes_come() -> None:
             await writer.drain()
             await asyncio.sleep(0)
         writer.write(
-            _masked(b"one") + _masked(b"\x00\xff", opcode=0x2) + _masked(b"ping", opcode=0x9)
-            + _masked(b"x" * 70_000) + _masked(b"frag", fin=False) + _masked(b"mented", opcode=0)
+            _masked(b"one")
+            + _masked(b"\x00\xff", opcode=0x2)
+            + _masked(b"ping", opcode=0x9)
+            + _masked(b"x" * 70_000)
+            + _masked(b"frag", fin=False)
+            + _masked(b"mented", opcode=0)
             + _masked(b"after")
-        )  # fmt: skip
+        )
         pong = await reader.readexactly(6)
         assert pong == b"\x8a\x04ping"  # websockets answered the ping
         await until(lambda: len(got) >= 7)
         assert [data for _, data in got] == [
-            "early", "é" * 70, "one", b"\x00\xff", "x" * 70_000, "fragmented", "after"
-        ]  # fmt: skip
+            "early",
+            "é" * 70,
+            "one",
+            b"\x00\xff",
+            "x" * 70_000,
+            "fragmented",
+            "after",
+        ]
         # handed over at once, but the fragmented one (websockets' way, and "after" behind
         # it if it was still queued)
         assert [way for way, _ in got[1:6]] == ["now"] * 4 + ["recv"]

@@ -101,8 +101,9 @@ def test_seed_and_analysis_jobs() -> None:
     assert found["solution"]["result"] == "win"
     game = make_game(found["seed"], {"draw": 1}, found["solution"]["line"])
     assert game.status == "won"
-    out = analyse_job(found["seed"], {"draw": 1}, [[], found["solution"]["line"][:10]],
-                      max_seconds=BUDGET)  # fmt: skip
+    out = analyse_job(
+        found["seed"], {"draw": 1}, [[], found["solution"]["line"][:10]], max_seconds=BUDGET
+    )
     assert out["players"] == ["win", "win"]
     assert out["par"] == found["solution"]["moves"]
     assert out["deal"]["result"] == "win"

@@ -24,11 +24,22 @@ CASES = [(draw, n) for draw in (1, 3) for n in range(40) if n not in SLOW[draw]]
 
 def plain_result(game: Game) -> bool:
     settings = game.settings
-    search = Search(game.columns, game.down, game.found, game.waste + game.stock[::-1],
-                    len(game.waste), game.recycles, draw=settings.draw,
-                    recycles_allowed=settings.recycles_allowed, any_empty=False,
-                    foundation_to_column=True, max_states=100_000, deck_first=True,
-                    deadlock_test=False, prune=False)  # fmt: skip
+    search = Search(
+        game.columns,
+        game.down,
+        game.found,
+        game.waste + game.stock[::-1],
+        len(game.waste),
+        game.recycles,
+        draw=settings.draw,
+        recycles_allowed=settings.recycles_allowed,
+        any_empty=False,
+        foundation_to_column=True,
+        max_states=100_000,
+        deck_first=True,
+        deadlock_test=False,
+        prune=False,
+    )
     return search.run()
 
 

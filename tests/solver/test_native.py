@@ -90,10 +90,13 @@ SEEDS = [(draw, 1_000_000 + n) for draw in (1, 3) for n in (0, 5, 8, 23)]
 # every other setting the search reads: the passes (recycles in the key), any card in an
 # empty column, no foundation to column; two seeds each, from the start and from move 15
 VARIANTS = [
-    Settings(draw=3, passes=3), Settings(draw=1, passes=1), Settings(draw=1, empty="any"),
-    Settings(draw=3, foundation_to_column=False), Settings(draw=3, empty="any"),
+    Settings(draw=3, passes=3),
+    Settings(draw=1, passes=1),
+    Settings(draw=1, empty="any"),
+    Settings(draw=3, foundation_to_column=False),
+    Settings(draw=3, empty="any"),
     Settings(draw=1, passes=3, foundation_to_column=False),
-]  # fmt: skip
+]
 
 
 def _games() -> list[tuple[str, Game]]:
@@ -172,9 +175,15 @@ def test_the_compiled_search_refuses_a_bad_position(change: dict[str, object], e
     arrays."""
     compiled = native.core("native")
     args: dict[str, object] = {
-        "columns": [[0], [], [], [], [], [], []], "down": [0] * 7, "found": [0] * 4,
-        "deck": [1, 2], "turned": 0, "recycles": 0, "draw": 1, "recycles_allowed": None,
-    }  # fmt: skip
+        "columns": [[0], [], [], [], [], [], []],
+        "down": [0] * 7,
+        "found": [0] * 4,
+        "deck": [1, 2],
+        "turned": 0,
+        "recycles": 0,
+        "draw": 1,
+        "recycles_allowed": None,
+    }
     args.update(change)
     positional = [args.pop(k) for k in ("columns", "down", "found", "deck", "turned", "recycles")]
     with pytest.raises(ValueError, match=error):
@@ -187,8 +196,7 @@ def test_the_compiled_search_takes_any_number_of_unlimited_recycles() -> None:
     compiled = native.core("native")
     game = Game(Deal.from_seed(7), Settings(draw=3))
     args = (game.columns, game.down, game.found, game.waste + game.stock[::-1], 0)
-    kwargs = {"draw": 3, "recycles_allowed": None, "any_empty": False,
-              "foundation_to_column": True}  # fmt: skip
+    kwargs = {"draw": 3, "recycles_allowed": None, "any_empty": False, "foundation_to_column": True}
     many, none = compiled.Search(*args, 300, **kwargs), compiled.Search(*args, 0, **kwargs)
     assert many.key() == none.key()
     assert many.advance(50_000) == none.advance(50_000)
@@ -208,8 +216,9 @@ def test_running_out_of_memory_is_unknown() -> None:
         "again = solver.solve(Game(Deal.from_seed(1), Settings(draw=1)), max_seconds=60)\n"
         "print(out.result, out.states, out.seconds, again.result)\n"
     )
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=300, check=False)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     result, states, seconds, again = run.stdout.split()
     # unlimited, 1000184 is proven lost (48 million positions, about 40 s): here the

@@ -95,10 +95,17 @@ SETTINGS = [
 ]
 POSITIONS = [
     (deal_id, draw, fraction, seed)
-    for draw, deal_id, fraction, seed in [(1, 0, 0.8, 0), (1, 16, 0.8, 16), (1, 18, 0.8, 18),
-                                          (1, 19, 0.8, 19), (1, 24, 0.8, 24), (3, 0, 0.8, 0),
-                                          (3, 3, 0.8, 3), (3, 2, 0.8, 2)]
-]  # fmt: skip
+    for draw, deal_id, fraction, seed in [
+        (1, 0, 0.8, 0),
+        (1, 16, 0.8, 16),
+        (1, 18, 0.8, 18),
+        (1, 19, 0.8, 19),
+        (1, 24, 0.8, 24),
+        (3, 0, 0.8, 0),
+        (3, 3, 0.8, 3),
+        (3, 2, 0.8, 2),
+    ]
+]
 
 
 @pytest.mark.parametrize(("deal_id", "draw", "fraction", "seed"), POSITIONS)

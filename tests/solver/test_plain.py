@@ -15,11 +15,22 @@ from .helpers import assert_line_wins, reference, reference_game
 
 def plain(game: Game) -> Search:
     settings = game.settings
-    return Search(game.columns, game.down, game.found, game.waste + game.stock[::-1],
-                  len(game.waste), game.recycles, draw=settings.draw,
-                  recycles_allowed=settings.recycles_allowed, any_empty=settings.empty == "any",
-                  foundation_to_column=settings.foundation_to_column, max_states=2_000_000,
-                  deck_first=True, deadlock_test=False, prune=False)  # fmt: skip
+    return Search(
+        game.columns,
+        game.down,
+        game.found,
+        game.waste + game.stock[::-1],
+        len(game.waste),
+        game.recycles,
+        draw=settings.draw,
+        recycles_allowed=settings.recycles_allowed,
+        any_empty=settings.empty == "any",
+        foundation_to_column=settings.foundation_to_column,
+        max_states=2_000_000,
+        deck_first=True,
+        deadlock_test=False,
+        prune=False,
+    )
 
 
 @pytest.mark.parametrize(("deal_id", "draw"), [(0, 1), (1, 3), (2, 3), (42, 1), (25, 3), (6, 3)])

@@ -128,9 +128,19 @@ def test_the_bare_search_runs_to_the_end_or_raises_budget() -> None:
     game = reference_game(reference(104, 1))
 
     def search(**budget: object) -> Search:
-        return Search(game.columns, game.down, game.found, game.waste + game.stock[::-1], 0, 0,
-                      draw=1, recycles_allowed=None, any_empty=False, foundation_to_column=True,
-                      **budget)  # fmt: skip
+        return Search(
+            game.columns,
+            game.down,
+            game.found,
+            game.waste + game.stock[::-1],
+            0,
+            0,
+            draw=1,
+            recycles_allowed=None,
+            any_empty=False,
+            foundation_to_column=True,
+            **budget,
+        )
 
     assert search().run() is False
     small = search(max_states=50)

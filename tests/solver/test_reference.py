@@ -70,8 +70,11 @@ def test_solver_agrees_with_reference(draw: int, deal_id: int) -> None:
     assert solution.seconds >= 0
 
 
-@pytest.mark.parametrize("ref", [r for r in reference_deals() if r["result"] == "win"],
-                         ids=lambda r: f"{r['id']}-draw{r['draw']}")  # fmt: skip
+@pytest.mark.parametrize(
+    "ref",
+    [r for r in reference_deals() if r["result"] == "win"],
+    ids=lambda r: f"{r['id']}-draw{r['draw']}",
+)
 def test_reference_lines_replay_as_wins(ref: dict) -> None:
     """Every reference line replays through the checked API and ends in a win."""
     game = reference_game(ref)

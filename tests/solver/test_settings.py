@@ -72,8 +72,7 @@ def test_foundation_to_column_is_searched_and_can_be_needed(draw: int) -> None:
     forbidden = position(Settings(draw=draw, foundation_to_column=False), *NEEDS_F2C)
     assert solve(forbidden, max_seconds=BUDGET).result == "lose"
     # with any card allowed into an empty column, the 4h can go there instead
-    any_empty = position(Settings(draw=draw, foundation_to_column=False, empty="any"),
-                         *NEEDS_F2C)  # fmt: skip
+    any_empty = position(Settings(draw=draw, foundation_to_column=False, empty="any"), *NEEDS_F2C)
     assert_line_wins(any_empty, solve(any_empty, max_seconds=BUDGET))
 
 

@@ -15,10 +15,19 @@ from .helpers import BUDGET, assert_line_wins, reference, reference_game
 
 def bare(game: Game, **options: object) -> Search:
     settings = game.settings
-    return Search(game.columns, game.down, game.found, game.waste + game.stock[::-1],
-                  len(game.waste), game.recycles, draw=settings.draw,
-                  recycles_allowed=settings.recycles_allowed, any_empty=settings.empty == "any",
-                  foundation_to_column=settings.foundation_to_column, **options)  # fmt: skip
+    return Search(
+        game.columns,
+        game.down,
+        game.found,
+        game.waste + game.stock[::-1],
+        len(game.waste),
+        game.recycles,
+        draw=settings.draw,
+        recycles_allowed=settings.recycles_allowed,
+        any_empty=settings.empty == "any",
+        foundation_to_column=settings.foundation_to_column,
+        **options,
+    )
 
 
 @pytest.mark.parametrize(("deal_id", "draw"), [(11, 1), (35, 1), (10, 1), (16, 3), (12, 3)])

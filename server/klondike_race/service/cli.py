@@ -217,8 +217,14 @@ def _challenge_remove(args: argparse.Namespace) -> int:
         if got is None:
             print(f"{args.player} is not on {args.challenge} deal {args.deal}", file=sys.stderr)
             return 1
-        log.warning("challenge row removed", challenge=args.challenge, deal=args.deal,
-                    player=args.player, reason=args.reason, by=by)  # fmt: skip
+        log.warning(
+            "challenge row removed",
+            challenge=args.challenge,
+            deal=args.deal,
+            player=args.player,
+            reason=args.reason,
+            by=by,
+        )
         print(orjson.dumps(got).decode())
         return 0
 

@@ -160,11 +160,15 @@ class Config:
             if last > 65535:
                 out.append(f"KR_WORKER_PORTS={first}: the last worker's port is over 65535")
             elif first <= self.port <= last:
-                out.append(f"KR_WORKER_PORTS={first}: the workers' own ports ({first}-{last}) "
-                           f"take in KR_PORT={self.port}")  # fmt: skip
+                out.append(
+                    f"KR_WORKER_PORTS={first}: the workers' own ports ({first}-{last}) "
+                    f"take in KR_PORT={self.port}"
+                )
         if self.away_s < 2 * self.sweep_interval_s:  # else connected players look away
-            out.append(f"KR_AWAY_S={self.away_s}: at least twice KR_SWEEP_INTERVAL_S "
-                       f"({_number(self.sweep_interval_s)})")  # fmt: skip
+            out.append(
+                f"KR_AWAY_S={self.away_s}: at least twice KR_SWEEP_INTERVAL_S "
+                f"({_number(self.sweep_interval_s)})"
+            )
         for name in ("sentinels", "redis_cluster"):
             value = getattr(self, name)
             if value is not None and not all(_address(a) for a in value.split(",")):

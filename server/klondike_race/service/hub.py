@@ -261,8 +261,11 @@ class RoomHub(RoomSight):
         """A progress update held back since ``sent`` (epoch ms), to those who see the
         race behind it now and whose view had reached that moment (one who came later got
         it in their snapshot)."""
-        ws = [c.ws for c in self.conns
-              if c.view_from <= sent and self.sight(c) is V.Sight.DELAYED_BOARDS]  # fmt: skip
+        ws = [
+            c.ws
+            for c in self.conns
+            if c.view_from <= sent and self.sight(c) is V.Sight.DELAYED_BOARDS
+        ]
         if ws:
             self.push(ws, data, batched=True)
 
@@ -275,8 +278,11 @@ class RoomHub(RoomSight):
         at = self._boards_at = max(sent, self._boards_at + 1000)
 
         async def send() -> None:
-            ws = [c.ws for c in self.conns
-                  if c.view_from <= at and self.sight(c) is V.Sight.DELAYED_BOARDS]  # fmt: skip
+            ws = [
+                c.ws
+                for c in self.conns
+                if c.view_from <= at and self.sight(c) is V.Sight.DELAYED_BOARDS
+            ]
             if ws:
                 self.push(ws, encode("boards", boards=await self._boards_behind()))
 

@@ -112,6 +112,8 @@ def _print(replay: dict[str, Any]) -> int:
         print(f"{clock(at):>8}  {pid:3}  {name[:12]:12}  {move:8}  {home:2d}")
     for p in replay["players"]:
         final = p["final"]
-        print(f"# {p['id']} {p['name']}: {final['status']}, {final['foundation']} home,"
-              f" {final['moves']} moves")  # fmt: skip
+        print(
+            f"# {p['id']} {p['name']}: {final['status']}, {final['foundation']} home,"
+            f" {final['moves']} moves"
+        )
     return 0

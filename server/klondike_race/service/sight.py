@@ -127,9 +127,12 @@ class RoomSight:
         phase = self.phase()
         room = self.room
         if (  # an attempt that ended before its reveal, watched after it
-            phase == FINISHED and "reveal" not in self.public and room and not room.parent
+            phase == FINISHED
+            and "reveal" not in self.public
+            and room
+            and not room.parent
             and now_ms() >= (room.reveal_at or 0)
-        ):  # fmt: skip
+        ):
             self.public = {**self.public, "reveal": room.reveal()}
         fields: dict[str, Any] = {
             "v": self.version,

@@ -45,9 +45,18 @@ LOSE = "lose"
 UNKNOWN = "unknown"
 
 __all__ = [
-    "LOSE", "UNKNOWN", "WIN", "Analysis", "SeedResult", "Solution", "SolverError", "analyse",
-    "find_winnable_seed", "seed_sequence", "solve",
-]  # fmt: skip
+    "LOSE",
+    "UNKNOWN",
+    "WIN",
+    "Analysis",
+    "SeedResult",
+    "Solution",
+    "SolverError",
+    "analyse",
+    "find_winnable_seed",
+    "seed_sequence",
+    "solve",
+]
 
 
 class SolverError(RuntimeError):

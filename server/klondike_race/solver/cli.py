@@ -31,8 +31,13 @@ def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
     source.add_argument("--deal", metavar="FILE", help="a JSON list of 52 cards")
     add_settings_arguments(p)
     p.add_argument("--moves", default="", help="moves played first, e.g. 'd w>3 3>h'")
-    p.add_argument("--budget", type=float, default=10.0, metavar="SECONDS",
-                   help="time budget (default 10; 0 for none)")  # fmt: skip
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time budget (default 10; 0 for none)",
+    )
     p.add_argument("--states", type=int, default=None, help="state budget")
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.set_defaults(run=_solve)

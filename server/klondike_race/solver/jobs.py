@@ -54,9 +54,12 @@ def solve_job(
         return any(os.path.exists(path) for path in stop)
 
     solution = solve(
-        game, max_seconds=max_seconds, max_states=max_states, plan=plan,
+        game,
+        max_seconds=max_seconds,
+        max_states=max_states,
+        plan=plan,
         stop=stopped if stop else None,
-    )  # fmt: skip
+    )
     return solution.to_json()
 
 

@@ -94,9 +94,14 @@ def build(force: bool = False) -> str:
     with tempfile.TemporaryDirectory(prefix="kr-native-") as tmp:
         out = Path(tmp) / target.name
         command = [
-            *compiler, *FLAGS, f"-I{sysconfig.get_path('include')}",
-            f'-DSOURCE_SHA256="{source_hash()}"', str(SOURCE), "-o", str(out),
-        ]  # fmt: skip
+            *compiler,
+            *FLAGS,
+            f"-I{sysconfig.get_path('include')}",
+            f'-DSOURCE_SHA256="{source_hash()}"',
+            str(SOURCE),
+            "-o",
+            str(out),
+        ]
         try:
             run = subprocess.run(command, capture_output=True, text=True, check=False)
         except OSError as err:

@@ -560,8 +560,10 @@ class Search:
                 if not kids or target[kids[0]] != d:
                     continue
                 for c in kids:
-                    if c in dk and (only is None or c in only) and (
-                        not self.prune or self._child_available(c)
+                    if (
+                        c in dk
+                        and (only is None or c in only)
+                        and (not self.prune or self._child_available(c))
                     ):
                         deck_moves.append((DECK, dk.find(c), d, 0))
             if empty >= 0:
@@ -569,9 +571,7 @@ class Search:
                 if only is not None:  # (a child is never a King; ``only`` is sorted)
                     candidates = only if any_empty else ()
                 for c in candidates:
-                    if c in dk and target[c] < 0 and (
-                        not self.prune or self._child_available(c)
-                    ):
+                    if c in dk and target[c] < 0 and (not self.prune or self._child_available(c)):
                         deck_moves.append((DECK, dk.find(c), empty, 0))
         else:
             self._deck_moves(deck_moves, target, empty)
@@ -611,8 +611,9 @@ class Search:
         if ob >= 0:
             if ob == EMPTY_OB:
                 cols = self.cols
-                return [m for m in out if m[0] in (MOVE, DECK, FOUND) and m[2] >= 0
-                        and not cols[m[2]]]  # fmt: skip
+                return [
+                    m for m in out if m[0] in (MOVE, DECK, FOUND) and m[2] >= 0 and not cols[m[2]]
+                ]
             return self._uses(out, HOLDS[ob])
         return out
 

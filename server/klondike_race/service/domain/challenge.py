@@ -181,8 +181,7 @@ def flagged(progress: dict[str, Any]) -> bool:
 
 def row(code: str, name: str, guest: bool, progress: dict[str, Any]) -> dict[str, Any]:
     """An attempt's leaderboard row (its rank comes from the board's order)."""
-    return {"name": name, "guest": guest, "code": code, **progress,
-            "flagged": flagged(progress)}  # fmt: skip
+    return {"name": name, "guest": guest, "code": code, **progress, "flagged": flagged(progress)}
 
 
 def overall(
@@ -203,8 +202,10 @@ def overall(
             if last is not None and score != last:
                 place = i + 1
             last = score
-            p = players.setdefault(who, {"who": who, "places": [None] * len(boards),
-                                         "foundation": 0, "moves": 0, "ms": 0})  # fmt: skip
+            p = players.setdefault(
+                who,
+                {"who": who, "places": [None] * len(boards), "foundation": 0, "moves": 0, "ms": 0},
+            )
             p["name"], p["guest"] = r["name"], r["guest"]
             p["places"][index] = place
             p["foundation"] += r["foundation"]
@@ -234,10 +235,20 @@ def overall(
         if last_key is not None and k != last_key:
             rank = i + 1
         last_key = k
-        out.append({"rank": rank, "who": p["who"], "name": p["name"], "guest": p["guest"],
-                    "total": p["total"], "deals": sum(x is not None for x in p["places"]),
-                    "places": p["places"], "foundation": p["foundation"],
-                    "moves": p["moves"], "ms": p["ms"]})  # fmt: skip
+        out.append(
+            {
+                "rank": rank,
+                "who": p["who"],
+                "name": p["name"],
+                "guest": p["guest"],
+                "total": p["total"],
+                "deals": sum(x is not None for x in p["places"]),
+                "places": p["places"],
+                "foundation": p["foundation"],
+                "moves": p["moves"],
+                "ms": p["ms"],
+            }
+        )
     return out
 
 

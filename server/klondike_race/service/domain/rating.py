@@ -89,10 +89,18 @@ def result(rank: int, progress: dict[str, Any]) -> str:
 def empty_stats() -> dict[str, Any]:
     """A player's stored statistics of one variant before any race."""
     return {
-        "mu": MU, "sigma": SIGMA, "races": 0, "wins": 0, "solved": 0,
-        "best_time_ms": None, "fewest_moves": None, "foundation": 0,
-        "streak": 0, "best_streak": 0, "history": [],
-    }  # fmt: skip
+        "mu": MU,
+        "sigma": SIGMA,
+        "races": 0,
+        "wins": 0,
+        "solved": 0,
+        "best_time_ms": None,
+        "fewest_moves": None,
+        "foundation": 0,
+        "streak": 0,
+        "best_streak": 0,
+        "history": [],
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,11 +160,17 @@ def settle(
             point = [room.ended or now, display(new[0])]
             stats["history"] = [*stats["history"], point][-RATING_POINTS:]
         entry = {
-            "code": room.code, "at": room.ended or now, "variant": kind, "rank": rank,
-            "players": len(seats), "result": got, "rated": is_rated,
-            "rating_before": display(old[0]), "rating_after": display(stats["mu"]),
+            "code": room.code,
+            "at": room.ended or now,
+            "variant": kind,
+            "rank": rank,
+            "players": len(seats),
+            "result": got,
+            "rated": is_rated,
+            "rating_before": display(old[0]),
+            "rating_after": display(stats["mu"]),
             "replay": f"/replay/{room.code}",
-        }  # fmt: skip
+        }
         out.append(Outcome(seat.who, stats, entry))
     return out
 

@@ -105,8 +105,13 @@ def player_replay(room: Room, pid: str, log: list[str], now: int) -> dict[str, A
         game.time_out()
     final = board_view(game, elapsed)
     if final != last:
-        frames.append({"at_ms": max(elapsed, frames[-1]["at_ms"] if frames else 0),
-                       "move": END, "board": delta(last, final)})  # fmt: skip
+        frames.append(
+            {
+                "at_ms": max(elapsed, frames[-1]["at_ms"] if frames else 0),
+                "move": END,
+                "board": delta(last, final),
+            }
+        )
     record = GameRecord(
         room.game_deal, room.settings, game.log[:], game.times[:], game.ended
     ).to_json()

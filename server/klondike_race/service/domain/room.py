@@ -64,8 +64,13 @@ class Seat:
 
     def public(self) -> dict[str, Any]:
         who = self.who or None
-        return {"id": self.id, "name": self.name, "ready": self.ready, "who": who,
-                "guest": self.guest}  # fmt: skip
+        return {
+            "id": self.id,
+            "name": self.name,
+            "ready": self.ready,
+            "who": who,
+            "guest": self.guest,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,15 +102,21 @@ class Assist:
         """Seat ``conn`` in a practice continuation of their race at ``log``'s position."""
         assert hub.room is not None
         room = hub.room
-        name = next((p["name"] for p in hub.public.get("players", ()) if p["id"] == conn.player),
-                    "player")  # fmt: skip
+        name = next(
+            (p["name"] for p in hub.public.get("players", ()) if p["id"] == conn.player), "player"
+        )
         options = RoomOptions(settings=room.settings, rank_by=room.options.rank_by, practice=True)
         # its clock goes on from the race's last move, so the record's times stay in order
         last_ms = movelog.at_ms(log[-1]) if log else 0
         fork, pid, secret = await self.lobby.new_room(
-            name, options, room.deal, conn, parent=room.code,
-            deal_of=room.challenge or room.deal_of, elapsed=last_ms,
-        )  # fmt: skip
+            name,
+            options,
+            room.deal,
+            conn,
+            parent=room.code,
+            deal_of=room.challenge or room.deal_of,
+            elapsed=last_ms,
+        )
         copy = movelog.replay(Game(fork.game_deal, fork.settings), log)
         prog = {**progress(copy, last_ms), "last_ms": last_ms}
         key = ranking.rank_key(prog, options.rank_by, last_ms)

@@ -104,15 +104,30 @@ class Boards:
             gone = [w for w in before if w not in standing]
             same = not changed and not gone and (players, final) == last[2:]
         if fresh:
-            frame = encode("leaderboard", challenge=challenge_id, deal=index, v=v,
-                           players=players, final=final, rows=top)  # fmt: skip
+            frame = encode(
+                "leaderboard",
+                challenge=challenge_id,
+                deal=index,
+                v=v,
+                players=players,
+                final=final,
+                rows=top,
+            )
             self.fanout.push([x.ws for x in fresh], frame)
             for x in fresh:
                 x.board_v = v
         if held and not same:
-            frame = encode("leaderboard_changes", challenge=challenge_id, deal=index, v=v,
-                           base=base, players=players, final=final, changed=changed,
-                           gone=gone)  # fmt: skip
+            frame = encode(
+                "leaderboard_changes",
+                challenge=challenge_id,
+                deal=index,
+                v=v,
+                base=base,
+                players=players,
+                final=final,
+                changed=changed,
+                gone=gone,
+            )
             self.fanout.push([x.ws for x in held], frame)
             for x in held:
                 x.board_v = v

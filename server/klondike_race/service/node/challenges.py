@@ -46,9 +46,14 @@ OVERALL_CACHE_S = 1.0  # a multi-deal challenge's overall ranking, reused this l
 
 class Challenges:
     def __init__(
-        self, config: Config, store: Store, rooms: RoomOps, lobby: Lobby, solving: Solving,
+        self,
+        config: Config,
+        store: Store,
+        rooms: RoomOps,
+        lobby: Lobby,
+        solving: Solving,
         fanout: Fanout,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.config = config
         self.store = store
         self.rooms = rooms
@@ -108,8 +113,12 @@ class Challenges:
             if await self.store.challenges.preparing(c.id, index, lock_ms):
                 made = await self._certify(c, index, settings.to_dict(), budget, tries)
                 await self.store.challenges.store_deal(c.id, index, made)
-                log.info("challenge deal prepared", challenge=c.id, deal=index,
-                         candidate=made["candidate"])  # fmt: skip
+                log.info(
+                    "challenge deal prepared",
+                    challenge=c.id,
+                    deal=index,
+                    candidate=made["candidate"],
+                )
                 continue  # read back what was stored (the first one stored counts)
             if not wait:
                 return None
@@ -125,13 +134,23 @@ class Challenges:
             out = await self.solving.solve_deal({"seed": seed}, settings, budget)
             if out is not None and out["result"] == "win":
                 par = len(out["line"])
-                return {"seed": seed, "salt": salt, "candidate": candidate, "par": par,
-                        "commitment": commitment(salt, f"v1:{seed}")}  # fmt: skip
+                return {
+                    "seed": seed,
+                    "salt": salt,
+                    "candidate": candidate,
+                    "par": par,
+                    "commitment": commitment(salt, f"v1:{seed}"),
+                }
         # nothing proven within the tries: the last candidate, marked uncertified
         seed = ch.seed(secret, c.id, index, tries)
         log.warning("challenge deal not certified", challenge=c.id, deal=index)
-        return {"seed": seed, "salt": salt, "candidate": tries, "par": None,
-                "commitment": commitment(salt, f"v1:{seed}")}  # fmt: skip
+        return {
+            "seed": seed,
+            "salt": salt,
+            "candidate": tries,
+            "par": None,
+            "commitment": commitment(salt, f"v1:{seed}"),
+        }
 
     async def prepare_ahead(self) -> None:
         """Today's and tomorrow's dailies (and scheduled challenges not closed): each deal
@@ -177,8 +196,12 @@ class Challenges:
                 rows = await self.overall(c)
                 mine = next((r for r in rows if r["who"] == who), None)
                 if mine is not None:
-                    out["you"] = {"rank": mine["rank"], "total": mine["total"],
-                                  "deals": mine["deals"], "players": len(rows)}  # fmt: skip
+                    out["you"] = {
+                        "rank": mine["rank"],
+                        "total": mine["total"],
+                        "deals": mine["deals"],
+                        "players": len(rows),
+                    }
         return out
 
     async def overall(self, c: Challenge) -> list[dict[str, Any]]:
@@ -203,8 +226,12 @@ class Challenges:
             who, (None, None, [])
         )
         row = rows[0][2] if rows else None
-        return {"code": code, "status": row["status"] if row else None, "rank": rank,
-                "foundation": row["foundation"] if row else None}  # fmt: skip
+        return {
+            "code": code,
+            "status": row["status"] if row else None,
+            "rank": rank,
+            "foundation": row["foundation"] if row else None,
+        }
 
     # ---- HTTP ---------------------------------------------------------------------------
     async def http(self, rest: str, query: str) -> tuple[int, dict[str, Any]]:
@@ -221,8 +248,11 @@ class Challenges:
                     day = date.fromisoformat(params["day"][0])
                 except ValueError:
                     return 400, _bad("day is YYYY-MM-DD")
-                found = [c for c in ch.dailies(day, self.draws, self.config.challenge_time_limit_s)
-                         if self.kept(c, now)]  # fmt: skip
+                found = [
+                    c
+                    for c in ch.dailies(day, self.draws, self.config.challenge_time_limit_s)
+                    if self.kept(c, now)
+                ]
             else:
                 found = self.known(now)
             return 200, {
@@ -299,9 +329,16 @@ class Challenges:
         )
         name = seat_name(conn, typed)
         room, pid, _ = await self.rooms.create_seated(
-            name, options, {"seed": deal["seed"]}, who=who, guest=guest, session=conn.session,
-            salt=deal["salt"], challenge=f"{c.id}/{index}", reveal_at=c.final_at(),
-        )  # fmt: skip
+            name,
+            options,
+            {"seed": deal["seed"]},
+            who=who,
+            guest=guest,
+            session=conn.session,
+            salt=deal["salt"],
+            challenge=f"{c.id}/{index}",
+            reveal_at=c.final_at(),
+        )
         start = initial_progress(options.settings.scoring)
         row = ch.row(room.code, name, guest, start)
         key = ranking.rank_key(start, "progress", 0)
@@ -334,9 +371,13 @@ class Challenges:
         assert deal is not None
         options = RoomOptions(settings=c.deal(index), practice=True)
         room, pid, secret = await self.lobby.new_room(
-            seat_name(conn, typed), options, {"seed": deal["seed"]}, conn, reveal_at=c.final_at(),
+            seat_name(conn, typed),
+            options,
+            {"seed": deal["seed"]},
+            conn,
+            reveal_at=c.final_at(),
             deal_of=f"{c.id}/{index}",
-        )  # fmt: skip
+        )
         await self.lobby.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
 
     async def may_watch(self, conn: Conn, code: str) -> None:
@@ -361,6 +402,7 @@ class Challenges:
             if own is None or Room.from_json(own[0]).phase(now) == FINISHED:
                 return
         raise ServiceError("attempt_first", "watch a challenge attempt after your own has ended")
+
 
 def _bad(message: str) -> dict[str, Any]:
     return {"error": "bad_request", "message": message}

@@ -45,10 +45,19 @@ INBOX_HIGH = 16
 
 class Connections:
     def __init__(
-        self, config: Config, metrics: Metrics, fanout: Fanout, hubs: Hubs,
-        lobby: Lobby, race: Race, assist: Assist, players: Players, challenges: Challenges,
-        ghosts: Ghosts, replays: Replays,
-    ) -> None:  # fmt: skip
+        self,
+        config: Config,
+        metrics: Metrics,
+        fanout: Fanout,
+        hubs: Hubs,
+        lobby: Lobby,
+        race: Race,
+        assist: Assist,
+        players: Players,
+        challenges: Challenges,
+        ghosts: Ghosts,
+        replays: Replays,
+    ) -> None:
         self.config = config
         self.metrics = metrics
         self.fanout = fanout
@@ -235,9 +244,11 @@ class Connections:
             self._shut(conn, 1013, "try again later")
             return
         conn.log.error(
-            "connection failed", room=conn.hub and conn.hub.code, player=conn.player,
+            "connection failed",
+            room=conn.hub and conn.hub.code,
+            player=conn.player,
             exc_info=err,
-        )  # fmt: skip
+        )
         self._shut(conn, 1011, "internal error")
 
     def _shut(self, conn: Conn, code: int, reason: str) -> None:

@@ -36,9 +36,14 @@ GHOST = "p2"  # the ghost's seat in its practice room
 
 class Ghosts:
     def __init__(
-        self, store: Store, hubs: Hubs, rooms: RoomOps, lobby: Lobby, challenges: Challenges,
+        self,
+        store: Store,
+        hubs: Hubs,
+        rooms: RoomOps,
+        lobby: Lobby,
+        challenges: Challenges,
         spawn: Any,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.store = store
         self.hubs = hubs
         self.rooms = rooms
@@ -65,13 +70,21 @@ class Ghosts:
 
         # under the recorded game's time limit: a game that ran out of time has no end in
         # its log, and its ghost runs out with the limit as it did
-        options = RoomOptions(settings=source.settings, practice=True, ghost=True,
-                              time_limit=source.options.time_limit)  # fmt: skip
+        options = RoomOptions(
+            settings=source.settings,
+            practice=True,
+            ghost=True,
+            time_limit=source.options.time_limit,
+        )
         ghost = {"code": source.code, "player": seat.id}
         room, (me,) = await self.rooms.create(
-            options, source.deal, seats, reveal_at=source.reveal_at, ghost=ghost,
+            options,
+            source.deal,
+            seats,
+            reveal_at=source.reveal_at,
+            ghost=ghost,
             deal_of=source.challenge or source.deal_of,
-        )  # fmt: skip
+        )
         log.info("ghost race", room=room.code, ghost_of=source.code, player=seat.id)
         await self.lobby.enter(conn, room, me, f"{room.code}.{me}.{secret}")
         self.run(room, recorded)
@@ -129,8 +142,13 @@ class Ghosts:
             board = board_view(game, at_ms)
             prog = of_board(board, game.last_ms)
             key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
-            body = {"type": "progress", "player": GHOST, "progress": prog, "seq": seq,
-                    "entry": entry}  # fmt: skip
+            body = {
+                "type": "progress",
+                "player": GHOST,
+                "progress": prog,
+                "seq": seq,
+                "entry": entry,
+            }
             v = await self.store.log.append(
                 room.code, GHOST, seq, entry, prog, key, orjson.dumps(body)
             )

@@ -103,10 +103,16 @@ class Lobby:
         await self.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
 
     async def new_room(
-        self, name: str, options: RoomOptions, deal: dict[str, Any] | None = None,
-        conn: Conn | None = None, parent: str | None = None, reveal_at: int | None = None,
-        deal_of: str | None = None, elapsed: int = 0,
-    ) -> tuple[Room, str, str]:  # fmt: skip
+        self,
+        name: str,
+        options: RoomOptions,
+        deal: dict[str, Any] | None = None,
+        conn: Conn | None = None,
+        parent: str | None = None,
+        reveal_at: int | None = None,
+        deal_of: str | None = None,
+        elapsed: int = 0,
+    ) -> tuple[Room, str, str]:
         """A new room with its first player seated: (room, player id, secret). A
         winnable-only room deals the first seed from a random (or the given) one that the
         solver proves winnable. ``reveal_at``: the deal stays secret until then (a
@@ -118,9 +124,17 @@ class Lobby:
             deal = {"seed": await self.solving.winnable_seed(deal["seed"], settings)}
         who, guest = seat_owner(conn) if conn is not None else ("", True)
         return await self.rooms.create_seated(
-            name, options, deal, parent, who, guest, conn.session if conn else None,
-            reveal_at=reveal_at, deal_of=deal_of, elapsed=elapsed,
-        )  # fmt: skip
+            name,
+            options,
+            deal,
+            parent,
+            who,
+            guest,
+            conn.session if conn else None,
+            reveal_at=reveal_at,
+            deal_of=deal_of,
+            elapsed=elapsed,
+        )
 
     # ---- entering rooms ---------------------------------------------------------------
     async def enter(
@@ -224,8 +238,12 @@ class Lobby:
         """Watch a room; a player who sits in it, from any device, joins it instead until
         it has finished (a racer sees no other board live)."""
         here = conn.hub
-        seated = (here is not None and here.code == m.code and conn.role == "player"
-                  and here.phase() != FINISHED)  # fmt: skip
+        seated = (
+            here is not None
+            and here.code == m.code
+            and conn.role == "player"
+            and here.phase() != FINISHED
+        )
         who, _ = seat_owner(conn)
         if not seated and who:
             loaded = await self.store.rooms.load(m.code)
@@ -314,8 +332,12 @@ class Lobby:
         await self.hubs.detach(conn)
         await self._drop_ticket(conn)  # asked again: one ticket at a time
         who, guest = seat_owner(conn)
-        me: dict[str, Any] = {"name": seat_name(conn, name), "who": who, "guest": guest,
-                              "session": conn.session}  # fmt: skip
+        me: dict[str, Any] = {
+            "name": seat_name(conn, name),
+            "who": who,
+            "guest": guest,
+            "session": conn.session,
+        }
         ticket = f"{draw}.{secrets.token_hex(12)}"  # its variant, then its own part
         conn.ticket = ticket
         self.tickets[ticket] = conn

@@ -84,7 +84,12 @@ class Node:
         self.lobby = Lobby(config, self.store, self.hubs, self.rooms, self.solving, self.spawn)
         self.assist = Assist(self.solving, self.rooms, self.lobby, self.race)
         self.sweeper = Sweeper(
-            config, self.store, self.hubs, self.rooms, self._analyse, self.ratings.apply,
+            config,
+            self.store,
+            self.hubs,
+            self.rooms,
+            self._analyse,
+            self.ratings.apply,
             self.race.resign_away,
         )
         self.players = Players(self.store)
@@ -97,9 +102,18 @@ class Node:
         self.lobby.entered.append(self.ghosts.resume)
         self.replays = Replays(self.store, self.challenges)
         self.connections = Connections(
-            config, self.metrics, self.fanout, self.hubs, self.lobby, self.race, self.assist,
-            self.players, self.challenges, self.ghosts, self.replays,
-        )  # fmt: skip
+            config,
+            self.metrics,
+            self.fanout,
+            self.hubs,
+            self.lobby,
+            self.race,
+            self.assist,
+            self.players,
+            self.challenges,
+            self.ghosts,
+            self.replays,
+        )
         self.lobby.open_here = lambda: self.connections.open
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
         apis: dict[str, Api] = {
@@ -374,9 +388,7 @@ class _SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionP
     """Sentinel's pool of the primary, bounded as ``BlockingConnectionPool`` is."""
 
 
-def _clients(
-    config: Config, redis_url: str
-) -> tuple[Any, Any, Sentinel | None]:
+def _clients(config: Config, redis_url: str) -> tuple[Any, Any, Sentinel | None]:
     """The command client and the pub/sub client: of ``redis_url``, or of the primary
     that Sentinel names (``KR_SENTINELS``), followed through failovers (with the
     Sentinel client), or of a Redis Cluster (``KR_REDIS_CLUSTER``: one client, which

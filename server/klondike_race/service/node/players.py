@@ -153,8 +153,13 @@ class Players:
         """Some sessions of ``accounts`` ended (a sign-out everywhere, a new password, on
         any node): those of ``conns`` signed in with one of them are guests again. Each
         such connection, with the player key it had."""
-        signed = [c for c in conns if c.session is not None and c.identity is not None
-                  and c.identity.key.removeprefix(ACCOUNT) in accounts]  # fmt: skip
+        signed = [
+            c
+            for c in conns
+            if c.session is not None
+            and c.identity is not None
+            and c.identity.key.removeprefix(ACCOUNT) in accounts
+        ]
         if not signed:
             return []
         live = await self.store.accounts.live_sessions([c.session or "" for c in signed])

@@ -78,9 +78,14 @@ class Race:
         )
 
     async def play(
-        self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None,
+        self,
+        conn: Conn,
+        seq: int,
+        player: str | None,
+        t0: float,
+        move: Move | None,
         fresh: bool = False,
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         """Check, store and acknowledge one move (None: resign); True when acknowledged.
         ``fresh``: the player's game was just read from the store (a gap is refused)."""
         queued = self.start(conn, seq, player, t0, move, fresh)
@@ -92,9 +97,14 @@ class Race:
         return True if rest is None else await rest
 
     def start(
-        self, conn: Conn, seq: int, player: str | None, t0: float, move: Move | None,
+        self,
+        conn: Conn,
+        seq: int,
+        player: str | None,
+        t0: float,
+        move: Move | None,
         fresh: bool = False,
-    ) -> Queued | Coroutine[Any, Any, bool] | None:  # fmt: skip
+    ) -> Queued | Coroutine[Any, Any, bool] | None:
         """Check one move (None: resign) and queue it for the next group commit, without
         waiting: None when it was answered at once (refused, or acknowledged again);
         a coroutine to await when the player's game must be read from the store first
@@ -145,9 +155,15 @@ class Race:
         assert player is not None
         body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
         stored = self.store.log.append(
-            hub.code, player, seq, entry, prog, key, orjson.dumps(body),
+            hub.code,
+            player,
+            seq,
+            entry,
+            prog,
+            key,
+            orjson.dumps(body),
             _board_of(hub, player, prog, self.store.log.cluster),
-        )  # fmt: skip
+        )
         return Queued(conn, hub, game, seq, entry, board, body, t0, stored)
 
     def finish(self, q: Queued, v: int) -> Coroutine[Any, Any, bool] | None:
@@ -168,8 +184,17 @@ class Race:
         def ack(leaderboard: Any) -> None:
             """Sent when the room delivers event ``v``: after every earlier event (one
             another node stored first may still be on its way), never before."""
-            conn.send(encode("ack", seq=seq, move=move, v=v, board=board_json,
-                             leaderboard=leaderboard, **hub.flags(conn)))  # fmt: skip
+            conn.send(
+                encode(
+                    "ack",
+                    seq=seq,
+                    move=move,
+                    v=v,
+                    board=board_json,
+                    leaderboard=leaderboard,
+                    **hub.flags(conn),
+                )
+            )
             self.metrics.ack.observe(time.perf_counter() - q.t0)
 
         event = {"v": v, **q.body, "board": q.board, "_board": board_json, "_ack": ack}
@@ -185,9 +210,14 @@ class Race:
         return game
 
     async def _after_reload(
-        self, conn: Conn, hub: RoomHub, seq: int, player: str | None, t0: float,
+        self,
+        conn: Conn,
+        hub: RoomHub,
+        seq: int,
+        player: str | None,
+        t0: float,
         move: Move | None,
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         """A gap or a retry in this connection's sequence: checked again against the
         stored game, so that a refusal names the stored next number and a retry's ack
         shows the current board."""

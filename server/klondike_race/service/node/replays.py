@@ -33,8 +33,13 @@ def parse_query(query: str) -> dict[str, str] | str:
     if BAD_ESCAPE.search(query):
         return "a malformed query: bad percent-encoding"
     try:
-        params = parse_qs(query, keep_blank_values=True, strict_parsing=bool(query),
-                          max_num_fields=len(PARAMS), errors="strict")  # fmt: skip
+        params = parse_qs(
+            query,
+            keep_blank_values=True,
+            strict_parsing=bool(query),
+            max_num_fields=len(PARAMS),
+            errors="strict",
+        )
     except ValueError as err:  # bad encoding, too many fields, a field without "="
         return f"a malformed query: {err}"
     unknown = set(params) - PARAMS

@@ -154,9 +154,13 @@ class RoomOps:
                 )
                 await self.store.challenges.set_row(challenge, int(index), seat.who, row, score)
                 if challenge.startswith("daily-"):  # the player's daily results, streaks
-                    result = {"code": room.code, "status": prog["status"],
-                              "foundation": prog["foundation"], "moves": prog["moves"],
-                              "time_ms": prog["last_ms"]}  # fmt: skip
+                    result = {
+                        "code": room.code,
+                        "status": prog["status"],
+                        "foundation": prog["foundation"],
+                        "moves": prog["moves"],
+                        "time_ms": prog["last_ms"],
+                    }
                     keep = GUEST_KEEP_S if seat.guest else None
                     await self.store.challenges.record_daily(seat.who, challenge, result, keep)
 
@@ -192,8 +196,15 @@ class RoomOps:
         continuation with its race clock at ``elapsed`` ms (the race's last move)."""
         now = now_ms()
         for _ in range(20):
-            room = Room(new_code(), now, deal, salt or secrets.token_hex(16), options,
-                        parent=parent, **attempt)  # fmt: skip
+            room = Room(
+                new_code(),
+                now,
+                deal,
+                salt or secrets.token_hex(16),
+                options,
+                parent=parent,
+                **attempt,
+            )
             room, pids = seat(room, now)
             if options.practice or room.challenge:
                 room = start(room, now, -elapsed)
@@ -208,10 +219,16 @@ class RoomOps:
         return room, pids
 
     async def create_seated(
-        self, name: str, options: RoomOptions, deal: dict[str, Any],
-        parent: str | None = None, who: str = "", guest: bool = True,
-        session: str | None = None, **attempt: Any,
-    ) -> tuple[Room, str, str]:  # fmt: skip
+        self,
+        name: str,
+        options: RoomOptions,
+        deal: dict[str, Any],
+        parent: str | None = None,
+        who: str = "",
+        guest: bool = True,
+        session: str | None = None,
+        **attempt: Any,
+    ) -> tuple[Room, str, str]:
         """A new room with one player seated: (room, player id, token secret; given
         under the account ``session``)."""
         secret, hashed = new_token(session)

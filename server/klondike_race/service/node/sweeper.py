@@ -30,10 +30,15 @@ class Sweeper:
     with the code of each whose ratings are."""
 
     def __init__(
-        self, config: Config, store: Store, hubs: Hubs, rooms: RoomOps,
-        analyse: Callable[[Room], None], rate: Callable[[str], Awaitable[bool]],
+        self,
+        config: Config,
+        store: Store,
+        hubs: Hubs,
+        rooms: RoomOps,
+        analyse: Callable[[Room], None],
+        rate: Callable[[str], Awaitable[bool]],
         resign: Callable[[Room, str], Awaitable[bool]],
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.config = config
         self.store = store
         self.hubs = hubs
@@ -159,8 +164,12 @@ class Sweeper:
         for player in playing:
             if not await self.resign(room, player):  # back, and moved meanwhile
                 return False
-            log.info("player away: resigned by the server", room=code, player=player,
-                     away_ms=now - max(seen.get(player, 0), room.start_at))  # fmt: skip
+            log.info(
+                "player away: resigned by the server",
+                room=code,
+                player=player,
+                away_ms=now - max(seen.get(player, 0), room.start_at),
+            )
         try:
             await self.rooms.finish(code, "all_over")
         except ServiceError as err:

@@ -215,8 +215,9 @@ class Challenges(Part):
         return [orjson.loads(r) for r in raw]
 
     # ---- daily results ------------------------------------------------------------------
-    async def record_daily(self, who: str, challenge: str, result: dict[str, Any],
-                           expire_s: int | None) -> bool:  # fmt: skip
+    async def record_daily(
+        self, who: str, challenge: str, result: dict[str, Any], expire_s: int | None
+    ) -> bool:
         """A player's ended daily attempt (once: a second record of it changes nothing)."""
         key = player_key(who, "daily", self.cluster)
         async with self.redis.pipeline(transaction=False) as pipe:

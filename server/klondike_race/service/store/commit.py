@@ -124,8 +124,9 @@ class CommitConnection:
         async def address() -> tuple[str, int]:
             return host, port
 
-        return cls(address, options.get("username"), options.get("password"),
-                   int(options.get("db", 0)))  # fmt: skip
+        return cls(
+            address, options.get("username"), options.get("password"), int(options.get("db", 0))
+        )
 
     async def call(self, commands: list[Command]) -> list[Any]:
         """Send ``commands`` in one write and return their replies; the first error reply

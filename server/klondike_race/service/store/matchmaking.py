@@ -37,9 +37,13 @@ class Matchmaking(Part):
         self._match = self._script(source)
 
     async def match(
-        self, now: int, draw: int, ticket: str | None = None, rating: int = 1500,
+        self,
+        now: int,
+        draw: int,
+        ticket: str | None = None,
+        rating: int = 1500,
         player: dict[str, Any] | None = None,
-    ) -> list[Pair]:  # fmt: skip
+    ) -> list[Pair]:
         """Add ``ticket`` (its player's display ``rating``; ``player``: name, who, guest)
         to the queue of variant ``draw`` when given, then pair whoever in that queue can
         be paired at ``now`` (epoch ms): each pair's tickets (the one waiting longer

@@ -63,8 +63,9 @@ class Ratings(Part):
         self._claim_due = self._script(CLAIM_DUE)
         self._apply_player = self._script(slot_scripts.APPLY_PLAYER)
 
-    async def apply(self, code: str, variant_of: Callable[[dict[str, Any]], str],
-                    settle: Settle) -> bool:  # fmt: skip
+    async def apply(
+        self, code: str, variant_of: Callable[[dict[str, Any]], str], settle: Settle
+    ) -> bool:
         """Apply a finished race once: True when this call applied it, False when it was
         applied before (or the room is gone). ``variant_of(state)`` names the variant
         whose statistics ``settle`` reads and writes."""
@@ -115,8 +116,9 @@ class Ratings(Part):
                     continue
         raise RuntimeError(f"race {code}: ratings not applied under contention")
 
-    async def _apply_slots(self, code: str, variant_of: Callable[[dict[str, Any]], str],
-                           settle: Settle) -> bool:  # fmt: skip
+    async def _apply_slots(
+        self, code: str, variant_of: Callable[[dict[str, Any]], str], settle: Settle
+    ) -> bool:
         """``apply`` on a cluster, in per-slot steps (the module's docstring)."""
         base = room_key(code)
         state, status, marker, plan = await self._timed(
@@ -146,15 +148,22 @@ class Ratings(Part):
             for _ in range(100):
                 keys = [stats_key(w, True), races_key(w, True), player_key(w, "applied", True)]
                 keep = GUEST_KEEP_S if w.startswith("g-") else 0
-                args = [code, variant, based, orjson.dumps(stats), orjson.dumps(entry),
-                        _now_ms(), keep, RACES_KEPT]  # fmt: skip
+                args = [
+                    code,
+                    variant,
+                    based,
+                    orjson.dumps(stats),
+                    orjson.dumps(entry),
+                    _now_ms(),
+                    keep,
+                    RACES_KEPT,
+                ]
                 if int(await self._durably(self._apply_player, args, keys)) == 1:
                     break
                 # stale: computed again on this player's current statistics
                 based = await self._raw_stats(w, variant) or ""
                 stored = {**planned["stored"], w: based or None}
-                mine = [o for o in settle(room, progress, composites, _parsed(stored))
-                        if o[0] == w]  # fmt: skip
+                mine = [o for o in settle(room, progress, composites, _parsed(stored)) if o[0] == w]
                 if not mine:
                     break
                 stats, entry = mine[0][1], mine[0][2]

@@ -212,9 +212,11 @@ def _hello(f: _Fields) -> M.Hello:
 
 def _attempt(f: _Fields) -> M.AttemptRequest:
     return M.AttemptRequest(
-        _text(f, "challenge", 3, 48), f.name(), f.int_in("deal", 0, 19, default=0),
+        _text(f, "challenge", 3, 48),
+        f.name(),
+        f.int_in("deal", 0, 19, default=0),
         f.get("practice", (bool,), default=False),
-    )  # fmt: skip
+    )
 
 
 def _quick_draw(f: _Fields) -> int:
