@@ -168,19 +168,26 @@ function describe(settings) {
   return bits.join(', ');
 }
 
+// The text of a `data-until` span of challengeHtml at server time `now`.
+export function untilText(span, now) {
+  return `${span.dataset.label} ${clockText(Number(span.dataset.until) - now)}`;
+}
+
 // A challenge's page, from `GET /api/challenges/ID` (+ the live board and checks).
 // ctx: {now (server ms), me, live (the watched leaderboard or null), checks ({commitment:
 // {ok, computed}}), mayWatch (deal index -> bool)}
 export function challengeHtml(c, ctx) {
   const closed = c.phase === 'closed';
   const final = ctx.live && ctx.live.challenge === c.id ? ctx.live.final : ctx.now >= c.final_at;
+  // the time left is a span the view fills each second (untilText), so that the page's
+  // markup, and with it its links and buttons, changes only when the challenge does
   let when;
-  if (c.phase === 'upcoming') when = `Opens in ${clockText(c.opens - ctx.now)}`;
-  else if (!closed) when = `Open: closes in ${clockText(c.closes - ctx.now)}`;
-  else when = `Closed ${dayOf(c.closes - 1)} 24:00 UTC`;
+  if (c.phase === 'upcoming') when = `<span data-until="${escapeHtml(c.opens)}" data-label="Opens in"></span>`;
+  else if (!closed) when = `<span data-until="${escapeHtml(c.closes)}" data-label="Open: closes in"></span>`;
+  else when = escapeHtml(`Closed ${dayOf(c.closes - 1)} 24:00 UTC`);
   const day = dayOf(c.opens);
   let out = `<h2 id="daily-title">${escapeHtml(c.title)}</h2>`
-    + `<p class="muted" id="challenge-when">${escapeHtml(when)} \u00b7 ${escapeHtml(minutes(c.time_limit))} limit per attempt`
+    + `<p class="muted" id="challenge-when">${when} \u00b7 ${escapeHtml(minutes(c.time_limit))} limit per attempt`
     + `${c.daily ? ` \u00b7 <a href="${escapeHtml(archiveHref(day))}">all dailies of ${escapeHtml(day)}</a>` : ''}</p>`;
   for (const d of c.deals || []) {
     const live = ctx.live && ctx.live.challenge === c.id && ctx.live.deal === d.index ? ctx.live : null;

@@ -3,7 +3,7 @@
 
 import { BoardView } from './board.js';
 import {
-  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, playersText, shareGame,
+  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, playersText, shareGame, untilText,
   shareLine, statusWord, thousands, titleOf,
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
@@ -362,6 +362,7 @@ export class Renderer {
       body.krHtml = html;
       body.innerHTML = html;
     }
+    for (const span of body.querySelectorAll('[data-until]')) text(span, untilText(span, now));
   }
 
   lobby(state) {

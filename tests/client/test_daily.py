@@ -261,6 +261,18 @@ def test_the_home_screen_counts_the_players_and_the_profile_shows_the_dailies(pl
     entry.get_by_role("link", name=f"Leaderboard of {title}").click()
     page.wait_for_selector("#daily-view:not([hidden]) tr.me")
     assert page.locator("#daily-view .players-count").inner_text() == players_text(count + 1)
+    # the time left counts down in its place: the page's links are not made anew each
+    # second (a click landing as the row was replaced went nowhere). Her row as it stays:
+    page.locator("#daily-view tr.me", has_text="resigned").wait_for()
+    left = page.locator("#challenge-when [data-until]")
+    before = left.inner_text()
+    assert before.startswith("Open: closes in "), before
+    page.eval_on_selector("#daily-view tr.me a.profile-link", "a => { a.dataset.kept = '1'; }")
+    page.wait_for_function(
+        "(was) => document.querySelector('#challenge-when [data-until]').textContent !== was",
+        arg=before,
+    )
+    assert page.get_attribute("#daily-view tr.me a.profile-link", "data-kept") == "1"
 
     # her profile, from her row: the daily streak and the day, linked
     page.click("#daily-view tr.me a.profile-link")
