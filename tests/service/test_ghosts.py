@@ -20,7 +20,8 @@ async def record(port: int, moves: int, gap: float) -> str:
     )
     for seq, step in enumerate(ref["line"][:moves], start=1):
         await asyncio.sleep(gap)
-        assert (await solo.move(step, seq=seq))["type"] == "ack"
+        answer = await solo.move(step, seq=seq)
+        assert answer["type"] == "ack", answer
     assert (await solo.request("resign", "ack", seq=moves + 1))["type"] == "ack"
     while (await solo.expect("room"))["room"]["phase"] != "finished":
         pass
