@@ -4,30 +4,15 @@
 from __future__ import annotations
 
 import asyncio
-import faulthandler
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-
-import pytest
 
 from klondike_race.engine import DRAW_MOVE, RECYCLE_MOVE, Move
 
 ROOT = Path(__file__).resolve().parent.parent
 DEALS = ROOT / "tests" / "data" / "deals.jsonl"
-
-
-HANG_S = 600  # no test takes a minute; one that takes ten is stuck
-
-
-@pytest.fixture(autouse=True)
-def _hang_guard() -> Iterator[None]:
-    """A test stuck for HANG_S seconds prints every thread's stack and ends the run, so
-    a hang fails in minutes instead of holding CI for its whole time limit."""
-    faulthandler.dump_traceback_later(HANG_S, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
 
 
 @cache

@@ -54,4 +54,14 @@ fi
 "$venv/bin/ruff" check server tests bench requirements
 "$venv/bin/ruff" format --check server tests bench requirements
 "$venv/bin/mypy"  # the packages and settings of pyproject.toml's [tool.mypy]
-exec "$venv/bin/python" -m pytest "$@"
+# Bytecode is cached (in the virtualenv, not the tree) even where the environment says not
+# to write it: the suite starts hundreds of Python processes (servers, solver workers).
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="$PWD/$venv/pycache"
+[ "$venv" = .venv ] || PYTHONPYCACHEPREFIX="$venv/pycache"
+# Parallel processes (pytest-xdist), two per core: most tests wait on servers, browsers and
+# timers. Each worker takes a share of the tests and steals from the others' ends; a
+# worker that dies fails the run at once, naming its test (no replacement worker).
+# `-n 0` among the arguments runs one process.
+workers=$(( $(nproc) * 2 )); [ "$workers" -le 8 ] || workers=8
+exec "$venv/bin/python" -m pytest -n "$workers" --dist worksteal --max-worker-restart=0 "$@"
