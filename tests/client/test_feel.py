@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -164,9 +165,15 @@ def test_a_double_click_with_its_selection_drawn_between_the_clicks_sends_the_ca
     box = page.locator(alice.card("Ac")).bounding_box()
     assert box is not None
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.click(x, y)
-    page.wait_for_selector(f"{alice.card('Ac')}.selected")  # drawn: the lift is on screen
-    page.mouse.click(x, y)  # well within the client's 400 ms for a double click
+    for _ in range(5):  # a busy machine may take longer than a double click between them
+        page.mouse.click(x, y)
+        clicked = time.monotonic()
+        page.wait_for_selector(f"{alice.card('Ac')}.selected")  # drawn: the lift is on screen
+        if time.monotonic() - clicked < 0.3:
+            break
+        page.keyboard.press("Escape")  # too slow for a double click: unselected, again
+        page.wait_for_selector(f"{alice.card('Ac')}:not(.selected)")
+    page.mouse.click(x, y)  # within the client's 400 ms for a double click
     page.wait_for_selector(f'{alice.pile("found-c")} .card[data-card="Ac"]')
     assert alice.state("s.board.moves") == 1
     assert alice.state("s.selection") is None
