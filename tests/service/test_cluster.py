@@ -26,6 +26,9 @@ from .conftest import Client, make_config, winnable
 from .test_topology import Racer, until
 from .topology import kill_group
 
+# a Redis is killed under the nodes here (conftest.killed_redis_garbage)
+pytestmark = pytest.mark.usefixtures("killed_redis_garbage")
+
 SECRET = "cluster-secret"
 
 

@@ -18,6 +18,9 @@ from .conftest import Client, make_config, start_race
 from .test_http import get
 from .topology import RedisProcess, SentinelProcess, kill_group, wait_for
 
+# a Redis is killed under the nodes here (conftest.killed_redis_garbage)
+pytestmark = pytest.mark.usefixtures("killed_redis_garbage")
+
 
 async def test_a_failover_loses_no_acknowledged_move(tmp_path) -> None:
     configure(json=False, level="critical")

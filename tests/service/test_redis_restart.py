@@ -13,6 +13,9 @@ from klondike_race.service.node import Node
 
 from .conftest import Client, make_config, start_race, winnable
 
+# a Redis is killed under the nodes here (conftest.killed_redis_garbage)
+pytestmark = pytest.mark.usefixtures("killed_redis_garbage")
+
 
 async def test_redis_restart_mid_race(tmp_path) -> None:
     configure(json=False, level="critical")

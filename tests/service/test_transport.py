@@ -114,7 +114,9 @@ async def test_batched_writes_are_spread_over_the_interval() -> None:
             return loop.time() - t0
 
         times = await asyncio.gather(*(arrival(c) for _, _, c in pairs[1:]))
-        assert max(times) <= interval + 0.15, times
+        # within the interval, plus what a busy machine adds to a loop turn (a second
+        # interval: a frame held a whole extra interval would still fail)
+        assert max(times) <= 2 * interval, times
         tick = interval / PHASES
         groups = sorted({round(t / tick) for t in times})
         assert len(groups) >= 3, times  # several phases, one after another
