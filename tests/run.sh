@@ -53,6 +53,7 @@ fi
 
 "$venv/bin/ruff" check server tests bench requirements
 "$venv/bin/ruff" format --check server tests bench requirements
+"$venv/bin/mypy"  # the packages and settings of pyproject.toml's [tool.mypy]
 # Bytecode is cached (in the virtualenv, not the tree) even where the environment says not
 # to write it: the suite starts hundreds of Python processes (servers, solver workers).
 unset PYTHONDONTWRITEBYTECODE
@@ -63,15 +64,4 @@ export PYTHONPYCACHEPREFIX="$PWD/$venv/pycache"
 # worker that dies fails the run at once, naming its test (no replacement worker).
 # `-n 0` among the arguments runs one process.
 workers=$(( $(nproc) * 2 )); [ "$workers" -le 8 ] || workers=8
-# mypy (the packages and settings of pyproject.toml's [tool.mypy]) checks beside the tests,
-# on the core their start leaves: what it says comes after them, and either failing fails
-typed=$(mktemp)
-"$venv/bin/mypy" >"$typed" 2>&1 &
-mypy_pid=$!
-tests=0
-"$venv/bin/python" -m pytest -n "$workers" --dist worksteal --max-worker-restart=0 "$@" || tests=$?
-types=0
-wait "$mypy_pid" || types=$?
-cat "$typed" && rm -f "$typed"
-[ "$tests" != 0 ] && exit "$tests"
-exit "$types"
+exec "$venv/bin/python" -m pytest -n "$workers" --dist worksteal --max-worker-restart=0 "$@"
