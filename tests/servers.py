@@ -36,6 +36,7 @@ class ServerProcess:
             "KR_RATE": "200",
             "KR_BURST": "400",
             "KR_LOG_LEVEL": "warning",
+            "KR_PASSWORD_PROFILE": "CHEAPEST",  # as make_config (tests/service/conftest.py)
             **env,
         }
         if redis_url:

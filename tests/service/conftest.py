@@ -76,6 +76,10 @@ def make_config(redis_url: str, **overrides: Any) -> Config:
         # every node prepares today's and tomorrow's daily deals when it starts, and a
         # stop waits for a certification under way: 3 s per candidate, not 10
         "solver_challenge_s": 3.0,
+        # argon2's cheapest parameters: the tests sign in about a hundred times, and each
+        # hash of the default profile is a quarter of a CPU-second (test_players.py checks
+        # the default's parameters)
+        "password_profile": "CHEAPEST",
     }
     values.update(overrides)
     return Config(**values)

@@ -542,3 +542,36 @@ async def test_a_player_watches_their_finished_race_from_their_seat(node) -> Non
     assert watched["type"] == "welcome" and watched["role"] == "spectator", watched
     for c in (a, b):
         await c.close()
+
+
+async def test_passwords_are_hashed_with_the_configured_argon2_profile(redis_url) -> None:
+    """The default, RFC 9106's low-memory argon2id (64 MiB, 3 passes, 4 lanes); the tests'
+    nodes use argon2-cffi's cheapest. A hash keeps its parameters: a node of the other
+    profile signs the account in."""
+    from klondike_race.service.config import Config
+
+    assert Config().password_profile == "RFC_9106_LOW_MEMORY"
+    assert Config(password_profile="FAST").problems() == [
+        "KR_PASSWORD_PROFILE='FAST': one of RFC_9106_LOW_MEMORY, RFC_9106_HIGH_MEMORY, CHEAPEST"
+    ]
+    configure(json=False, level="warning")
+    rds = redis.Redis.from_url(redis_url)
+    made = {}
+    for name, profile, params in [
+        ("Strong", "RFC_9106_LOW_MEMORY", b"m=65536,t=3,p=4"),
+        ("Cheap", "CHEAPEST", b"m=8,t=1,p=1"),
+    ]:
+        node = Node(make_config(redis_url, password_profile=profile), redis_url)
+        port = await node.start()
+        try:
+            client, made[name] = await register(port, name)
+            assert made[name]["type"] == "identity", made[name]
+            account = made[name]["player"]["id"].removeprefix("a-")
+            assert rds.hget(f"acct:{account}", "hash").startswith(b"$argon2id$v=19$" + params)
+            other = "Cheap" if name == "Strong" else "Strong"
+            if other in made:  # registered on the other profile's node
+                signed = await client.request("sign_in", "identity", name=other, password=PASSWORD)
+                assert signed["player"] == made[other]["player"], signed
+            await client.close()
+        finally:
+            await node.stop()

@@ -43,6 +43,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
 _CHOICES = {
     "log_level": ("debug", "info", "warning", "error"),
     "appendfsync": ("always", "everysec", "no"),
+    "password_profile": ("RFC_9106_LOW_MEMORY", "RFC_9106_HIGH_MEMORY", "CHEAPEST"),
 }
 
 
@@ -73,6 +74,9 @@ class Config:
     dev: bool = False  # KR_DEV: allow explicit deals in create (tests, development)
     log_json: bool | None = None  # KR_LOG_JSON: JSON lines; default: when not a terminal
     log_level: str = "info"  # KR_LOG_LEVEL
+    # KR_PASSWORD_PROFILE: argon2-cffi's parameters for new password hashes (a hash keeps
+    # its own, so any profile verifies any hash); CHEAPEST is for tests only
+    password_profile: str = "RFC_9106_LOW_MEMORY"
     client_dir: str | None = None  # KR_CLIENT_DIR: static files served at /
     uvloop: bool = False  # KR_UVLOOP: run on uvloop when it is installed
     workers: int = 1  # KR_WORKERS: server processes on this machine sharing the port

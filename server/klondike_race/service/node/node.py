@@ -92,7 +92,7 @@ class Node:
             self.ratings.apply,
             self.race.resign_away,
         )
-        self.players = Players(self.store)
+        self.players = Players(self.store, config.password_profile)
         self.challenges = Challenges(
             config, self.store, self.rooms, self.lobby, self.solving, self.fanout
         )

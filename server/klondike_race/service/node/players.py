@@ -1,9 +1,9 @@
 """Who a connection's player is: hello (a guest's device identity or an account's
 session), claiming a name (register), signing in and out, changing the password.
 
-Passwords are hashed with argon2 (argon2-cffi's defaults) in worker threads, at most
-two at a time per node, never logged or echoed. A sign-in with an unknown name checks a
-dummy hash, so "wrong name or password" takes the same time either way.
+Passwords are hashed with argon2id (argon2-cffi's profile KR_PASSWORD_PROFILE) in worker
+threads, at most two at a time per node, never logged or echoed. A sign-in with an unknown
+name checks a dummy hash, so "wrong name or password" takes the same time either way.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
-from argon2 import PasswordHasher
+from argon2 import PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from ..clock import now_ms
@@ -33,9 +33,9 @@ ACCOUNTS_PER_ADDRESS = (5, 3600)  # accounts created from one address
 
 
 class Players:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, password_profile: str) -> None:
         self.store = store
-        self.hasher = PasswordHasher()
+        self.hasher = PasswordHasher.from_parameters(getattr(profiles, password_profile))
         self._hashing = asyncio.Semaphore(2)  # each hash takes 64 MiB for ~50 ms
         self._dummy: str | None = None
 
