@@ -282,20 +282,23 @@ async def test_the_lobby_lists_no_race_nobody_is_connected_to(redis_url) -> None
         await node.stop()
 
 
+# KR_AWAY_S 3 and a recording of 4.8 s: its player, moving every 0.6 s, is never away on a
+# busy machine, and a ghost taken for away would be resigned before its end
+@pytest.mark.parametrize("nodes", [{"away_s": 3}], indirect=True, ids=["away_s=3"])
 async def test_a_ghost_is_never_away(nodes) -> None:
     """A ghost's seat has no connection: it is the server's. The player resigning at
     once leaves it to play its recorded game to its end, not resigned for being away."""
     from .test_ghosts import record
 
     one, _ = nodes
-    code = await record(one.port, moves=8, gap=0.3)  # 2.4 s of recorded play
+    code = await record(one.port, moves=8, gap=0.6)  # 4.8 s of recorded play
     me = await Client.open(one.port)
     assert (await me.request("ghost", "welcome", code=code, player="p1", name="Me"))["type"]
     assert (await me.request("resign", "ack", seq=1))["type"] == "ack"
-    event = await finished(me, timeout=10)
+    event = await finished(me, timeout=15)
     ghost = next(r for r in event["leaderboard"] if r["player"] == "p2")
-    # all its moves, then its recorded resignation (resigned for being away, after 1 s
-    # of a race, it would have made about 3)
+    # all its moves, then its recorded resignation (resigned for being away, after 3 s
+    # of a race, it would have made about 5)
     assert ghost["moves"] == 8 and ghost["status"] == "resigned", ghost
     told = [
         m["progress"]["moves"] for m in me.seen if m["type"] == "progress" and m["player"] == "p2"
