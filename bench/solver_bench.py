@@ -60,9 +60,10 @@ from pathlib import Path
 from typing import Any
 
 from klondike_race.engine import WON, Deal, Game, Move, Settings
-from klondike_race.solver import solve
+from klondike_race.solver import search as search_module
+from klondike_race.solver import search_of, solve
 from klondike_race.solver.pool import SPREAD_AFTER, SolverPool
-from klondike_race.solver.search import Budget, Search
+from klondike_race.solver.search import Budget
 
 DEALS = Path(__file__).resolve().parent.parent / "tests" / "data" / "deals.jsonl"
 EVAL_START = 1_000_000  # the evaluation corpus: seeds EVAL_START .. EVAL_START + count - 1
@@ -86,18 +87,9 @@ def _game(item: dict[str, Any]) -> Game:
 def check_loss(game: Game, max_states: int) -> str:
     """A second, independently configured search of a position the solver says is lost:
     "lose", "win" (a disagreement) or "unknown" (out of ``max_states`` positions)."""
-    settings = game.settings
-    search = Search(
-        game.columns,
-        game.down,
-        game.found,
-        game.waste + game.stock[::-1],
-        len(game.waste),
-        game.recycles,
-        draw=settings.draw,
-        recycles_allowed=settings.recycles_allowed,
-        any_empty=settings.empty == "any",
-        foundation_to_column=settings.foundation_to_column,
+    search = search_of(
+        game,
+        search_module,
         max_states=max_states,
         deck_first=True,
         deadlock_test=False,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from klondike_race.engine import Deal, Game, Settings
-from klondike_race.solver import solve
-from klondike_race.solver.search import Search
+from klondike_race.solver import search as search_module
+from klondike_race.solver import search_of, solve
 
 from .helpers import assert_line_wins
 
@@ -23,16 +23,9 @@ CASES = [(draw, n) for draw in (1, 3) for n in range(40) if n not in SLOW[draw]]
 
 
 def plain_result(game: Game) -> bool:
-    settings = game.settings
-    search = Search(
-        game.columns,
-        game.down,
-        game.found,
-        game.waste + game.stock[::-1],
-        len(game.waste),
-        game.recycles,
-        draw=settings.draw,
-        recycles_allowed=settings.recycles_allowed,
+    search = search_of(
+        game,
+        search_module,
         any_empty=False,
         foundation_to_column=True,
         max_states=100_000,

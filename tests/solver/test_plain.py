@@ -7,25 +7,17 @@ from __future__ import annotations
 import pytest
 
 from klondike_race.engine import Deal, Game, Settings
-from klondike_race.solver import solve
+from klondike_race.solver import search as search_module
+from klondike_race.solver import search_of, solve
 from klondike_race.solver.search import Search
 
 from .helpers import assert_line_wins, reference, reference_game
 
 
 def plain(game: Game) -> Search:
-    settings = game.settings
-    return Search(
-        game.columns,
-        game.down,
-        game.found,
-        game.waste + game.stock[::-1],
-        len(game.waste),
-        game.recycles,
-        draw=settings.draw,
-        recycles_allowed=settings.recycles_allowed,
-        any_empty=settings.empty == "any",
-        foundation_to_column=settings.foundation_to_column,
+    return search_of(
+        game,
+        search_module,
         max_states=2_000_000,
         deck_first=True,
         deadlock_test=False,

@@ -7,25 +7,17 @@ import pytest
 
 from klondike_race.engine import Deal, Game, Settings
 from klondike_race.engine.moves import DRAW_MOVE, RECYCLE_MOVE
-from klondike_race.solver import solve
+from klondike_race.solver import search as search_module
+from klondike_race.solver import search_of, solve
 from klondike_race.solver.search import TEST_MAX, Budget, Relaxation, Search
 
 from .helpers import BUDGET, assert_line_wins, reference, reference_game
 
 
 def bare(game: Game, **options: object) -> Search:
-    settings = game.settings
-    return Search(
-        game.columns,
-        game.down,
-        game.found,
-        game.waste + game.stock[::-1],
-        len(game.waste),
-        game.recycles,
-        draw=settings.draw,
-        recycles_allowed=settings.recycles_allowed,
-        any_empty=settings.empty == "any",
-        foundation_to_column=settings.foundation_to_column,
+    return search_of(
+        game,
+        search_module,
         **options,
     )
 

@@ -54,6 +54,7 @@ __all__ = [
     "SolverError",
     "analyse",
     "find_winnable_seed",
+    "search_of",
     "seed_sequence",
     "solve",
 ]
@@ -137,6 +138,30 @@ def solve(
     return Solution(WIN, _line(game, current), states, clock() - start)
 
 
+def search_of(game: Game, core: Any = None, **options: Any) -> Search:
+    """A search of ``game``'s position under its settings, in ``core`` (a search module:
+    the compiled or plain one CORE names, unless given). ``options`` override the
+    settings' (``draw``, ``recycles_allowed``, ``any_empty``, ``foundation_to_column``) or
+    add the search's own (budget, move order, pruning)."""
+    settings = game.settings
+    made: Search = (core or CORE).Search(
+        game.columns,
+        game.down,
+        game.found,
+        game.waste + game.stock[::-1],
+        len(game.waste),
+        game.recycles,
+        **{
+            "draw": settings.draw,
+            "recycles_allowed": settings.recycles_allowed,
+            "any_empty": settings.empty == "any",
+            "foundation_to_column": settings.foundation_to_column,
+            **options,
+        },
+    )
+    return made
+
+
 def _searcher(game: Game) -> Callable[..., Search]:
     """Makes searches of ``game``'s position: ``searcher(deck_first, relaxed=False,
     lost=None, relaxation=None, tests=True, shuffle=None, won=None)``."""
@@ -151,17 +176,10 @@ def _searcher(game: Game) -> Callable[..., Search]:
         shuffle: int | None = None,
         won: set[bytes] | None = None,
     ) -> Search:
-        made: Search = CORE.Search(
-            game.columns,
-            game.down,
-            game.found,
-            game.waste + game.stock[::-1],
-            len(game.waste),
-            game.recycles,
+        return search_of(
+            game,
             draw=1 if relaxed else settings.draw,
             recycles_allowed=None if relaxed else settings.recycles_allowed,
-            any_empty=settings.empty == "any",
-            foundation_to_column=settings.foundation_to_column,
             deck_first=deck_first,
             lost=lost,
             relaxation=relaxation,
@@ -170,7 +188,6 @@ def _searcher(game: Game) -> Callable[..., Search]:
             won=won,
             deadlock_test=shuffle is None,  # once is enough
         )
-        return made
 
     return search
 
