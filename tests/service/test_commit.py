@@ -79,6 +79,7 @@ async def test_a_late_answer_times_out_and_is_tried_again_on_a_new_connection(
     other = aioredis.Redis.from_url(redis_url)
     try:
         await line.call([("PING",)])
+        await other.ping()  # connected: the DEBUG SLEEP goes out as soon as its task runs
         sleeping = asyncio.create_task(other.execute_command("DEBUG", "SLEEP", "0.5"))
         await asyncio.sleep(0.05)
         t0 = time.monotonic()
@@ -108,6 +109,7 @@ async def test_replies_lost_with_the_connection_leave_no_unread_error(redis_url:
     loop.set_exception_handler(lambda _, context: reported.append(context))
     other = aioredis.Redis.from_url(redis_url)
     try:
+        await other.ping()  # connected: the DEBUG SLEEP goes out as soon as its task runs
         sleeping = asyncio.create_task(other.execute_command("DEBUG", "SLEEP", "1.2"))
         await asyncio.sleep(0.05)
         with pytest.raises(RedisTimeoutError):
