@@ -113,19 +113,25 @@ def describe(err: Exception) -> str:
 
 
 class Probe:
-    """A fresh ``GET /healthz`` through the balancer every 50 ms, all through the test."""
+    """A fresh ``GET /healthz`` through the balancer every 50 ms, all through the test. A
+    request fails when it is refused or answered anything but 200, or gets no answer
+    within ``WAIT`` s; a slow 200 (a busy machine) is an answer, timed in ``slowest``."""
+
+    WAIT = 5.0
 
     def __init__(self, port: int) -> None:
         self.port = port
         self.results: list[tuple[float, int]] = []  # (sent at, status; 0: no answer)
+        self.slowest = 0.0
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             sent = time.monotonic()
             try:
-                status = (await asyncio.wait_for(http(self.port, "GET", "/healthz"), 1.0))[0]
+                status = (await asyncio.wait_for(http(self.port, "GET", "/healthz"), self.WAIT))[0]
             except (OSError, TimeoutError, ValueError, IndexError):
                 status = 0
+            self.slowest = max(self.slowest, time.monotonic() - sent)
             self.results.append((sent, status))
             await asyncio.sleep(max(0.0, 0.05 - (time.monotonic() - sent)))
 
@@ -314,7 +320,8 @@ async def test_the_production_topology_loses_no_acknowledged_move(tmp_path) -> N
             f" primary killed: Sentinel failover {failover:.2f} s, every racer playing again"
             f" {recovered_in:.2f} s after the kill, longest time without an ack"
             f" {longest_gap(racers):.2f} s; longest failing run through the"
-            f" balancer {probe.longest_failure():.2f} s (failures {probe.failures()});"
+            f" balancer {probe.longest_failure():.2f} s (failures {probe.failures()}, slowest"
+            f" answer {probe.slowest:.2f} s);"
             f" racers lost connections: {lost}; {sum(len(r.acked) for r in racers)} moves"
             f" acknowledged; total {time.monotonic() - began:.1f} s"
         )
