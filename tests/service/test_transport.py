@@ -99,30 +99,54 @@ async def test_batched_writes_are_spread_over_the_interval() -> None:
 
     pairs = [await _pair() for _ in range(24)]
     interval = 0.4
-    fanout = Fanout(batch_interval=interval)
+    tick = interval / PHASES
     loop = asyncio.get_running_loop()
+
+    async def spread() -> tuple[list[float], float]:
+        """Each connection's arrival time, and the longest the loop was kept from running
+        meanwhile (a busy machine's stall: senders and receivers share this loop, so
+        a stall bunches every arrival after it)."""
+        fanout = Fanout(batch_interval=interval)
+        stall = 0.0
+
+        async def watch_the_loop() -> None:
+            nonlocal stall
+            while True:
+                before = loop.time()
+                await asyncio.sleep(0.005)
+                stall = max(stall, loop.time() - before - 0.005)
+
+        watcher = asyncio.create_task(watch_the_loop())
+        try:
+            t0 = loop.time()
+            fanout.push([ws for _, ws, _ in pairs], "update", batched=True)
+            fanout.push([pairs[0][1]], "ack")  # the first connection's: both at once
+            first = pairs[0][2]
+            assert await asyncio.wait_for(first.recv(), 0.1 + stall) == "update"
+            assert await asyncio.wait_for(first.recv(), 0.1 + stall) == "ack"
+
+            async def arrival(client) -> float:
+                assert await asyncio.wait_for(client.recv(), 2) == "update"
+                return loop.time() - t0
+
+            times = await asyncio.gather(*(arrival(c) for _, _, c in pairs[1:]))
+            return list(times), stall
+        finally:
+            watcher.cancel()
+            fanout.close()
+
     try:
-        t0 = loop.time()
-        fanout.push([ws for _, ws, _ in pairs], "update", batched=True)
-        fanout.push([pairs[0][1]], "ack")  # the first connection's: both at once
-        first = pairs[0][2]
-        assert await asyncio.wait_for(first.recv(), 0.1) == "update"
-        assert await asyncio.wait_for(first.recv(), 0.1) == "ack"
-
-        async def arrival(client) -> float:
-            assert await asyncio.wait_for(client.recv(), 2) == "update"
-            return loop.time() - t0
-
-        times = await asyncio.gather(*(arrival(c) for _, _, c in pairs[1:]))
-        # within the interval, plus what a busy machine adds to a loop turn (a second
-        # interval: a frame held a whole extra interval would still fail)
-        assert max(times) <= 2 * interval, times
-        tick = interval / PHASES
+        for _ in range(3):  # measured again when the machine stalled the loop
+            times, stall = await spread()
+            if stall < tick / 2:
+                break
+        # within the interval, and two ticks for the loop's own turns (a frame held an
+        # extra interval would fail)
+        assert max(times) <= interval + 2 * tick, (times, stall)
         groups = sorted({round(t / tick) for t in times})
         assert len(groups) >= 3, times  # several phases, one after another
         assert len(groups) == len({phase_of(ws) for _, ws, _ in pairs[1:]})
     finally:
-        fanout.close()
         for server, _, client in pairs:
             await client.close()
             server.close()
