@@ -134,7 +134,7 @@ class Client:
     async def send_raw(self, data: str | bytes) -> None:
         await self.ws.send(data)
 
-    async def recv(self, timeout: float = 5.0) -> dict:
+    async def recv(self, timeout: float = 15.0) -> dict:
         if self._index < len(self.seen):
             self._index += 1
             return self.seen[self._index - 1]
@@ -145,7 +145,7 @@ class Client:
         self._index += 1
         return message
 
-    async def expect(self, *types: str, timeout: float = 5.0) -> dict:
+    async def expect(self, *types: str, timeout: float = 15.0) -> dict:
         """The next message of one of ``types``, skipping others (still kept in seen)."""
         deadline = time.monotonic() + timeout
         while True:
@@ -158,7 +158,7 @@ class Client:
                     self.token = message["token"]
                 return message
 
-    async def request(self, type: str, *answers: str, timeout: float = 5.0, **fields: Any) -> dict:
+    async def request(self, type: str, *answers: str, timeout: float = 15.0, **fields: Any) -> dict:
         await self.send(type, **fields)
         return await self.expect(*answers, "error", timeout=timeout)
 

@@ -13,6 +13,7 @@ import time
 import pytest
 import redis
 
+from klondike_race.service.config import Config
 from klondike_race.service.domain import players
 from klondike_race.service.domain.errors import ServiceError
 from klondike_race.service.logs import configure
@@ -257,9 +258,21 @@ async def test_behind_a_balancer_the_limits_count_the_address_it_added(redis_url
         await node.stop()
 
 
-async def test_an_unknown_name_costs_the_time_of_a_wrong_password(node) -> None:
-    await register(node.port, "Fay")
-    c = await Client.open(node.port)
+async def test_an_unknown_name_costs_the_time_of_a_wrong_password(redis_url) -> None:
+    # the default profile: the tests' CHEAPEST hash costs less than a request's own noise
+    config = make_config(redis_url, password_profile=Config().password_profile)
+    assert config.password_profile != "CHEAPEST"
+    node = Node(config, redis_url)
+    port = await node.start()
+    try:
+        await _unknown_name_costs_a_hash(port)
+    finally:
+        await node.stop()
+
+
+async def _unknown_name_costs_a_hash(port: int) -> None:
+    await register(port, "Fay")
+    c = await Client.open(port)
     await c.request("sign_in", "identity", name="Warmup", password="guess guess")
     times: dict[str, list[float]] = {"known": [], "unknown": []}
     for i in range(4):
