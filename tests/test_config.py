@@ -134,10 +134,24 @@ def test_every_unreadable_value_is_named_at_once() -> None:
         ({"KR_REDIS_CLUSTER": "a:70000"}, "KR_REDIS_CLUSTER='a:70000': host:port,host:port,…"),
         ({"REDIS_URL": "foo://x"}, "REDIS_URL='foo://x': a redis://, rediss:// or unix:// URL"),
         ({"KR_AWAY_S": "50"}, "KR_AWAY_S=50: at least twice KR_SWEEP_INTERVAL_S (30)"),
+        *(
+            (
+                {"KR_RATED_SPECTATORS": value},
+                f"KR_RATED_SPECTATORS={value!r}: outline, or delayed:SECONDS "
+                "(SECONDS a whole number 1 to 300)",
+            )
+            for value in ("live", "delayed", "delayed:", "delayed:0", "delayed:301", "delayed:1.5")
+        ),
     ],
 )
 def test_each_problem_is_one_line(env, line) -> None:
     assert Config.from_env(env).problems() == [line]
+
+
+def test_what_spectators_of_rated_play_see_is_read() -> None:
+    assert Config.from_env({}).rated_view == ("outline", 0)
+    assert Config.from_env({"KR_RATED_SPECTATORS": "delayed:300"}).rated_view == ("delayed", 300)
+    assert Config.from_env({"KR_RATED_SPECTATORS": "delayed:1"}).problems() == []
 
 
 def test_addresses_and_urls_that_work_pass() -> None:

@@ -1,5 +1,8 @@
 // One board on screen, drawn from a board_view the server sent (engine/views.py):
-// {columns: [{down, up: [names]}], stock, waste: {count, fan}, foundations: {c,d,h,s}}.
+// {columns: [{down, up: [names]}], stock, waste: {count, fan}, foundations: {c,d,h,s}},
+// or an outline of one (spectators of rated play while the race runs, docs/protocol.md):
+// {outline: true, columns: [{down, up: count}], stock, waste: {count}, foundation}, drawn
+// as backs and blank face-up cards with their counts.
 // It knows how to lay cards out at any size; it knows nothing of the rules.
 
 import { COLUMNS, FOUNDATIONS, SUITS, SUIT_SYMBOLS, SUIT_WORDS, cardFace, pileLabel } from './cards.js';
@@ -32,6 +35,22 @@ export function cardElement(name, extra = {}) {
   node.append(corner, pip, foot);
   Object.assign(node.dataset, extra);
   return node;
+}
+
+// a face-up card of an outline: its place and no more (the server sent no card)
+function blankElement() {
+  return el('div', 'card blank', { 'aria-hidden': 'true' });
+}
+
+function countBadge(n) {
+  const badge = el('span', 'count', { 'aria-hidden': 'true' });
+  badge.textContent = n;
+  return badge;
+}
+
+// a column's face-up count, from a board (a list of cards) or an outline (a number)
+export function upCount(column) {
+  return typeof column.up === 'number' ? column.up : column.up.length;
 }
 
 function backElement() {
@@ -163,6 +182,7 @@ export class BoardView {
     const sel = this.ui.selection;
     const hidden = this.ui.inflight; // {pile, index}: cards lifted by a drag in flight
     this.root.classList.toggle('empty-board', !board);
+    this.root.classList.toggle('outline', Boolean(board && board.outline));
     for (const pile of Object.values(this.piles)) {
       pile.replaceChildren();
       if (pile !== this.piles.stock) {
@@ -174,6 +194,11 @@ export class BoardView {
       }
     }
     if (!board) return;
+    if (board.outline) {
+      this.paintOutline(board);
+      this.layout();
+      return;
+    }
 
     // stock
     const stock = this.piles.stock;
@@ -257,6 +282,58 @@ export class BoardView {
     if (keep) this.refocus(keep);
   }
 
+  // An outline: the stock and the face-down cards as backs, the waste, the foundations
+  // and each face-up run as blank cards, each pile with its count; no card is named.
+  paintOutline(board) {
+    const plural = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
+    const stock = this.piles.stock;
+    if (board.stock > 0) {
+      const back = backElement();
+      back.classList.add('stock-card');
+      if (board.stock > 1) back.classList.add('stacked');
+      stock.append(back);
+    }
+    stock.append(countBadge(board.stock));
+    stock.setAttribute('aria-label', `Stock, ${plural(board.stock, 'card')}`);
+    stock.removeAttribute('role');
+    const waste = this.piles.waste;
+    waste.dataset.count = board.waste.count;
+    waste.setAttribute('aria-label', `Waste, ${plural(board.waste.count, 'card')}`);
+    if (board.waste.count > 0) {
+      const blank = blankElement();
+      if (board.waste.count > 1) blank.classList.add('stacked');
+      waste.append(blank, countBadge(board.waste.count));
+    }
+    // the foundations as one count: which cards are home is shown at the end
+    SUITS.forEach((s, i) => {
+      const pile = this.piles[`found-${s}`];
+      if (i > 0) {
+        pile.setAttribute('aria-hidden', 'true');
+        return;
+      }
+      pile.removeAttribute('aria-hidden');
+      pile.setAttribute('aria-label', `Foundations, ${plural(board.foundation, 'card')} home`);
+      if (board.foundation > 0) {
+        const blank = blankElement();
+        blank.classList.add('home');
+        if (board.foundation > 1) blank.classList.add('stacked');
+        pile.append(blank);
+      }
+      pile.append(countBadge(`${board.foundation}/52`));
+    });
+    board.columns.forEach((column, c) => {
+      const name = COLUMNS[c];
+      const pile = this.piles[name];
+      pile.setAttribute('aria-label', `${pileLabel(name)}: ${column.down} face down, ${column.up} face up`);
+      for (let i = 0; i < column.down; i += 1) pile.append(backElement());
+      for (let i = 0; i < column.up; i += 1) pile.append(blankElement());
+      if (column.up > 1) {
+        const run = pile.lastChild;
+        run.append(countBadge(column.up));
+      }
+    });
+  }
+
   // Moves sent (or queued) and not yet answered, as the app says (ui.pending, a JSON
   // list of intents): the cards they move are marked pending until the server answers.
   markPending(board) {
@@ -338,7 +415,7 @@ export class BoardView {
       // a phone upright: the cards are as wide as 7 columns allow, so the strips grow
       // into the height instead (up to 1.8x), the tallest column filling what it may use
       const need = Math.max(...this.board.columns.map((c) => c.down * downStep
-        + Math.max(0, c.up.length - 1) * upStep + ch));
+        + Math.max(0, upCount(c) - 1) * upStep + ch));
       const grow = Math.min(1.8, Math.max(1, room / need));
       downStep = Math.round(downStep * grow);
       upStep = Math.round(upStep * grow);
@@ -346,7 +423,7 @@ export class BoardView {
     let tallest = ch;
     this.board.columns.forEach((column, c) => {
       const pile = this.piles[COLUMNS[c]];
-      const ups = column.up.length;
+      const ups = upCount(column);
       let step = upStep;
       if (ups > 1 && Number.isFinite(room)) {
         const fit = Math.floor((room - ch - column.down * downStep) / (ups - 1));
@@ -384,10 +461,14 @@ export function grownPiles(before, after) {
   const out = new Set();
   after.columns.forEach((c, i) => {
     const was = before.columns[i];
-    if (c.down + c.up.length > was.down + was.up.length) out.add(COLUMNS[i]);
+    if (c.down + upCount(c) > was.down + upCount(was)) out.add(COLUMNS[i]);
   });
-  for (const [suit, top] of Object.entries(after.foundations)) {
-    if (top && top !== before.foundations[suit]) out.add(`found-${suit}`);
+  if (after.foundations && before.foundations) {
+    for (const [suit, top] of Object.entries(after.foundations)) {
+      if (top && top !== before.foundations[suit]) out.add(`found-${suit}`);
+    }
+  } else if (after.foundation > before.foundation) {
+    out.add('found-c'); // an outline's foundations: one count, in the first place
   }
   if (after.waste.count > before.waste.count) out.add('waste');
   return out;

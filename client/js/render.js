@@ -61,7 +61,8 @@ export function describeSettings(s, room) {
   if (s.undo) parts.push('undo on');
   if (room && room.time_limit) parts.push(`${formatMs(room.time_limit * 1000)} limit`);
   if (room && room.rank_by === 'score') parts.push('ranked by score');
-  if (room && room.spectator_delay) parts.push(`spectators ${room.spectator_delay} s behind`);
+  if (room && room.spectator_view === 'outline') parts.push('spectators see outlines while it runs: boards at the end');
+  else if (room && room.spectator_delay) parts.push(`spectators ${room.spectator_delay} s behind`);
   return parts.join(' \u00b7 ');
 }
 
@@ -769,6 +770,8 @@ export class Renderer {
       ? `starting in ${Math.max(1, Math.ceil((room.start_at - now) / 1000))}`
       : phase === 'racing' ? `racing \u00b7 ${formatMs(shown)}${behind ? ` \u00b7 ${behind} s behind` : ''}` : phase);
     text($('#watch-settings'), describeSettings(room.settings, room));
+    // rated play: outlines while the race runs (the server sends no card until the end)
+    $('#watch-note').hidden = !(room.spectator_view === 'outline' && phase !== 'finished');
     text($('#watch-count'), `${state.spectators} watching`);
     this.leaderboardTable($('#watch-table'), state, false);
     const follow = state.follow && state.boards && state.boards[state.follow] ? state.follow : null;

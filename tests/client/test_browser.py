@@ -39,7 +39,9 @@ def test_the_deal_is_what_the_tests_expect() -> None:
 
 def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
     alice, bob, watcher = players(), players(), players(viewport={"width": 1280, "height": 900})
-    code = start_race(alice, [bob], seed=SEED, watchers=(watcher,))
+    # a private room is unrated: its spectators see every board live (a rated one shows
+    # outlines: test_a_spectator_of_a_rated_race_sees_outlines)
+    code = start_race(alice, [bob], seed=SEED, watchers=(watcher,), checks=("private",))
     page = alice.page
 
     # Drag a card onto a column: Jh from column 3 onto the Qs of column 1.
@@ -161,6 +163,54 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
     assert page.text_content("#room-code") != code
 
 
+def test_a_spectator_of_a_rated_race_sees_outlines(players, artifacts) -> None:
+    """A public room is rated: its spectator sees each board's outline while the race
+    runs (backs and blank face-up cards with their counts, the cards home as one count)
+    and no card until the results; the lobby and the watch screen say so."""
+    alice, bob = players(), players()
+    watcher, visitor = players(viewport={"width": 1280, "height": 900}), players()
+    code = start_race(alice, [bob], seed=SEED, watchers=(watcher,))
+    alice.drag(alice.card("Jh"), alice.pile("col1"))  # a run of two face-up cards
+    alice.page.wait_for_selector(f'{alice.pile("col1")} .card[data-card="Jh"]')
+    alice.page.dblclick(alice.card("Ac"))  # home, from column 5: its next card turns up
+    alice.page.wait_for_function("() => window.kr.store.state.board.foundation === 1")
+    alice.page.click(alice.pile("stock"))
+    alice.page.wait_for_function("() => window.kr.store.state.board.moves === 3")
+    grid = watcher.page
+    cell = '.grid-cell[data-player="p1"]'
+    grid.wait_for_function(
+        f"() => document.querySelector('{cell} [data-pile=\"waste\"] .count')?.textContent === '1'"
+    )
+    assert grid.locator("#watch-grid .card[data-card]").count() == 0  # no card named
+    assert grid.locator(f"{cell} .board.outline").count() == 1
+    assert grid.text_content(f'{cell} [data-pile="found-c"] .count') == "1/52"
+    assert grid.text_content(f'{cell} [data-pile="stock"] .count') == "23"
+    col5 = f'{cell} [data-pile="col5"]'
+    assert grid.locator(f"{col5} .card.back").count() == 3  # 4 down, one turned up
+    assert grid.locator(f"{col5} .card.blank").count() == 1
+    assert grid.text_content(f'{cell} [data-pile="col1"] .card.blank:last-child .count') == "2"
+    col7 = f'{cell} [data-pile="col7"]'
+    assert grid.get_attribute(col7, "aria-label") == "column 7: 6 face down, 1 face up"
+    assert grid.is_visible("#watch-note")
+    assert "outlines while it runs" in (grid.text_content("#watch-settings") or "")
+    watcher.shot(artifacts / "spectator-outline.png")
+    grid.click(cell)  # one board large: the same outline
+    grid.wait_for_selector('#follow-board [data-pile="found-c"] .card.blank.home')
+    assert grid.locator("#follow-board .card[data-card]").count() == 0
+    watcher.shot(artifacts / "spectator-outline-follow.png")
+    visitor.open()
+    listed = f'#live-rooms li:has([data-watch="{code}"])'
+    visitor.page.wait_for_selector(listed)
+    assert "outlines while it runs: boards at the end" in (visitor.page.text_content(listed) or "")
+    # the race ends: the results show every board, cards and all
+    for p in (alice, bob):
+        p.page.click("#btn-resign")
+        p.page.click("#btn-resign")
+    watcher.screen("results")
+    grid.wait_for_selector('#results-boards .grid-cell[data-player="p1"] [data-card="Ac"]')
+    assert grid.locator("#results-boards .board.outline").count() == 0
+
+
 def test_lobby_keeps_the_name_and_lists_live_races(players, artifacts) -> None:
     host = players()
     code = host.create("Hostess")
@@ -267,9 +317,11 @@ def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
     assert page.locator(f'{phone.pile("col5")} .card[data-card="Td"]').count() == 1
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     phone.shot(artifacts / "race-phone.png")
-    # A spectator on a phone: both boards, one above the other, no horizontal scroll.
-    watcher.page.wait_for_selector(
-        '.grid-cell[data-player="p2"] .pile[data-pile="found-c"] [data-card="Ac"]'
+    # A spectator on a phone: both boards, one above the other, no horizontal scroll (a
+    # rated race: their outlines, the card home as a count)
+    watcher.page.wait_for_function(
+        '() => document.querySelector(\'.grid-cell[data-player="p2"]'
+        " [data-pile=\"found-c\"] .count')?.textContent === '1/52'"
     )
     assert watcher.page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     watcher.shot(artifacts / "spectator-phone.png", full_page=True)
@@ -353,8 +405,9 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     page.wait_for_timeout(300)
     assert phone.state("s.board.moves") == 4
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
-    watcher.page.wait_for_selector(
-        '.grid-cell[data-player="p2"] [data-pile="found-c"] [data-card="Ac"]'
+    watcher.page.wait_for_function(  # a rated race: outlines, the card home as a count
+        '() => document.querySelector(\'.grid-cell[data-player="p2"]'
+        " [data-pile=\"found-c\"] .count')?.textContent === '1/52'"
     )
     assert watcher.page.evaluate("() => document.documentElement.scrollWidth") <= width
     watcher.shot(artifacts / f"watch-phone-{tag}.png", full_page=True)
@@ -373,7 +426,8 @@ def test_a_spectators_boards_slide_the_cards_that_moved(players) -> None:
     new place on the grid (and the pile it went to marked), not jump there."""
     alice, bob = players(), players()
     watcher = players(viewport={"width": 1280, "height": 900}, reduced_motion="no-preference")
-    start_race(alice, [bob], seed=SEED, watchers=(watcher,))
+    # unrated: a rated race's spectators see outlines, whose cards have no names to follow
+    start_race(alice, [bob], seed=SEED, watchers=(watcher,), checks=("private",))
     grid = '.grid-cell[data-player="p1"]'
     watcher.page.wait_for_selector(f'{grid} .pile[data-pile="col5"] [data-card="Ac"]')
     watcher.page.evaluate(
@@ -817,7 +871,7 @@ def test_finish_after_the_race_continues_in_practice(players) -> None:
 
 def test_a_room_can_show_its_race_to_spectators_behind_it(players) -> None:
     host, watcher = players(), players()
-    code = host.create("Hostess", spectator_delay="30")
+    code = host.create("Hostess", spectator_delay="30", checks=("private",))  # unrated
     assert host.state("s.room.spectator_delay") == 30
     assert "spectators 30 s behind" in (host.page.text_content("#room-settings") or "")
     watcher.watch(code)
@@ -832,7 +886,9 @@ def test_a_spectator_behind_the_race_sees_the_time_of_the_boards_shown(players) 
     race clock beside boards 10 s old. The clock is now the time the boards show, and
     says how far behind it is: a move shows with the clock at the time it was made."""
     alice, bob, watcher = players(), players(), players()
-    start_race(alice, [bob], seed=SEED, watchers=(watcher,), spectator_delay="10")
+    start_race(  # unrated: rated races show their spectators outlines
+        alice, [bob], seed=SEED, watchers=(watcher,), spectator_delay="10", checks=("private",)
+    )
     alice.page.dblclick(alice.card("Ac"))  # home
     alice.page.wait_for_function("() => window.kr.store.state.board.foundation === 1")
     moved_ms = alice.state("s.board.reached_ms")  # the race time of the move

@@ -22,6 +22,7 @@ from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 
 from .conftest import Client, http, make_config
+from .test_hidden import card_strings
 
 
 async def get(port: int, path: str) -> tuple[int, dict]:
@@ -347,6 +348,38 @@ async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
     assert got["reason"] == "attempt_first"
     await watcher.close()
     for c in (ann, bob, eve):
+        await c.close()
+
+
+async def test_a_watcher_of_an_attempt_sees_its_outline_until_it_ends(daily) -> None:
+    """A second identity costs nothing: one that resigned its own attempt may watch the
+    others', and sees their pile sizes while they play, their cards once they end."""
+    cid = today_id()
+    ann, bob = await guest(daily.port), await guest(daily.port)
+    a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
+    assert a["room"]["spectator_view"] == "outline" and not a["room"]["rated"]
+    await bob.request("attempt", "welcome", challenge=cid, name="Bob")
+    assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
+    watching = await guest(daily.port)
+    await watching.request("attempt", "welcome", challenge=cid, name="Eve")
+    assert (await watching.request("resign", "ack", seq=1))["type"] == "ack"
+    own = await watching.expect("room")  # its own attempt's end (its cards are its own)
+    while own["room"]["phase"] != "finished":
+        own = await watching.expect("room")
+    start = len(watching.seen)
+    got = await watching.request("watch", "welcome", code=a["room"]["code"])
+    assert got["room"]["spectator_view"] == "outline", got
+    assert got["boards"]["p1"]["outline"] and got["boards"]["p1"]["stock"] == 24
+    assert (await ann.move("draw"))["type"] == "ack"
+    update = await watching.expect("progress")
+    assert update["board"]["outline"] and update["board"]["waste"] == {"count": 1}
+    assert not card_strings(watching.seen[start:]), watching.seen[start:]
+    assert (await ann.request("resign", "ack", seq=2))["type"] == "ack"
+    end = await watching.expect("room")
+    while end["room"]["phase"] != "finished":
+        end = await watching.expect("room")
+    assert card_strings(end["boards"]["p1"]) and "outline" not in end["boards"]["p1"]
+    for c in (ann, bob, watching):
         await c.close()
 
 

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from klondike_race.engine import Game, Move, Settings
+from klondike_race.engine import NAMES, Deal, Game, Move, Settings, board_view
 from klondike_race.service.domain import assist, movelog
 from klondike_race.service.domain import visibility as V
 from klondike_race.service.domain.errors import ProtocolError, RoomError, ServiceError
@@ -26,52 +26,137 @@ ROLES = list(V.Role)
 
 
 # ---- visibility --------------------------------------------------------------------------
-def _expected_sight(role: V.Role, phase: str, delayed: bool) -> V.Sight:
+# the operator's KR_RATED_SPECTATORS settings: outlines, or boards forced that far behind
+SETTINGS = [("outline", 0), ("delayed", 30)]
+KINDS = (False, True)  # a room that is rated play, or not
+DELAYS = (0, 60)  # the owner's spectator_delay
+
+
+def _expected_view(rated: bool, delay: int, setting: tuple[str, int]) -> tuple[str, int]:
+    """docs/rules.md, "Who sees what": rated play gets the operator's setting (a delay
+    never shorter than the owner's), an unrated room its owner's delay."""
+    if not rated:
+        return ("delayed", delay) if delay else ("live", 0)
+    if setting[0] == "outline":
+        return "outline", 0
+    return "delayed", max(delay, setting[1])
+
+
+def _expected_sight(role: V.Role, phase: str, view: str) -> V.Sight:
     """docs/rules.md, "Who sees what", written out case by case."""
     if phase == FINISHED:
         return V.Sight.BOARDS  # after the race everyone sees everything
     if role is V.Role.RACER:
         return V.Sight.PROGRESS  # never an opponent's board while their own game is on
-    if delayed and phase == RACING:  # spectators and finished players alike
+    if view == "outline":  # spectators and finished players alike, countdown too
+        return V.Sight.OUTLINES
+    if view == "delayed" and phase == RACING:
         return V.Sight.DELAYED_BOARDS
     return V.Sight.BOARDS
 
 
+CASES = list(itertools.product(ROLES, V.PHASES, KINDS, SETTINGS, DELAYS))
+
+
 @pytest.mark.parametrize(
-    ("role", "phase", "delayed"), list(itertools.product(ROLES, V.PHASES, (False, True)))
+    ("rated", "setting", "delay"), list(itertools.product(KINDS, SETTINGS, DELAYS))
 )
-def test_sight_for_every_role_phase_and_delay(role: V.Role, phase: str, delayed: bool) -> None:
-    assert V.sight(role, phase, delayed) is _expected_sight(role, phase, delayed)
+def test_the_view_of_every_room_kind_and_setting(
+    rated: bool, setting: tuple[str, int], delay: int
+) -> None:
+    assert V.room_view(rated, delay, setting) == _expected_view(rated, delay, setting)
+
+
+def test_rated_play_is_a_rated_race_or_a_challenge_attempt() -> None:
+    assert V.rated_play(rated=True, challenge=False)
+    assert V.rated_play(rated=False, challenge=True)
+    assert not V.rated_play(rated=False, challenge=False)
+
+
+@pytest.mark.parametrize(("role", "phase", "rated", "setting", "delay"), CASES)
+def test_sight_for_every_role_phase_room_kind_and_setting(
+    role: V.Role, phase: str, rated: bool, setting: tuple[str, int], delay: int
+) -> None:
+    view, _ = V.room_view(rated, delay, setting)
+    assert V.sight(role, phase, view) is _expected_sight(role, phase, view)
 
 
 @pytest.mark.parametrize(
-    ("role", "phase", "delayed", "kind"),
-    list(itertools.product(ROLES, V.PHASES, (False, True), V.EVENT_KINDS)),
+    ("role", "phase", "rated", "setting", "delay", "kind"),
+    [(*case, kind) for case in CASES for kind in V.EVENT_KINDS],
 )
 def test_no_racer_ever_gets_a_board_of_a_race_that_is_on(
-    role: V.Role, phase: str, delayed: bool, kind: str
+    role: V.Role, phase: str, rated: bool, setting: tuple[str, int], delay: int, kind: str
 ) -> None:
-    how = V.delivery(kind, V.sight(role, phase, delayed))
+    view, _ = V.room_view(rated, delay, setting)
+    s = V.sight(role, phase, view)
+    how = V.delivery(kind, s)
     carries_board = how in (V.Delivery.WITH_BOARD, V.Delivery.DELAYED)
     if role is V.Role.RACER and phase != FINISHED:
-        assert not carries_board
+        assert not carries_board and how is not V.Delivery.WITH_OUTLINE
+    if rated and setting[0] == "outline" and phase != FINISHED:
+        assert not carries_board  # rated play under outlines: no board before the results
     if kind == "progress":  # everyone hears of every move, boards or not
         assert how is not V.Delivery.SKIP
     if kind in ("room", "analysis", "spectators"):
         assert how is V.Delivery.PLAIN
     if how is V.Delivery.DELAYED:
-        assert role is not V.Role.RACER and delayed and phase == RACING
+        assert role is not V.Role.RACER and view == "delayed" and phase == RACING
+    if how is V.Delivery.WITH_OUTLINE:
+        assert s is V.Sight.OUTLINES and kind in ("progress", "boards")
     if kind == "boards":  # whole boards go only to live sight; delayed ones never early
-        assert (how is V.Delivery.WITH_BOARD) == (V.sight(role, phase, delayed) is V.Sight.BOARDS)
+        assert (how is V.Delivery.WITH_BOARD) == (s is V.Sight.BOARDS)
 
 
-def test_roles_and_unknown_events() -> None:
+def test_roles_unknown_events_and_views() -> None:
     assert V.role_of(spectator=True, own_game_over=False) is V.Role.SPECTATOR
     assert V.role_of(spectator=False, own_game_over=False) is V.Role.RACER
     assert V.role_of(spectator=False, own_game_over=True) is V.Role.FINISHED_PLAYER
     assert V.sees_boards(V.Sight.DELAYED_BOARDS) and not V.sees_boards(V.Sight.PROGRESS)
+    assert V.sees_boards(V.Sight.OUTLINES)
     with pytest.raises(ValueError):
         V.delivery("seed", V.Sight.BOARDS)
+    with pytest.raises(ValueError):
+        V.sight(V.Role.SPECTATOR, RACING, "blurred")
+    # a room's view from its public form; one stored before views existed: its delay
+    assert V.view_of({"spectator_view": "outline", "spectator_delay": 0}) == "outline"
+    assert V.view_of({"spectator_delay": 30}) == "delayed"
+    assert V.view_of({"spectator_delay": 0}) == "live"
+
+
+def _played(moves: int) -> Game:
+    game = Game(Deal.from_seed("outline"), Settings(draw=3))
+    for _ in range(moves):
+        legal = [m for m in game.legal_moves() if m.to_wire().get("action") != "recycle"]
+        game.play((legal or game.legal_moves())[-1], 0)
+    return game
+
+
+def test_an_outline_names_no_card_and_keeps_every_pile_size() -> None:
+    for moves in (0, 5, 40):
+        board = board_view(_played(moves), 1000)
+        out = V.outline(board)
+        assert not [s for s in _strings(out) if s in NAMES], out
+        assert out["outline"] is True
+        assert out["columns"] == [{"down": c["down"], "up": len(c["up"])} for c in board["columns"]]
+        assert out["waste"] == {"count": board["waste"]["count"]}
+        assert out["stock"] == board["stock"] and out["foundation"] == board["foundation"]
+        for key in ("moves", "reached_moves", "reached_ms", "status", "score", "over"):
+            assert out[key] == board[key]
+        assert "foundations" not in out and "autocomplete_next" not in out
+    boards = {"p1": board_view(_played(3)), "p2": board_view(_played(7))}
+    assert V.shown(boards, V.Sight.BOARDS) is boards
+    assert V.shown(boards, V.Sight.OUTLINES) == {p: V.outline(b) for p, b in boards.items()}
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 # ---- assist ------------------------------------------------------------------------------
@@ -173,6 +258,7 @@ def test_room_options_round_trip_and_practice_is_one_private_seat() -> None:
         "capacity",
         "time_limit",
         "rank_by",
+        "spectator_view",
         "players",
     }
     assert "salt" not in str(room.public(0)) and "seed" not in str(room.public(0))

@@ -1,5 +1,6 @@
 """Spectators, and the hidden-card check: over many random games, no message a racer or a
-spectator receives names a card that was face down (or in the stock) for them then."""
+spectator receives names a card that was face down (or in the stock) for them then; in
+rated rooms a spectator gets no card at all before the results (outlines only)."""
 
 from __future__ import annotations
 
@@ -122,12 +123,21 @@ def check_spectator(messages: list[dict], bots: dict[str, Bot]) -> int:
 
 
 async def play_room(
-    port: int, rds: redis.Redis, rng: random.Random, racers: int, spectators: int, draw: int
+    port: int,
+    rds: redis.Redis,
+    rng: random.Random,
+    racers: int,
+    spectators: int,
+    draw: int,
+    rated: bool = False,
 ) -> None:
+    """A race of random bots watched by ``spectators``: a private unrated room, whose
+    spectators see every board live; ``rated``: a public room, where they see outlines."""
     host = await Client.open(port)
     welcome = await host.request(
-        "create", "welcome", name="h", capacity=racers, settings={"draw": draw}
+        "create", "welcome", name="h", capacity=racers, settings={"draw": draw}, private=not rated
     )
+    assert welcome["room"]["spectator_view"] == ("outline" if rated else "live")
     code = welcome["room"]["code"]
     state = orjson.loads(rds.hget(room_key(code), "state"))
     seed = state["deal"]["seed"]
@@ -160,10 +170,16 @@ async def play_room(
         before_results = w.seen[: w.seen.index(room)]
         assert seed not in orjson.dumps(before_results).decode()
         assert check_spectator(w.seen, bots) > 0
-        # spectators see every player's live boards (a deal stuck from the start ends the
-        # race before any move), and the count of spectators
+        # spectators see every player's live boards, or their outlines (a deal stuck from
+        # the start ends the race before any move), and the count of spectators
         moved = any(bot.game.moves for bot in bots.values())
         assert any(m["type"] == "progress" and "board" in m for m in w.seen) == moved
+        if rated:  # no card at all while the race ran: outlines only
+            assert not card_strings(before_results), before_results
+            shown = [m["board"] for m in before_results if "board" in m] + [
+                b for m in before_results for b in (m.get("boards") or {}).values()
+            ]
+            assert shown and all(b["outline"] for b in shown)
         assert any(m["type"] == "spectators" and m["count"] == spectators for m in w.seen)
     for c in clients:
         await c.drain(0.02)
@@ -187,7 +203,11 @@ async def test_no_hidden_card_ever_reaches_a_racer_or_a_spectator(node, redis_ur
     rds = redis.Redis.from_url(redis_url)
     shapes = [(2, 1, 1), (3, 2, 3), (2, 2, 1), (3, 1, 3), (4, 2, 1), (2, 1, 3)]
     await asyncio.gather(
-        *(play_room(node.port, rds, random.Random(rng.random()), *shape) for shape in shapes * 2)
+        *(
+            play_room(node.port, rds, random.Random(rng.random()), *shape, rated=rated)
+            for shape in shapes
+            for rated in (False, True)
+        )
     )
 
 
@@ -203,8 +223,9 @@ async def test_batched_spectator_updates_arrive_in_order_and_hide_nothing(redis_
         rds = redis.Redis.from_url(redis_url)
         await asyncio.gather(
             *(
-                play_room(port, rds, random.Random(rng.random()), *shape)
+                play_room(port, rds, random.Random(rng.random()), *shape, rated=rated)
                 for shape in [(3, 5, 1), (2, 2, 3)]
+                for rated in (False, True)
             )
         )
     finally:

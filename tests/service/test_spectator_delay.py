@@ -1,5 +1,6 @@
-"""A room may show its race to spectators some seconds behind (DESIGN.md: against a
-racer who watches the others' boards on a second screen)."""
+"""An unrated room may show its race to spectators some seconds behind (DESIGN.md:
+against a racer who watches the others' boards on a second screen); rated play shows its
+spectators outlines, or boards behind when the operator says so (test_outline.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def progress_of(messages: list[dict], player: str) -> list[int]:
 
 
 async def test_spectators_see_the_race_that_far_behind(node) -> None:
-    a, b = await start_race(node.port, spectator_delay=1)
+    a, b = await start_race(node.port, spectator_delay=1, private=True)
     code = a.seen[0]["room"]["code"]
     early = await Client.open(node.port)
     welcome = await early.request("watch", "welcome", code=code)
@@ -63,7 +64,7 @@ async def test_spectators_see_the_race_that_far_behind(node) -> None:
 
 
 async def test_a_live_room_shows_spectators_each_move_at_once(node) -> None:
-    a, b = await start_race(node.port)
+    a, b = await start_race(node.port, private=True)
     watcher = await Client.open(node.port)
     welcome = await watcher.request("watch", "welcome", code=a.seen[0]["room"]["code"])
     assert welcome["room"]["spectator_delay"] == 0
@@ -77,7 +78,7 @@ async def test_a_live_room_shows_spectators_each_move_at_once(node) -> None:
 
 async def test_a_finished_player_sees_the_others_as_spectators_do_behind_the_race(node) -> None:
     # three racers; c resigns at once: a resigned seat must be no second screen
-    a, b, c = await start_race(node.port, players=3, spectator_delay=1)
+    a, b, c = await start_race(node.port, players=3, spectator_delay=1, private=True)
     for seq in (1, 2, 3):
         assert (await a.move("draw", seq=seq))["type"] == "ack"
     resigned = time.monotonic()
@@ -120,7 +121,7 @@ async def test_room_events_tell_those_behind_no_live_standings(node) -> None:
     device = "d" * 40
     host = await Client.open(node.port)
     await host.request("hello", "identity", device=device)
-    welcome = await host.request("create", "welcome", name="ann", spectator_delay=30)
+    welcome = await host.request("create", "welcome", name="ann", spectator_delay=30, private=True)
     code = welcome["room"]["code"]
     guest = await Client.open(node.port)
     await guest.request("join", "welcome", code=code, name="bob")
@@ -150,7 +151,7 @@ async def test_updates_past_the_rooms_limit_come_as_boards_once_a_second(redis_u
     node = Node(make_config(redis_url, delay_hold_kb=2), redis_url)  # about one update
     port = await node.start()
     try:
-        a, b = await start_race(port, spectator_delay=1)
+        a, b = await start_race(port, spectator_delay=1, private=True)
         watcher = await Client.open(port)
         await watcher.request("watch", "welcome", code=a.seen[0]["room"]["code"])
         for seq in range(1, 7):

@@ -9,6 +9,8 @@ import math
 import os
 from dataclasses import dataclass, fields
 
+from .domain.options import MAX_SPECTATOR_DELAY
+
 
 class ConfigError(ValueError):
     """A setting that cannot be used; the message names its variable."""
@@ -105,6 +107,23 @@ class Config:
     solver_challenge_tries: int = 20  # KR_SOLVER_CHALLENGE_TRIES: candidates tried at most
     board_interval_ms: int = 500  # KR_BOARD_INTERVAL_MS: leaderboard pushes at most this often
     solver_analysis_s: float = 5.0  # KR_SOLVER_ANALYSIS_S: budget per position analysed
+    # KR_RATED_SPECTATORS: what spectators of rated play see while the race runs: outline
+    # (pile sizes, no card) or delayed:SECONDS (every board, that far behind)
+    rated_spectators: str = "outline"
+
+    @property
+    def rated_view(self) -> tuple[str, int]:
+        """``rated_spectators`` read: ("outline", 0) or ("delayed", seconds)."""
+        read = rated_view(self.rated_spectators)
+        if read is None:
+            raise ConfigError(self._rated_problem())
+        return read
+
+    def _rated_problem(self) -> str:
+        return (
+            f"KR_RATED_SPECTATORS={self.rated_spectators!r}: outline, or delayed:SECONDS "
+            f"(SECONDS a whole number 1 to {MAX_SPECTATOR_DELAY})"
+        )
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -179,7 +198,23 @@ class Config:
                 out.append(f"{env_name(name)}={value!r}: host:port,host:port,…")
         if self.redis_url is not None and not self.redis_url.startswith(URL_SCHEMES):
             out.append(f"REDIS_URL={self.redis_url!r}: a redis://, rediss:// or unix:// URL")
+        if rated_view(self.rated_spectators) is None:
+            out.append(self._rated_problem())
         return out
+
+
+def rated_view(text: str) -> tuple[str, int] | None:
+    """``KR_RATED_SPECTATORS`` read: ``outline`` is ("outline", 0), ``delayed:30`` is
+    ("delayed", 30) (1 to 300 seconds, as a room's own ``spectator_delay``); None for
+    anything else."""
+    if text == "outline":
+        return "outline", 0
+    kind, colon, seconds = text.partition(":")
+    if kind != "delayed" or not colon or not seconds.isascii() or not seconds.isdigit():
+        return None
+    if not 1 <= int(seconds) <= MAX_SPECTATOR_DELAY:
+        return None
+    return "delayed", int(seconds)
 
 
 URL_SCHEMES = ("redis://", "rediss://", "unix://")

@@ -193,7 +193,7 @@ class RoomHub(RoomSight):
         """This room's connections grouped by what they get of an event of ``kind``."""
         groups: dict[V.Delivery, list[Any]] = {}
         phase = self.phase()
-        delayed = bool(self.public.get("spectator_delay"))
+        view = V.view_of(self.public)
         known: dict[tuple[bool, bool], list[Any]] = {}  # (spectator, over) -> its group
         for conn in self.conns:
             if conn is skip:
@@ -201,7 +201,7 @@ class RoomHub(RoomSight):
             who = (conn.role == "spectator", conn.over)
             group = known.get(who)
             if group is None:
-                sight = V.sight(V.role_of(*who), phase, delayed)
+                sight = V.sight(V.role_of(*who), phase, view)
                 group = known[who] = groups.setdefault(V.delivery(kind, sight), [])
             group.append(conn)
         return groups
@@ -229,24 +229,35 @@ class RoomHub(RoomSight):
             data = encode("progress", **fields, leaderboard=standings)
             self.push([c.ws for c in plain], data, batched=True)
         live, later = groups.get(V.Delivery.WITH_BOARD, []), groups.get(V.Delivery.DELAYED)
-        if not (live or later):
+        outlined = groups.get(V.Delivery.WITH_OUTLINE)
+        if not (live or later or outlined):
             return
         if view is None:
-            self._refresh_boards()  # sent in full once the games are loaded
-        else:
+            self._refresh_boards()  # sent in full (or outlined) once the games are loaded
+        if outlined:  # the board's outline only: no card of it
+            shape = {} if view is None else {"board": V.outline(view)}
+            data = encode("progress", **fields, **shape, leaderboard=standings)
+            self._send_update(outlined, data)
+        if not (live or later):
+            return
+        if view is not None:
             # the board as JSON already, when our own commit made it (encoded once)
             fields["board"] = event["_board"] if view is own else view
         data = encode("progress", **fields, leaderboard=standings)
-        # finished players at once; spectators' updates may be batched
-        players = [c.ws for c in live if c.role == "player"]
-        if players:
-            self.push(players, data)
-        if len(players) < len(live):
-            self.push([c.ws for c in live if c.role != "player"], data, batched=True)
+        self._send_update(live, data)
         if later:
             sent = now_ms()
             if not self.delayed.hold(self.behind(), self._send_behind, data, sent):
                 self._boards_behind_later(sent)
+
+    def _send_update(self, conns: list[Any], data: bytes) -> None:
+        """A move's update with its board: finished players at once; spectators' updates
+        may be batched."""
+        players = [c.ws for c in conns if c.role == "player"]
+        if players:
+            self.push(players, data)
+        if len(players) < len(conns):
+            self.push([c.ws for c in conns if c.role != "player"], data, batched=True)
 
     def _seat_over(self, player: str) -> None:
         """The player's game ended (a move or a resign on any device): their other
@@ -319,9 +330,14 @@ class RoomHub(RoomSight):
         async def refresh() -> None:
             try:
                 boards = await self.ensure_boards()
-                live = self._by_delivery("boards").get(V.Delivery.WITH_BOARD)
+                groups = self._by_delivery("boards")
+                live = groups.get(V.Delivery.WITH_BOARD)
                 if live:
                     self.push([c.ws for c in live], encode("boards", boards=boards))
+                outlined = groups.get(V.Delivery.WITH_OUTLINE)
+                if outlined:
+                    shown = V.shown(boards, V.Sight.OUTLINES)
+                    self.push([c.ws for c in outlined], encode("boards", boards=shown))
             finally:
                 self._refreshing = None
 
@@ -359,16 +375,18 @@ class RoomHub(RoomSight):
         if self.closed or self.room is None:
             return
         public = {**self.public, "phase": RACING}
-        viewers = []
+        viewers: dict[V.Sight, list[Any]] = {}  # by what they see of the boards
         for conn in self.conns:
             if conn.role == "player" and conn.game is not None:
                 fields = {"player": conn.player, "board": board_view(conn.game, 0)}
                 fields.update(self.flags(conn))
                 self.push((conn.ws,), encode("start", **fields, server_time=now_ms(), room=public))
             else:
-                viewers.append(conn.ws)
+                viewers.setdefault(self.sight(conn, RACING), []).append(conn.ws)
         fresh = self._finish_if_stuck()
         if viewers:
             first = board_view(fresh, 0)
             boards = dict.fromkeys(self.players, first)
-            self.push(viewers, encode("start", boards=boards, server_time=now_ms(), room=public))
+            for sight, ws in viewers.items():
+                shown = V.shown(boards, sight)
+                self.push(ws, encode("start", boards=shown, server_time=now_ms(), room=public))

@@ -57,8 +57,7 @@ class RoomSight:
 
     def sight(self, conn: Recipient, phase: str | None = None) -> V.Sight:
         role = V.role_of(conn.role == "spectator", conn.over)
-        delayed = bool(self.public.get("spectator_delay"))
-        return V.sight(role, phase or self.phase(), delayed)
+        return V.sight(role, phase or self.phase(), V.view_of(self.public))
 
     def flags(self, conn: Recipient) -> dict[str, bool]:
         """A player's ``can_hint`` and ``can_finish`` now (domain/assist.py)."""
@@ -80,10 +79,11 @@ class RoomSight:
         return await self.boards.ensure(self.room, self.players, self.elapsed())
 
     async def boards_for(self, conn: Recipient) -> dict[str, Any]:
-        """Every board as ``conn`` may see them now: live, or as they were
+        """Every board as ``conn`` may see them now: live, outlined, or as they were
         ``spectator_delay`` ago (from then on its updates come that much later)."""
-        if self.sight(conn) is not V.Sight.DELAYED_BOARDS:
-            return await self.ensure_boards()
+        sight = self.sight(conn)
+        if sight is not V.Sight.DELAYED_BOARDS:
+            return V.shown(await self.ensure_boards(), sight)
         self.catch_up(conn)
         return await self._boards_behind()
 
@@ -166,7 +166,7 @@ class RoomSight:
             )
             return earlier, dict(boards)
         if self.phase() in (RACING, FINISHED) and V.sees_boards(sight):
-            return None, await self.ensure_boards()
+            return None, V.shown(await self.ensure_boards(), sight)
         return None, None
 
     def own_fields(self, conn: Recipient, phase: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ MAX_SPECTATOR_DELAY = 300  # seconds
 RANK_BY = ("progress", "score")
 
 # the options a lobby list shows of each room (besides its code, phase and players)
-LISTED = ("settings", "capacity", "time_limit", "rank_by")
+LISTED = ("settings", "capacity", "time_limit", "rank_by", "spectator_view")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +30,15 @@ class RoomOptions:
     spectator_delay: int = 0  # seconds (0-300): spectators see the race this far behind
     rated: bool = False  # a private race moves ratings (public races always do)
     ghost: bool = False  # a practice race against a recorded game (a second seat)
+    # live, delayed or outline: what spectators see while the race runs, fixed when the
+    # room is made (domain/visibility.py, room_view; node/rooms.py); left out (a room
+    # stored before views existed): by spectator_delay alone
+    spectator_view: str = ""
 
     def __post_init__(self) -> None:
+        if not self.spectator_view:
+            view = "delayed" if self.spectator_delay else "live"
+            object.__setattr__(self, "spectator_view", view)
         if self.practice:  # a practice room is one private seat (and maybe a ghost's)
             object.__setattr__(self, "capacity", 2 if self.ghost else 1)
             object.__setattr__(self, "private", True)
@@ -50,6 +57,7 @@ class RoomOptions:
             "spectator_delay": self.spectator_delay,
             "rated": self.rated or not self.private,
             "ghost": self.ghost,
+            "spectator_view": self.spectator_view,
         }
 
     @classmethod
@@ -67,4 +75,5 @@ class RoomOptions:
             spectator_delay=d.get("spectator_delay", 0),
             rated=d.get("rated", False) and d["private"],
             ghost=d.get("ghost", False),
+            spectator_view=d.get("spectator_view", ""),
         )

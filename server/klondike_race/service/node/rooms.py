@@ -8,12 +8,14 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ...engine import board_view, progress
 from ..clock import now_ms
 from ..config import Config
 from ..domain import ranking, rating
+from ..domain import visibility as V
 from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
@@ -193,7 +195,11 @@ class RoomOps:
         """Store a new room under a fresh code: ``seat(room, now)`` seats its first
         players and returns their ids. A practice room and a challenge attempt
         (``attempt``: its ``challenge`` and ``reveal_at``) start at once, a practice
-        continuation with its race clock at ``elapsed`` ms (the race's last move)."""
+        continuation with its race clock at ``elapsed`` ms (the race's last move). What
+        its spectators see is decided here, once (domain/visibility.py, ``room_view``)."""
+        rated = V.rated_play(options.to_dict()["rated"], bool(attempt.get("challenge")))
+        view, delay = V.room_view(rated, options.spectator_delay, self.config.rated_view)
+        options = replace(options, spectator_view=view, spectator_delay=delay)
         now = now_ms()
         for _ in range(20):
             room = Room(
