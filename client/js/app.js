@@ -248,7 +248,8 @@ function afterEntry() {
 }
 
 const CHALLENGE_ERRORS = {
-  attempt_first: 'Play your own attempt at this deal first: you can watch others\u2019 attempts, or practise the deal, once yours has ended (or once the challenge is final).',
+  // the server's message names the time (UTC); the page says it in the player's words
+  not_yet: 'Others are still playing this deal: watching their attempts, replays, ghosts and practice of the deal open once the challenge is final.',
   challenge_not_open: 'This challenge is not open: no attempt can start now.',
   attempt_made: 'You already played this deal as a guest before claiming your name.',
   hello_first: 'Not connected yet: try again in a moment.',

@@ -130,11 +130,13 @@ function nameCell(row) {
 }
 
 // A standings table (rows as the server sends them; a rank another row shown shares is
-// "3="). opts: {me, watch (bool: offer Watch), replay (bool: the rows' replay links)}.
+// "3="). opts: {me, watch (bool: offer Watch), replay (bool: the rows' replay links),
+// live (bool: a live leaderboard: one's own ended attempt's replay link, the others' with
+// Watch)}.
 export function standingsHtml(rows, opts = {}) {
   if (!rows.length) return '<p class="muted">No attempts yet.</p>';
   const head = '<thead><tr><th>#</th><th>Player</th><th>Home</th><th>Moves</th><th>Time</th><th>Status</th>'
-    + `${opts.watch || opts.replay ? '<th><span class="visually-hidden">Links</span></th>' : ''}</tr></thead>`;
+    + `${opts.live || opts.replay ? '<th><span class="visually-hidden">Links</span></th>' : ''}</tr></thead>`;
   const body = rows.map((r) => {
     const me = opts.me && r.who === opts.me;
     let extra = '';
@@ -142,13 +144,14 @@ export function standingsHtml(rows, opts = {}) {
       const ok = typeof r.replay === 'string' && /^\/[A-Za-z0-9/_-]*$/.test(r.replay);
       // (a route of the page, not the server's redirect: Back returns to these standings)
       extra = `<td>${ok ? `<a class="replay-link" href="#${escapeHtml(r.replay)}">replay</a>` : ''}</td>`;
-    } else if (opts.watch) {
-      // an ended attempt's replay: before the close, the server shows it to those who may
-      // watch it (over the connection: the viewer asks when HTTP says not_yet)
+    } else if (opts.live) {
+      // an ended attempt's replay: before the challenge is final, the server shows a
+      // player their own (over the connection: the viewer asks when HTTP says not_yet),
+      // and others' to nobody
       const code = typeof r.code === 'string' && /^[A-Z0-9]{6}$/.test(r.code) ? r.code : null;
-      const watch = me || !code ? '' : `<button type="button" class="btn small" data-watch-attempt="${code}"`
+      const watch = me || !code || !opts.watch ? '' : `<button type="button" class="btn small" data-watch-attempt="${code}"`
         + ` aria-label="Watch ${escapeHtml(r.name)}'s attempt">Watch</button>`;
-      const replay = code && r.status !== 'playing'
+      const replay = code && r.status !== 'playing' && (me || opts.watch)
         ? ` <a class="replay-link" href="#/replay/${code}" aria-label="Replay ${escapeHtml(r.name)}'s attempt">replay</a>` : '';
       extra = `<td>${watch}${replay}</td>`;
     }
@@ -218,11 +221,11 @@ export function challengeHtml(c, ctx) {
       const rows = live ? live.rows : d.rows || [];
       const watch = ctx.mayWatch(d.index);
       out += `<h4>Live leaderboard${live ? '' : ' (connecting\u2026)'}</h4>`;
-      if (!watch) out += '<p class="muted small watch-note">You can watch others\u2019 attempts once your own has ended (or once the challenge is final).</p>';
-      out += standingsHtml(rows.slice(0, 100), { me: ctx.me, watch });
+      if (!watch) out += '<p class="muted small watch-note">Others\u2019 attempts can be watched once the challenge is final: until then they are still playing this deal.</p>';
+      out += standingsHtml(rows.slice(0, 100), { me: ctx.me, watch, live: true });
       const mine = live && ctx.me && !rows.some((r) => r.who === ctx.me) ? (live.you || []) : [];
       if (mine.length) {
-        out += '<h4>Your place</h4>' + standingsHtml(mine, { me: ctx.me, watch });
+        out += '<h4>Your place</h4>' + standingsHtml(mine, { me: ctx.me, watch, live: true });
       }
     }
     out += '</section>';

@@ -730,8 +730,10 @@ export class Renderer {
     if (input.value !== line) input.value = line;
     $('#btn-share').disabled = !line;
     const c = challengeById(state, attempt.id);
+    const final = Boolean(c && (c.final || serverNow(state) >= c.final_at));
     text($('#attempt-reveal-note'), done && state.room.reveal ? ''
-      : `The deal's seed and salt are revealed once the challenge is final, when the last attempt begun before the close has run out of time${c ? ` (in ${clockText(c.final_at - serverNow(state))})` : ''}.`);
+      : `The deal's seed and salt, practice of the deal and others' attempts open once the challenge is final, when the last attempt begun before the close has run out of time${c ? ` (in ${clockText(c.final_at - serverNow(state))})` : ''}: until then others are still playing it.`);
+    $('#btn-attempt-practice').disabled = !final;
   }
 
   analysis(state, done) {

@@ -91,8 +91,7 @@ function clock(ms) {
 
 const ERRORS = {
   not_finished: 'This race is still on: its replay opens once it has finished.',
-  not_yet: 'This is a challenge attempt: its replay opens once the challenge has closed.',
-  attempt_first: 'This is a challenge attempt: play your own attempt at the deal first, or wait for the challenge to close.',
+  not_yet: 'This is a game on a challenge deal: its replay opens once the challenge is final.',
   no_replay: 'No replay of this room: the code is unknown, or the race was too long ago.',
   bad_code: 'That is not a room code.',
 };

@@ -437,12 +437,9 @@ export function myLiveRow(state) {
   return live.rows.find((r) => r.who === me) || (live.you || []).find((r) => r.who === me) || null;
 }
 
-// Whether this player may watch others' attempts at a deal: the server says so once
-// their own attempt has ended or the challenge is final (else `attempt_first`).
-export function mayWatchAttempts(state, id, deal) {
+// Whether this player may watch others' attempts at a deal: once the challenge is final
+// (the server says `not_yet` before, whoever asks: docs/rules.md).
+export function mayWatchAttempts(state, id) {
   const c = challengeById(state, id);
-  if (!c) return false;
-  if (c.final) return true;
-  const d = (c.deals || []).find((x) => x.index === deal);
-  return Boolean(d && d.you && d.you.status && d.you.status !== 'playing');
+  return Boolean(c && c.final);
 }

@@ -1,10 +1,11 @@
 """The daily challenge in the browser, against a real server whose clock is shifted so
 that today's daily closes about half a minute after it starts (conftest's
 ``daily_server``): an attempt played to its end, its place on the live leaderboard, the
-share line, "done" on the home screen after a reload, watching only after one's own
-attempt (the server's ``attempt_first`` otherwise), and once final (the close, then the
-attempts' time limit) the archive with
-the final standings, the reveal checked against the commitment and the replay links."""
+share line, "done" on the home screen after a reload, neither practice of the deal nor
+watching others' attempts before the challenge is final (the server's ``not_yet``), one's
+own attempt and its replay only, and once final (the close, then the attempts' time
+limit) the archive with the final standings, the reveal checked against the commitment
+and the replay links."""
 
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
         share,
     ), share
     assert ann.page.is_hidden("#btn-rematch")
-    assert "revealed once the challenge is final" in (
+    assert "open once the challenge is final" in (
         ann.page.text_content("#attempt-reveal-note") or ""
     )
     code = ann.state("s.room.code")
@@ -133,17 +134,10 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ann.page.click("#daily-back")
     ann.screen("results")
 
-    # practice of the deal, now that her attempt is over: a practice room with hints
-    ann.page.click("#btn-attempt-practice")
-    ann.page.wait_for_function(
-        "() => window.kr.store.state.room && window.kr.store.state.room.practice"
-    )
-    ann.wait_racing()
-    ann.page.wait_for_selector("#btn-hint:not([hidden])")
-    assert ann.state("s.room.challenge") is None
-    ann.page.click("#btn-resign")
-    ann.page.click("#btn-resign")
-    ann.screen("results")
+    # no practice of the deal (hints, finish it for me) while others may still play it,
+    # her attempt over or not; nor finish it for me on her attempt
+    assert ann.page.is_disabled("#btn-attempt-practice")
+    assert ann.page.is_hidden("#btn-finish-results")
 
     # back home, a reload: "done" with the rank
     ann.page.click("#btn-lobby")
@@ -153,10 +147,10 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     done.wait_for()
     assert "rank 1 of 1" in done.inner_text() and "resigned" in done.inner_text()
 
-    # a second player, on a phone: no Watch before their own attempt; asked anyway, the
-    # server says attempt_first and the page says so
+    # a second player, on a phone: no Watch while the challenge is not final; asked
+    # anyway, the server says not_yet and the page says so
     bob: Player = daily_players(viewport=PHONE, has_touch=True, is_mobile=True)
-    bob.expected.append(re.compile(r"attempt_first|Play your own attempt"))
+    bob.expected.append(re.compile(r"not_yet|still playing this deal"))
     bob.open()
     today(bob)
     bob.page.goto(f"{daily_server.url}?challenge={challenge}")
@@ -167,20 +161,17 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     bob.shot(artifacts / "daily-leaderboard-phone.png")
     bob.open(f"?watch={code}")
     bob.page.wait_for_selector("#toast:not([hidden])")
-    assert "Play your own attempt" in (bob.page.text_content("#toast") or "")
+    assert "still playing this deal" in (bob.page.text_content("#toast") or "")
     bob.screen("lobby")
 
-    # after his own attempt, Watch is offered and shows her board
+    # after his own attempt (a throwaway identity's, perhaps): still no Watch
     attempt_and_resign(bob, "Bob")
     bob.page.click("#btn-lobby")
     bob.screen("lobby")
     bob.page.goto(f"{daily_server.url}#/challenges/{challenge}")
-    bob.page.wait_for_selector(f'#daily-view [data-watch-attempt="{code}"]')
-    bob.page.click(f'#daily-view [data-watch-attempt="{code}"]')
-    bob.screen("results")  # her attempt is over: its results, with her board
-    assert bob.page.is_hidden("#daily-view")
-    bob.page.wait_for_selector("#results-boards .grid-cell")
-    assert "Ann\u2019s attempt at Daily" in (bob.page.text_content("#results-sub") or "")
+    bob.page.wait_for_selector("#daily-view:not([hidden]) tr[data-who] >> nth=1")
+    assert bob.page.locator("[data-watch-attempt]").count() == 0
+    assert bob.page.is_visible("#daily-view .watch-note")
 
     # final (the close, then the attempts' time limit): the archive of that day, the final
     # standings, the reveal checked

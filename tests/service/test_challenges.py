@@ -22,7 +22,6 @@ from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 
 from .conftest import Client, http, make_config
-from .test_hidden import card_strings
 
 
 async def get(port: int, path: str) -> tuple[int, dict]:
@@ -98,6 +97,23 @@ def to_close(challenge_id: str, ms: int) -> None:
     c = ch.parse_daily(challenge_id, (1,), 1800)
     assert c is not None
     clock.shift(c.closes - ms - (clock.now_ms() - clock._offset_ms))
+
+
+def final_at(challenge_id: str) -> int:
+    """When a daily is final (its close and then an attempt's time limit): epoch ms."""
+    c = ch.parse_daily(challenge_id, (1,), 1800)
+    assert c is not None
+    return c.final_at()
+
+
+def sealed(got: dict, challenge_id: str) -> bool:
+    """Whether ``got`` is the refusal of anything of a deal before its challenge is final."""
+    return (
+        got["type"] == "error"
+        and got["reason"] == "not_yet"
+        and got["opens_at"] == final_at(challenge_id)
+        and "UTC" in got["message"]
+    )
 
 
 def test_seeds_are_secret_day_and_candidate_bound() -> None:
@@ -216,7 +232,7 @@ async def test_refusals_change_nothing(daily, redis_url) -> None:
         ({"challenge": "x" * 49, "name": "G"}, "bad_field"),
         ({"challenge": today_id(1), "name": "G"}, "challenge_not_open"),
         ({"challenge": today_id(-2), "name": "G"}, "challenge_not_open"),
-        ({"challenge": cid, "name": "G", "practice": True}, "attempt_first"),
+        ({"challenge": cid, "name": "G", "practice": True}, "not_yet"),
         # a daily exists from the day before it opens until KR_KEEP_DAILY_S after it
         # closes: no other day's deal is made on demand
         ({"challenge": today_id(2), "name": "G"}, "no_challenge"),
@@ -328,58 +344,60 @@ async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
     # Bob is still playing: he may not watch Ann's board, nor may Eve (no attempt)
     code = a["room"]["code"]
     for c in (bob, eve):
-        got = await c.request("watch", "welcome", code=code)
-        assert got["type"] == "error" and got["reason"] == "attempt_first", got
-    # Bob resigns: now he may watch, and practise the deal (the same cards)
+        assert sealed(await c.request("watch", "welcome", code=code), cid)
+    # Bob resigns: his attempt has ended, but Ann still plays the deal: nothing of her
+    # game, and no practice of the deal, until the challenge is final
     assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
+    assert sealed(await bob.request("watch", "welcome", code=code), cid)
     practice = await bob.request("attempt", "welcome", challenge=cid, name="Bob", practice=True)
-    assert practice["room"]["practice"] and "challenge" not in practice["room"]
-    assert practice["board"]["columns"] == a["board"]["columns"]
-    # the practice game ends: its deal stays secret until the challenge closes
-    assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
-    room = (await bob.expect("room"))["room"]
-    while room["phase"] != "finished":
-        room = (await bob.expect("room"))["room"]
-    assert "reveal" not in room
-    status, body = await get(daily.port, f"/api/replays/{practice['room']['code']}")
-    assert status == 403 and body["error"] == "not_yet", body
-    watcher = await guest(daily.port)
-    got = await watcher.request("watch", "welcome", code=code)
-    assert got["reason"] == "attempt_first"
-    await watcher.close()
+    assert sealed(practice, cid), practice
     for c in (ann, bob, eve):
         await c.close()
 
 
-async def test_a_watcher_of_an_attempt_sees_its_outline_until_it_ends(daily) -> None:
-    """A second identity costs nothing: one that resigned its own attempt may watch the
-    others', and sees their pile sizes while they play, their cards once they end."""
+async def test_a_throwaway_attempt_opens_nothing_of_the_deal_until_final(daily, redis_url) -> None:
+    """A second identity costs nothing: one that attempts and resigns at once gets its own
+    board and result, and nothing else of the deal while others play it: no finish it for
+    me (the deal's winning line), no practice (hints), no watching, replay or ghost of
+    another attempt. Each refusal says when it opens (``not_yet``, ``opens_at``) and makes
+    nothing; at ``final_at`` every one of them opens."""
     cid = today_id()
-    ann, bob = await guest(daily.port), await guest(daily.port)
+    ann, eve = await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
-    assert a["room"]["spectator_view"] == "outline" and not a["room"]["rated"]
-    await bob.request("attempt", "welcome", challenge=cid, name="Bob")
-    assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
-    watching = await guest(daily.port)
-    await watching.request("attempt", "welcome", challenge=cid, name="Eve")
-    assert (await watching.request("resign", "ack", seq=1))["type"] == "ack"
-    own = await watching.expect("room")  # its own attempt's end (its cards are its own)
+    code = a["room"]["code"]
+    assert (await ann.move("draw"))["type"] == "ack"  # Ann's attempt ends: its cards are
+    assert (await ann.request("resign", "ack", seq=2))["type"] == "ack"  # still others'
+    e = await eve.request("attempt", "welcome", challenge=cid, name="Eve")
+    resigned = await eve.request("resign", "ack", seq=1)
+    assert resigned["type"] == "ack" and resigned["can_finish"] is False, resigned
+    own = await eve.expect("room")
     while own["room"]["phase"] != "finished":
-        own = await watching.expect("room")
-    start = len(watching.seen)
-    got = await watching.request("watch", "welcome", code=a["room"]["code"])
-    assert got["room"]["spectator_view"] == "outline", got
-    assert got["boards"]["p1"]["outline"] and got["boards"]["p1"]["stock"] == 24
-    assert (await ann.move("draw"))["type"] == "ack"
-    update = await watching.expect("progress")
-    assert update["board"]["outline"] and update["board"]["waste"] == {"count": 1}
-    assert not card_strings(watching.seen[start:]), watching.seen[start:]
-    assert (await ann.request("resign", "ack", seq=2))["type"] == "ack"
-    end = await watching.expect("room")
-    while end["room"]["phase"] != "finished":
-        end = await watching.expect("room")
-    assert card_strings(end["boards"]["p1"]) and "outline" not in end["boards"]["p1"]
-    for c in (ann, bob, watching):
+        own = await eve.expect("room")
+    rds = redis.Redis.from_url(redis_url)
+    rooms_before = sorted(rds.scan_iter(match="room:{*}"))
+    assert sealed(await eve.request("finish", "finishing"), cid)
+    got = await eve.request("hint", "hint")  # hints are for practice games only
+    assert got["reason"] == "not_in_practice", got
+    for kind, fields in (
+        ("attempt", {"challenge": cid, "name": "Eve", "practice": True}),
+        ("watch", {"code": code}),
+        ("replay", {"code": code}),
+        ("ghost", {"code": code, "player": "p1", "name": "Eve"}),
+    ):
+        got = await eve.request(kind, "welcome", "replay", **fields)
+        assert sealed(got, cid), (kind, got)
+    assert sorted(rds.scan_iter(match="room:{*}")) == rooms_before  # nothing was made
+    # her own: its replay, over the connection
+    mine = await eve.request("replay", "replay", code=e["room"]["code"])
+    assert mine["type"] == "replay" and mine["replay"]["room"]["code"] == e["room"]["code"]
+    # final: all of it opens
+    to_close(cid, -1_800_000 - 1_000)
+    watched = await eve.request("watch", "welcome", code=code)
+    assert watched["type"] == "welcome" and "reveal" in watched["room"], watched
+    practice = await eve.request("attempt", "welcome", challenge=cid, name="Eve", practice=True)
+    assert practice["type"] == "welcome" and practice["room"]["practice"], practice
+    assert (await eve.request("hint", "hint"))["type"] == "hint"
+    for c in (ann, eve):
         await c.close()
 
 
@@ -409,10 +427,9 @@ async def test_the_reveal_once_final_and_an_attempt_over_midnight(daily) -> None
     assert closed["phase"] == "closed" and not closed["final"]
     assert closed["deals"][0]["reveal"] is None and closed["deals"][0]["par"] is None
     assert closed["deals"][0]["rows"][0]["replay"] is None
-    got = await late.request("watch", "welcome", code=a["room"]["code"])
-    assert got["reason"] == "attempt_first", got
+    assert sealed(await late.request("watch", "welcome", code=a["room"]["code"]), cid)
     got = await late.request("attempt", "welcome", challenge=cid, practice=True, name="L")
-    assert got["reason"] == "attempt_first", got
+    assert sealed(got, cid), got
     assert (await ann.request("resign", "ack", seq=3))["type"] == "ack"
     room = (await ann.expect("room"))["room"]
     while room["phase"] != "finished":
@@ -506,9 +523,9 @@ async def test_a_watching_player_outside_the_top_gets_their_own_place(daily, red
 async def test_a_replay_of_an_attempt_over_the_connection_follows_the_watch_rule(
     daily,
 ) -> None:
-    """Before the close, ``replay`` shows an attempt to a player whose own attempt at the
-    deal has ended (as ``watch`` does), and nobody else; HTTP, which knows no player,
-    waits for the close."""
+    """Before the challenge is final, ``replay`` over the connection shows a player their
+    own ended attempt, and nobody anyone else's (``not_yet``, as ``watch``); HTTP, which
+    knows no player, waits for the final leaderboard too."""
     cid = today_id()
     ann, bob, eve = await guest(daily.port), await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
@@ -518,24 +535,23 @@ async def test_a_replay_of_an_attempt_over_the_connection_follows_the_watch_rule
     assert (await ann.request("resign", "ack", seq=ann.seq + 1))["type"] == "ack"
     got = await ann.request("replay", "replay", code=bobs)  # Bob's is still being played
     assert (got["type"], got.get("reason")) == ("error", "not_finished"), got
-    for c in (bob, eve):  # Bob is still playing; Eve made no attempt
-        got = await c.request("replay", "replay", code=code)
-        assert (got["type"], got.get("reason")) == ("error", "attempt_first"), got
+    assert (await bob.request("resign", "ack", seq=bob.seq + 1))["type"] == "ack"
+    for c in (bob, eve):  # Bob's attempt has ended too; Eve made none: neither sees Ann's
+        assert sealed(await c.request("replay", "replay", code=code), cid)
     status, body = await get(daily.port, f"/api/replays/{code}")
     assert (status, body["error"]) == (403, "not_yet")
-    assert (await bob.request("resign", "ack", seq=bob.seq + 1))["type"] == "ack"
-    for c in (ann, bob):  # her own, and Bob's now that his attempt has ended
-        got = await c.request("replay", "replay", code=code)
-        assert got["type"] == "replay", got
-        replay = got["replay"]
-        assert [p["id"] for p in replay["players"]] == ["p1"]
-        one = replay["players"][0]
-        assert [f["move"] for f in one["frames"]][:2] == ["d", "resign"], one["frames"]
-        # before the close nothing names the deal: no record, no reveal, no hidden card
-        assert one["record"] is None and "reveal" not in replay["room"]
-        assert a["board"]["columns"] == one["initial"]["columns"]
-        assert all(set(c) == {"down", "up"} for c in one["initial"]["columns"])
-    got = await bob.request("replay", "replay", code=code, player="p1")
+    got = await ann.request("replay", "replay", code=code)  # her own
+    assert got["type"] == "replay", got
+    replay = got["replay"]
+    assert [p["id"] for p in replay["players"]] == ["p1"]
+    one = replay["players"][0]
+    assert [f["move"] for f in one["frames"]][:2] == ["d", "resign"], one["frames"]
+    # before the final leaderboard nothing names the deal: no record, no reveal, no hidden
+    # card
+    assert one["record"] is None and "reveal" not in replay["room"]
+    assert a["board"]["columns"] == one["initial"]["columns"]
+    assert all(set(c) == {"down", "up"} for c in one["initial"]["columns"])
+    got = await ann.request("replay", "replay", code=code, player="p1")
     assert got["type"] == "replay" and len(got["replay"]["timeline"]) >= 1
     for fields, reason in (
         ({"code": "ZZZZZZ"}, "no_replay"),
@@ -543,25 +559,25 @@ async def test_a_replay_of_an_attempt_over_the_connection_follows_the_watch_rule
         ({"code": code, "player": "p9"}, "no_player"),
         ({"code": code, "format": "record"}, "bad_field"),
     ):
-        got = await bob.request("replay", "replay", **fields)
+        got = await ann.request("replay", "replay", **fields)
         assert (got["type"], got.get("reason")) == ("error", reason), (fields, got)
     for c in (ann, bob, eve):
         await c.close()
 
 
-async def test_a_practice_game_on_an_open_deal_follows_the_watch_rule(daily) -> None:
-    """A practice game on a deal of an open challenge, and a practice continuation of an
-    attempt, show that deal's cards (the whole winning line, with finish it for me): until
-    the close only a player whose own attempt at that deal has ended may watch them, as an
-    attempt; anyone else gets ``attempt_first``."""
+async def test_games_on_a_deal_once_final_show_its_cards_to_anyone(daily) -> None:
+    """Once the challenge is final, a practice game on its deal and a practice
+    continuation of an attempt (finish it for me) are made, and anyone may watch them and
+    race an attempt's ghost; none of them can be made before (the throwaway test above)."""
     cid = today_id()
-    ann, bob, cat = await guest(daily.port), await guest(daily.port), await guest(daily.port)
+    ann, bob = await guest(daily.port), await guest(daily.port)
     anon = await Client.open(daily.port)
     attempt = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
     assert (await ann.request("resign", "ack", seq=1))["type"] == "ack"
+    to_close(cid, -1_800_000 - 1_000)  # final
     practice = await ann.request("attempt", "welcome", challenge=cid, name="Ann", practice=True)
     assert practice["type"] == "welcome" and practice["room"]["practice"], practice
-    # Ann's attempt has ended: finish it for me plays on in a practice continuation
+    # her attempt: finish it for me plays on in a practice continuation
     await ann.send("resume", token=attempt["token"])
     await ann.expect("welcome")
     await ann.send("finish")
@@ -570,21 +586,12 @@ async def test_a_practice_game_on_an_open_deal_follows_the_watch_rule(daily) -> 
     for code in (practice["room"]["code"], fork["room"]["code"]):
         for c in (bob, anon):  # Bob made no attempt; anon said no hello
             got = await c.request("watch", "welcome", code=code)
-            assert (got["type"], got.get("reason")) == ("error", "attempt_first"), (code, got)
-    assert (await cat.request("attempt", "welcome", challenge=cid, name="Cat"))["type"] == "welcome"
-    assert (await cat.request("resign", "ack", seq=1))["type"] == "ack"
-    for code in (practice["room"]["code"], fork["room"]["code"]):  # Cat's attempt ended
-        got = await cat.request("watch", "welcome", code=code)
-        assert got["type"] == "welcome" and got["role"] == "spectator", (code, got)
-    # Cat may race Ann's attempt as a ghost now; that room plays the deal too
-    ghost = await cat.request(
-        "ghost", "welcome", code=attempt["room"]["code"], player="p1", name="Cat"
+            assert got["type"] == "welcome" and got["role"] == "spectator", (code, got)
+    ghost = await bob.request(
+        "ghost", "welcome", code=attempt["room"]["code"], player="p1", name="B"
     )
     assert ghost["type"] == "welcome" and ghost["room"]["ghost"], ghost
-    for c in (bob, anon):
-        got = await c.request("watch", "welcome", code=ghost["room"]["code"])
-        assert (got["type"], got.get("reason")) == ("error", "attempt_first"), got
-    for c in (ann, bob, cat, anon):
+    for c in (ann, bob, anon):
         await c.close()
 
 
@@ -606,8 +613,8 @@ async def test_a_past_daily_nobody_dealt_is_not_dealt_for_practice(daily, redis_
 
 async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily) -> None:
     """A guest's attempt ended, then the guest claimed a name: the account has made its
-    attempt (a new one is attempt_made), so it may practise the deal, watch the others'
-    attempts and see its own replay (each said attempt_first: a catch-22)."""
+    attempt (a new one is attempt_made) and sees its own replay; the others' attempts and
+    practice open for it, as for anyone, once the challenge is final."""
     cid = today_id()
     rival = await guest(daily.port)
     theirs = await rival.request("attempt", "welcome", challenge=cid, name="Rex")
@@ -625,6 +632,10 @@ async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily
     assert again["reason"] == "attempt_made", again
     replay = await gus.request("replay", "replay", code=mine["room"]["code"])
     assert replay["type"] == "replay", replay
+    assert sealed(await gus.request("watch", "welcome", code=theirs["room"]["code"]), cid)
+    practice = await gus.request("attempt", "welcome", challenge=cid, practice=True, name="G")
+    assert sealed(practice, cid), practice
+    to_close(cid, -1_800_000 - 1_000)  # final
     watched = await gus.request("watch", "welcome", code=theirs["room"]["code"])
     assert watched["type"] == "welcome" and watched["role"] == "spectator", watched
     practice = await gus.request("attempt", "welcome", challenge=cid, practice=True, name="G")

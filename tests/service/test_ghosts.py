@@ -7,7 +7,14 @@ import asyncio
 import time
 
 from .conftest import Client, start_race, winnable
-from .test_challenges import daily, guest, shifted, today_id  # noqa: F401  (fixtures)
+from .test_challenges import (  # noqa: F401  (fixtures)
+    daily,
+    guest,
+    sealed,
+    shifted,
+    to_close,
+    today_id,
+)
 
 
 async def record(port: int, moves: int, gap: float) -> str:
@@ -96,7 +103,10 @@ async def test_ghost_refusals(node) -> None:
         await x.close()
 
 
-async def test_a_daily_ghost_comes_after_your_own_attempt(daily) -> None:  # noqa: F811
+async def test_a_daily_ghost_comes_once_the_challenge_is_final(daily) -> None:  # noqa: F811
+    """Racing a daily attempt's ghost plays its deal: another's attempt only once the
+    challenge is final (``not_yet`` before, one's own attempt ended or not); one's own at
+    any time."""
     cid = today_id()
     ann, bob = await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
@@ -105,12 +115,16 @@ async def test_a_daily_ghost_comes_after_your_own_attempt(daily) -> None:  # noq
     while (await ann.expect("room"))["room"]["phase"] != "finished":
         pass
     got = await bob.request("ghost", "welcome", code=code, player="p1", name="Bob")
-    assert got["type"] == "error" and got["reason"] == "attempt_first", got
+    assert sealed(got, cid), got
     await bob.request("attempt", "welcome", challenge=cid, name="Bob")
     assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
-    await asyncio.sleep(0.2)
+    got = await bob.request("ghost", "welcome", code=code, player="p1", name="Bob")
+    assert sealed(got, cid), got
+    own = await ann.request("ghost", "welcome", code=code, player="p1", name="Ann")
+    assert own["type"] == "welcome" and own["room"]["ghost_of"]["code"] == code, own
+    assert "reveal" not in own["room"]
+    to_close(cid, -1_800_000 - 1_000)  # final
     got = await bob.request("ghost", "welcome", code=code, player="p1", name="Bob")
     assert got["type"] == "welcome" and got["room"]["ghost_of"]["code"] == code, got
-    assert "reveal" not in got["room"]
     for x in (ann, bob):
         await x.close()

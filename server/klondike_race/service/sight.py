@@ -65,7 +65,8 @@ class RoomSight:
         if conn.role != "player" or game is None:
             return {"can_hint": False, "can_finish": False}
         practice = bool(self.public.get("practice"))
-        return assist.flags(practice, self.phase(), game.status, conn.over)
+        reveal_at = self.room.reveal_at if self.room is not None else None
+        return assist.flags(practice, self.phase(), game.status, conn.over, reveal_at, now_ms())
 
     def leaderboard(self, progress: dict[str, dict[str, Any]] | None = None) -> list[Any]:
         """The room's standings from ``progress`` (default: the latest)."""

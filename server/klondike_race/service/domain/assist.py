@@ -6,14 +6,17 @@ One rule for both the server's answer to ``hint``/``finish`` and the ``can_hint`
 - a **hint** is for a practice game that is on;
 - **finish it for me** is for a practice game that is on, and in a race only once the race
   itself has finished (a line played while others race would show them the deal, a
-  resigned seat included), never for a won game.
+  resigned seat included), never for a won game;
+- neither, in a room on a challenge's deal (an attempt, or a ghost race of one: its
+  ``reveal_at``), before the challenge is final: others are still playing that deal, and
+  a throwaway identity's attempt would hand them its winning line (``sealed``).
 """
 
 from __future__ import annotations
 
 from ...engine import Game, Move
 from ...engine.moves import CARDS, FOUND0
-from .errors import ServiceError
+from .errors import NotYet, ServiceError
 from .room import FINISHED, RACING
 
 HINT, FINISH = "hint", "finish"
@@ -91,10 +94,28 @@ _MESSAGES = {
 }
 
 
-def refusal(what: str, practice: bool, phase: str, status: str, over: bool) -> ServiceError | None:
+def sealed(reveal_at: int | None, now: int) -> bool:
+    """Whether a room's deal is a challenge's that is not final yet (docs/rules.md, "What
+    opens when a challenge is final")."""
+    return reveal_at is not None and now < reveal_at
+
+
+def refusal(
+    what: str,
+    practice: bool,
+    phase: str,
+    status: str,
+    over: bool,
+    reveal_at: int | None = None,
+    now: int = 0,
+) -> ServiceError | None:
     """Why the solver may not help with ``what`` (``hint`` or ``finish``) a player whose
-    game has ``status`` (``over`` by the rules) in a room in ``phase``; None: it may."""
+    game has ``status`` (``over`` by the rules) in a room in ``phase`` whose deal is
+    revealed at ``reveal_at`` (None: not a challenge's); None: it may."""
     reason = _reason(what, practice, phase, status, over)
+    if reason is None and sealed(reveal_at, now):
+        assert reveal_at is not None
+        return NotYet("the solver's help on a challenge deal", reveal_at)
     if reason is None:
         return None
     if reason == "game_over":
@@ -104,9 +125,11 @@ def refusal(what: str, practice: bool, phase: str, status: str, over: bool) -> S
     return ServiceError(reason, message)
 
 
-def flags(practice: bool, phase: str, status: str, over: bool) -> dict[str, bool]:
+def flags(
+    practice: bool, phase: str, status: str, over: bool, reveal_at: int | None = None, now: int = 0
+) -> dict[str, bool]:
     """``can_hint`` and ``can_finish`` for a player, as messages carry them."""
     return {
-        "can_hint": _reason(HINT, practice, phase, status, over) is None,
-        "can_finish": _reason(FINISH, practice, phase, status, over) is None,
+        what: refusal(kind, practice, phase, status, over, reveal_at, now) is None
+        for what, kind in (("can_hint", HINT), ("can_finish", FINISH))
     }

@@ -14,6 +14,8 @@ an ``error`` message (``reason``, ``message``, ``about``) and changes nothing.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 
 class ServiceError(Exception):
     """A request refused with ``reason``; nothing was changed."""
@@ -33,6 +35,16 @@ class RateLimited(ServiceError):
     def __init__(self, message: str, retry_after: int, about: str | None = None) -> None:
         super().__init__("rate_limited", f"{message}; try again in {retry_after} s", about)
         self.retry_after = retry_after
+
+
+class NotYet(ServiceError):
+    """Something of a challenge's deal asked for before the challenge is final: refused
+    until ``opens_at`` (epoch ms), which the message names in UTC."""
+
+    def __init__(self, what: str, opens_at: int, about: str | None = None) -> None:
+        when = datetime.fromtimestamp(opens_at / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        super().__init__("not_yet", f"{what} opens once the challenge is final, at {when}", about)
+        self.opens_at = opens_at
 
 
 class ProtocolError(ServiceError):

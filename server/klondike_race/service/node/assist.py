@@ -26,7 +26,10 @@ TURNS_TRIED = 3  # moves that turn a card searched for a hint, sharing what is l
 def _check(what: str, hub: RoomHub, conn: Conn) -> None:
     assert conn.game is not None
     practice = bool(hub.public.get("practice"))
-    refusal = assist.refusal(what, practice, hub.phase(), conn.game.status, conn.over)
+    reveal_at = hub.room.reveal_at if hub.room is not None else None
+    refusal = assist.refusal(
+        what, practice, hub.phase(), conn.game.status, conn.over, reveal_at, now_ms()
+    )
     if refusal is not None:
         raise refusal
 

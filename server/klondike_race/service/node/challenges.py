@@ -24,11 +24,11 @@ from ..config import Config
 from ..domain import challenge as ch
 from ..domain import ranking
 from ..domain.challenge import CLOSED, OPEN, Challenge
-from ..domain.errors import ServiceError
+from ..domain.errors import NotYet, ServiceError
 from ..domain.options import RoomOptions
 from ..domain.players import ACCOUNT
 from ..domain.progress import initial_progress
-from ..domain.room import FINISHED, Room, commitment
+from ..domain.room import commitment
 from ..fanout import Fanout
 from ..store import Store
 from ..wire import AttemptRequest, ChallengesRequest, Join, encode
@@ -287,8 +287,8 @@ class Challenges:
     async def attempt(self, conn: Conn, m: AttemptRequest) -> None:
         """A player's one ranked attempt at a deal: made on first asking, while the
         challenge is open; the same room afterwards, from any device of theirs. With
-        ``practice``: an unranked practice room on the deal, once the player's attempt
-        has ended or the challenge has closed."""
+        ``practice``: an unranked practice room on the deal, once the challenge is final
+        (``not_yet`` before: docs/rules.md)."""
         c = self.find(m.challenge)
         c.deal(m.deal)
         who, guest = seat_owner(conn)
@@ -298,7 +298,7 @@ class Challenges:
         code = await self.store.challenges.attempt(c.id, m.deal, who)
         as_guest = None if code is not None else await self._guest_attempt(c, m.deal, who)
         if m.practice:
-            await self._practice(conn, c, m.deal, code or as_guest, now, m.name)
+            await self._practice(conn, c, m.deal, now, m.name)
             return
         if as_guest is not None:
             raise ServiceError(
@@ -349,19 +349,11 @@ class Challenges:
             log.info("challenge attempt", challenge=c.id, deal=index, room=code, player=pid)
         return code
 
-    async def _practice(
-        self, conn: Conn, c: Challenge, index: int, code: str | None, now: int, typed: str
-    ) -> None:
+    async def _practice(self, conn: Conn, c: Challenge, index: int, now: int, typed: str) -> None:
         if c.phase(now) == ch.UPCOMING:
             raise ServiceError("challenge_not_open", f"{c.id} has not opened: nothing to practise")
-        ended = False
-        if code is not None:
-            loaded = await self.store.rooms.load(code)
-            ended = loaded is None or Room.from_json(loaded[0]).phase(now) == FINISHED
-        if not ended and not c.revealed(now):
-            raise ServiceError(
-                "attempt_first", "practice of a challenge deal comes after your attempt"
-            )
+        if not c.revealed(now):  # hints and finish it for me on the deal: the answers
+            raise NotYet("practice of a challenge deal", c.final_at())
         if c.phase(now) == CLOSED:  # (as its archive shows it: not dealt afterwards)
             deal = await self.store.challenges.deal(c.id, index)
             if deal is None:
@@ -381,8 +373,11 @@ class Challenges:
         await self.lobby.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
 
     async def may_watch(self, conn: Conn, code: str) -> None:
-        """Spectating an attempt: only once the watcher's own attempt at that deal has
-        ended, or the challenge has closed (anyone else could play it knowing the cards)."""
+        """Watching, replaying or racing the ghost of a game on a challenge's deal (an
+        attempt, or a practice game, continuation or ghost race on its deal): one's own
+        attempt at any time, anything else once the challenge is final (``not_yet``):
+        until then others are playing that deal, and any identity's view of another
+        game on it is a card of theirs."""
         loaded = await self.store.rooms.load(code)
         # an attempt, or a practice game, practice continuation or ghost on its deal
         attempt = (loaded[0].get("challenge") or loaded[0].get("deal_of")) if loaded else None
@@ -397,11 +392,9 @@ class Challenges:
         mine = await self.store.challenges.attempt(c.id, int(index), who) if who else None
         if mine is None and who:
             mine = await self._guest_attempt(c, int(index), who)
-        if mine is not None:
-            own = await self.store.rooms.load(mine)
-            if own is None or Room.from_json(own[0]).phase(now) == FINISHED:
-                return
-        raise ServiceError("attempt_first", "watch a challenge attempt after your own has ended")
+        if mine == code:
+            return
+        raise NotYet("watching another game on a challenge deal", c.final_at())
 
 
 def _bad(message: str) -> dict[str, Any]:
