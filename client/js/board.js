@@ -53,6 +53,14 @@ export function upCount(column) {
   return typeof column.up === 'number' ? column.up : column.up.length;
 }
 
+// The stock's top card, face down (stacked when more lie under it).
+function stockBack(count) {
+  const back = backElement();
+  back.classList.add('stock-card');
+  if (count > 1) back.classList.add('stacked');
+  return back;
+}
+
 function backElement() {
   const node = el('div', 'card back', { 'aria-label': 'face-down card', role: 'img' });
   return node;
@@ -203,10 +211,7 @@ export class BoardView {
     // stock
     const stock = this.piles.stock;
     if (board.stock > 0) {
-      const back = backElement();
-      back.classList.add('stock-card');
-      if (board.stock > 1) back.classList.add('stacked');
-      stock.append(back);
+      stock.append(stockBack(board.stock));
     } else {
       const mark = el('span', 'mark recycle', { 'aria-hidden': 'true' });
       const canRecycle = board.waste.count > 0 && board.passes_left !== 0 && board.passes_left !== 1;
@@ -287,12 +292,7 @@ export class BoardView {
   paintOutline(board) {
     const plural = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
     const stock = this.piles.stock;
-    if (board.stock > 0) {
-      const back = backElement();
-      back.classList.add('stock-card');
-      if (board.stock > 1) back.classList.add('stacked');
-      stock.append(back);
-    }
+    if (board.stock > 0) stock.append(stockBack(board.stock));
     stock.append(countBadge(board.stock));
     stock.setAttribute('aria-label', `Stock, ${plural(board.stock, 'card')}`);
     stock.removeAttribute('role');
