@@ -7,7 +7,7 @@ import { Input } from './input.js';
 import { Net, defaultUrl } from './net.js';
 import { moveWords, reasonText } from './cards.js';
 import {
-  addDays, challengeHref, dailyRoute, dayOf, loadChallenge, loadDay,
+  addDays, challengeHref, dailyRoute, dayOf, loadChallenge, loadDay, opensText,
 } from './daily.js';
 import { loadProfile, profileRoute } from './profile.js';
 import { Renderer } from './render.js';
@@ -150,7 +150,8 @@ function onMessage(msg) {
   if (replayAsked && (msg.type === 'replay' || (msg.type === 'error' && msg.about === 'replay'))) {
     const { resolve } = replayAsked;
     replayAsked = null;
-    resolve(msg.type === 'replay' ? { status: 200, data: msg.replay } : { status: 403, error: msg.reason, message: msg.message });
+    resolve(msg.type === 'replay' ? { status: 200, data: msg.replay }
+      : { status: 403, error: msg.reason, message: msg.message, opens_at: msg.opens_at });
     return;
   }
   let effect = null;
@@ -258,7 +259,8 @@ const CHALLENGE_ERRORS = {
 function onError(msg) {
   if (account.onError(msg)) return; // shown in the account area
   leaveRouteOnEntry = false;
-  const words = CHALLENGE_ERRORS[msg.reason];
+  let words = CHALLENGE_ERRORS[msg.reason];
+  if (words && typeof msg.opens_at === 'number') words += ` They open at ${opensText(msg.opens_at)}.`;
   toast(words || msg.message || msg.reason, 'error');
   if (words && state.daily) store.update((s) => { s.daily = { ...s.daily, notice: words }; });
   if (msg.about === 'join' && (msg.reason === 'room_finished' || msg.reason === 'no_room')) {

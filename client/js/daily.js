@@ -74,6 +74,12 @@ export function playersText(n) {
   return `${thousands(n || 0)} player${n === 1 ? '' : 's'}`;
 }
 
+// "2026-12-06 00:30 UTC": when something the server refuses until then opens (an
+// error's `opens_at`, a challenge's `final_at`), as the server's message says it.
+export function opensText(ms) {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 // m:ss (h:mm:ss past an hour)
 export function clockText(ms) {
   const total = Math.max(0, Math.floor((ms || 0) / 1000));
@@ -145,13 +151,12 @@ export function standingsHtml(rows, opts = {}) {
       // (a route of the page, not the server's redirect: Back returns to these standings)
       extra = `<td>${ok ? `<a class="replay-link" href="#${escapeHtml(r.replay)}">replay</a>` : ''}</td>`;
     } else if (opts.live) {
-      // an ended attempt's replay: before the challenge is final, the server shows a
-      // player their own (over the connection: the viewer asks when HTTP says not_yet),
-      // and others' to nobody
+      // an ended attempt's replay: the server shows it to nobody, its own player
+      // included, before the challenge is final (not_yet)
       const code = typeof r.code === 'string' && /^[A-Z0-9]{6}$/.test(r.code) ? r.code : null;
       const watch = me || !code || !opts.watch ? '' : `<button type="button" class="btn small" data-watch-attempt="${code}"`
         + ` aria-label="Watch ${escapeHtml(r.name)}'s attempt">Watch</button>`;
-      const replay = code && r.status !== 'playing' && (me || opts.watch)
+      const replay = code && r.status !== 'playing' && opts.watch
         ? ` <a class="replay-link" href="#/replay/${code}" aria-label="Replay ${escapeHtml(r.name)}'s attempt">replay</a>` : '';
       extra = `<td>${watch}${replay}</td>`;
     }

@@ -3,7 +3,7 @@
 
 import { BoardView } from './board.js';
 import {
-  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, playersText, shareGame, untilText,
+  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, opensText, playersText, shareGame, untilText,
   shareLine, statusWord, thousands, titleOf,
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
@@ -732,7 +732,8 @@ export class Renderer {
     const c = challengeById(state, attempt.id);
     const final = Boolean(c && (c.final || serverNow(state) >= c.final_at));
     text($('#attempt-reveal-note'), done && state.room.reveal ? ''
-      : `The deal's seed and salt, practice of the deal and others' attempts open once the challenge is final, when the last attempt begun before the close has run out of time${c ? ` (in ${clockText(c.final_at - serverNow(state))})` : ''}: until then others are still playing it.`);
+      : `The deal's seed and salt, practice of the deal, finish it for me, replays and others' attempts open once the challenge is final, when the last attempt begun before the close has run out of time${c ? `: at ${opensText(c.final_at)} (in ${clockText(c.final_at - serverNow(state))})` : ''}. Until then others are still playing it.`);
+    $('#attempt-reveal-note').dataset.opensAt = c && !final ? String(c.final_at) : '';
     $('#btn-attempt-practice').disabled = !final;
   }
 

@@ -8,6 +8,7 @@
 
 import { BoardView } from './board.js';
 import { moveWords } from './cards.js';
+import { opensText } from './daily.js';
 import { escapeHtml } from './profile.js';
 
 const CODE = /^[A-HJ-NP-Z2-9]{6}$/;
@@ -71,7 +72,12 @@ export async function loadReplay(code, fetcher = fetch) {
   let body = null;
   try { body = await response.json(); } catch { /* not JSON */ }
   if (response.status === 200 && body) return { status: 200, data: body };
-  return { status: response.status, error: (body && body.error) || 'failed', message: body && body.message };
+  return {
+    status: response.status,
+    error: (body && body.error) || 'failed',
+    message: body && body.message,
+    opens_at: body && body.opens_at,
+  };
 }
 
 // A player's n-th frame's move in words, as the live region says one's own moves
@@ -97,9 +103,9 @@ const ERRORS = {
 };
 
 export class ReplayViewer {
-  // askServer(code): the replay over the connection ({status, data} or {status, error};
-  // status 0: not connected), which shows a challenge attempt before its close to a
-  // player who may watch it (HTTP refuses it to everyone: not_yet)
+  // askServer(code): the replay over the connection ({status, data} or {status, error,
+  // opens_at}; status 0: not connected); a game on a challenge deal is refused to
+  // everyone, over either, until the challenge is final (not_yet, with opens_at)
   constructor(root, askServer = null) {
     this.root = root;
     this.askServer = askServer;
@@ -150,8 +156,7 @@ export class ReplayViewer {
     this.$('#replay-sub').textContent = 'Loading\u2026';
     this.$('#replay-error').hidden = true;
     this.root.dataset.state = 'loading';
-    // over the connection when there is one (it knows the player: an attempt's replay
-    // is theirs once their own attempt has ended), else over HTTP
+    // over the connection when there is one, else over HTTP
     let got = this.askServer ? await this.askServer(code) : { status: 0 };
     if (got.status === 0) got = await loadReplay(code);
     if (this.code !== code) return; // navigated on meanwhile
@@ -159,7 +164,8 @@ export class ReplayViewer {
       this.root.dataset.state = 'error';
       this.$('#replay-sub').textContent = '';
       const box = this.$('#replay-error');
-      box.textContent = ERRORS[got.error] || `The replay could not be loaded (${got.error}).`;
+      const when = typeof got.opens_at === 'number' ? ` It opens at ${opensText(got.opens_at)}.` : '';
+      box.textContent = (ERRORS[got.error] || `The replay could not be loaded (${got.error}).`) + when;
       box.dataset.error = got.error;
       box.hidden = false;
       return;

@@ -1,17 +1,18 @@
 """The daily challenge in the browser, against a real server whose clock is shifted so
 that today's daily closes about half a minute after it starts (conftest's
 ``daily_server``): an attempt played to its end, its place on the live leaderboard, the
-share line, "done" on the home screen after a reload, neither practice of the deal nor
-watching others' attempts before the challenge is final (the server's ``not_yet``), one's
-own attempt and its replay only, and once final (the close, then the attempts' time
-limit) the archive with the final standings, the reveal checked against the commitment
-and the replay links."""
+share line, "done" on the home screen after a reload; before the challenge is final,
+whoever asks (a throwaway second player who attempted and resigned included), no practice
+of the deal, no finish it for me, no watching of others' attempts and no replay, one's
+own included (the server's ``not_yet``), the page saying when they open; and once final
+(the close, then the attempts' time limit) the archive with the final standings, the
+reveal checked against the commitment and the replay links."""
 
 from __future__ import annotations
 
 import re
 import time
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,23 @@ def attempt_and_resign(player: Player, name: str) -> None:
     player.page.click("#btn-resign")
     player.page.click("#btn-resign")
     player.screen("results")
+
+
+def opens_text(player: Player, challenge: str) -> str:
+    """When the challenge is final, as the page says it ("2026-12-06 00:30 UTC")."""
+    ms = player.state(f"s.challenges.find((c) => c.id === '{challenge}').final_at")
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def sealed_results(player: Player, challenge: str) -> None:
+    """A resigned attempt's results while the challenge is open: no finish it for me, no
+    practice of the deal, and the note says when they open."""
+    player.page.wait_for_selector("#attempt-reveal-note[data-opens-at]:not([data-opens-at=''])")
+    note = player.page.text_content("#attempt-reveal-note") or ""
+    assert "open once the challenge is final" in note, note
+    assert f"at {opens_text(player, challenge)}" in note, note
+    assert player.page.is_hidden("#btn-finish-results")
+    assert player.page.is_disabled("#btn-attempt-practice")
 
 
 def no_sideways_scroll(player: Player) -> None:
@@ -103,9 +121,7 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
         share,
     ), share
     assert ann.page.is_hidden("#btn-rematch")
-    assert "open once the challenge is final" in (
-        ann.page.text_content("#attempt-reveal-note") or ""
-    )
+    sealed_results(ann, challenge)
     code = ann.state("s.room.code")
     ann.shot(artifacts / "daily-results.png")
 
@@ -121,23 +137,20 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ) == "#/players/" + ann.state("s.identity.player.id")
     assert "1 player" in (ann.page.text_content("#daily-view .players-count") or "")
     assert ann.page.get_attribute("#daily-view .board-state", "data-final") == "false"
-    # her ended attempt's replay, before the close: HTTP says not yet, the connection
-    # shows it to her (her attempt has ended): three draws and the resignation
-    assert me.locator("a.replay-link").get_attribute("href") == f"#/replay/{code}"
-    me.locator("a.replay-link").click()
-    ann.page.wait_for_selector('#replay-view[data-state="ready"]')
-    assert ann.page.get_attribute("#replay-scrub", "max") == "4"
-    assert "seed" not in (ann.page.text_content("#replay-sub") or "")
-    ann.shot(artifacts / "daily-own-replay.png")
+    # no replay of her ended attempt before the challenge is final, not even hers: no
+    # link, and asked by its address the viewer says when it opens
+    assert me.locator("a.replay-link").count() == 0
+    ann.page.goto(f"{daily_server.url}#/replay/{code}")
+    ann.page.wait_for_selector('#replay-error[data-error="not_yet"]')
+    assert f"It opens at {opens_text(ann, challenge)}." in (
+        ann.page.text_content("#replay-error") or ""
+    )
+    ann.shot(artifacts / "daily-own-replay-not-yet.png")
     ann.page.click("#replay-back")
     ann.page.wait_for_selector("#daily-view:not([hidden]) tr.me")
     ann.page.click("#daily-back")
     ann.screen("results")
-
-    # no practice of the deal (hints, finish it for me) while others may still play it,
-    # her attempt over or not; nor finish it for me on her attempt
-    assert ann.page.is_disabled("#btn-attempt-practice")
-    assert ann.page.is_hidden("#btn-finish-results")
+    sealed_results(ann, challenge)
 
     # back home, a reload: "done" with the rank
     ann.page.click("#btn-lobby")
@@ -164,13 +177,17 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     assert "still playing this deal" in (bob.page.text_content("#toast") or "")
     bob.screen("lobby")
 
-    # after his own attempt (a throwaway identity's, perhaps): still no Watch
+    # after his own attempt (a throwaway identity's, perhaps): its results offer nothing of
+    # the deal, and still no Watch, no replay
     attempt_and_resign(bob, "Bob")
+    sealed_results(bob, challenge)
+    bob.shot(artifacts / "daily-results-sealed-phone.png")
     bob.page.click("#btn-lobby")
     bob.screen("lobby")
     bob.page.goto(f"{daily_server.url}#/challenges/{challenge}")
     bob.page.wait_for_selector("#daily-view:not([hidden]) tr[data-who] >> nth=1")
     assert bob.page.locator("[data-watch-attempt]").count() == 0
+    assert bob.page.locator("#daily-view a.replay-link").count() == 0
     assert bob.page.is_visible("#daily-view .watch-note")
 
     # final (the close, then the attempts' time limit): the archive of that day, the final

@@ -387,18 +387,75 @@ async def test_a_throwaway_attempt_opens_nothing_of_the_deal_until_final(daily, 
         got = await eve.request(kind, "welcome", "replay", **fields)
         assert sealed(got, cid), (kind, got)
     assert sorted(rds.scan_iter(match="room:{*}")) == rooms_before  # nothing was made
-    # her own: its replay, over the connection
-    mine = await eve.request("replay", "replay", code=e["room"]["code"])
-    assert mine["type"] == "replay" and mine["replay"]["room"]["code"] == e["room"]["code"]
     # final: all of it opens
     to_close(cid, -1_800_000 - 1_000)
     watched = await eve.request("watch", "welcome", code=code)
     assert watched["type"] == "welcome" and "reveal" in watched["room"], watched
+    replay = await eve.request("replay", "replay", code=code)
+    assert replay["type"] == "replay" and replay["replay"]["players"][0]["record"], replay
+    ghost = await eve.request("ghost", "welcome", code=code, player="p1", name="Eve")
+    assert ghost["type"] == "welcome" and ghost["room"]["ghost_of"]["code"] == code, ghost
     practice = await eve.request("attempt", "welcome", challenge=cid, name="Eve", practice=True)
     assert practice["type"] == "welcome" and practice["room"]["practice"], practice
     assert (await eve.request("hint", "hint"))["type"] == "hint"
+    # her attempt again: finish it for me plays the line, in a practice continuation
+    await eve.send("resume", token=e["token"])
+    assert (await eve.expect("welcome"))["can_finish"] is True
+    await eve.send("finish")
+    fork = await eve.expect("welcome", timeout=30)
+    assert fork["room"].get("parent") == e["room"]["code"], fork
+    assert (await eve.expect("finishing", timeout=30))["moves"] > 0
     for c in (ann, eve):
         await c.close()
+
+
+async def test_ones_own_attempt_gives_nothing_of_the_deal_but_its_board_and_result(
+    daily, redis_url
+) -> None:
+    """Before the challenge is final a player's own ended attempt shows them its board
+    and result (``watch`` of it), and nothing else of the deal: no replay of it (over the
+    connection, or HTTP: ``opens_at`` and the time in UTC there too), no ghost race of it
+    (a practice game on the deal), no par. At ``final_at`` each opens."""
+    cid = today_id()
+    eve = await guest(daily.port)
+    e = await eve.request("attempt", "welcome", challenge=cid, name="Eve")
+    mine = e["room"]["code"]
+    assert (await eve.move("draw"))["type"] == "ack"
+    assert (await eve.request("resign", "ack", seq=2))["type"] == "ack"
+    room = await eve.expect("room")
+    while room["room"]["phase"] != "finished":
+        room = await eve.expect("room")
+    assert "boards" in room and "analysis" not in room, room
+    rds = redis.Redis.from_url(redis_url)
+    rooms_before = sorted(rds.scan_iter(match="room:{*}"))
+    got = await eve.request("replay", "replay", code=mine)
+    assert sealed(got, cid) and got["about"] == "replay", got
+    got = await eve.request("ghost", "welcome", code=mine, player="p1", name="Eve")
+    assert sealed(got, cid) and got["about"] == "ghost", got
+    for path in (f"/api/replays/{mine}", f"/api/replays/{mine}?player=p1&format=record"):
+        status, body = await get(daily.port, path)
+        assert status == 403 and sealed({"type": "error", "reason": body["error"], **body}, cid)
+    assert sorted(rds.scan_iter(match="room:{*}")) == rooms_before  # nothing was made
+    status, page = await get(daily.port, f"/api/challenges/{cid}")
+    assert status == 200 and page["deals"][0]["par"] is None, page
+    assert page["deals"][0]["rows"][0]["replay"] is None
+    # her own board and result: watching her attempt (another device of hers)
+    watched = await eve.request("watch", "welcome", code=mine)
+    assert watched["type"] == "welcome" and watched["boards"]["p1"]["columns"], watched
+    assert "reveal" not in watched["room"] and "analysis" not in watched, watched
+    # final
+    to_close(cid, -1_800_000 - 1_000)
+    got = await eve.request("replay", "replay", code=mine)
+    assert got["type"] == "replay" and got["replay"]["players"][0]["record"], got
+    assert "reveal" in got["replay"]["room"]
+    status, body = await get(daily.port, f"/api/replays/{mine}")
+    assert status == 200 and body["code"] == mine, body
+    got = await eve.request("ghost", "welcome", code=mine, player="p1", name="Eve")
+    assert got["type"] == "welcome" and got["room"]["ghost_of"]["code"] == mine, got
+    status, page = await get(daily.port, f"/api/challenges/{cid}")
+    assert isinstance(page["deals"][0]["par"], int) and page["deals"][0]["reveal"], page
+    assert page["deals"][0]["rows"][0]["replay"] == f"/replay/{mine}"
+    await eve.close()
 
 
 async def test_the_reveal_once_final_and_an_attempt_over_midnight(daily) -> None:
@@ -520,12 +577,12 @@ async def test_a_watching_player_outside_the_top_gets_their_own_place(daily, red
         await w.close()
 
 
-async def test_a_replay_of_an_attempt_over_the_connection_follows_the_watch_rule(
+async def test_a_replay_of_an_attempt_over_the_connection_waits_for_final_as_http(
     daily,
 ) -> None:
-    """Before the challenge is final, ``replay`` over the connection shows a player their
-    own ended attempt, and nobody anyone else's (``not_yet``, as ``watch``); HTTP, which
-    knows no player, waits for the final leaderboard too."""
+    """Before the challenge is final, ``replay`` over the connection shows nobody an
+    attempt, its own player included (``not_yet``, as HTTP, which knows no player); once
+    final, anyone sees it, with its record and the deal."""
     cid = today_id()
     ann, bob, eve = await guest(daily.port), await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
@@ -534,24 +591,23 @@ async def test_a_replay_of_an_attempt_over_the_connection_follows_the_watch_rule
     assert (await ann.move("draw"))["type"] == "ack"
     assert (await ann.request("resign", "ack", seq=ann.seq + 1))["type"] == "ack"
     got = await ann.request("replay", "replay", code=bobs)  # Bob's is still being played
-    assert (got["type"], got.get("reason")) == ("error", "not_finished"), got
+    assert sealed(got, cid), got
     assert (await bob.request("resign", "ack", seq=bob.seq + 1))["type"] == "ack"
-    for c in (bob, eve):  # Bob's attempt has ended too; Eve made none: neither sees Ann's
+    for c in (ann, bob, eve):  # her own; Bob's attempt has ended too; Eve made none
         assert sealed(await c.request("replay", "replay", code=code), cid)
     status, body = await get(daily.port, f"/api/replays/{code}")
-    assert (status, body["error"]) == (403, "not_yet")
-    got = await ann.request("replay", "replay", code=code)  # her own
-    assert got["type"] == "replay", got
-    replay = got["replay"]
-    assert [p["id"] for p in replay["players"]] == ["p1"]
-    one = replay["players"][0]
-    assert [f["move"] for f in one["frames"]][:2] == ["d", "resign"], one["frames"]
-    # before the final leaderboard nothing names the deal: no record, no reveal, no hidden
-    # card
-    assert one["record"] is None and "reveal" not in replay["room"]
-    assert a["board"]["columns"] == one["initial"]["columns"]
-    assert all(set(c) == {"down", "up"} for c in one["initial"]["columns"])
-    got = await ann.request("replay", "replay", code=code, player="p1")
+    assert (status, body["error"], body["opens_at"]) == (403, "not_yet", final_at(cid))
+    to_close(cid, -1_800_000 - 1_000)  # final
+    for c in (ann, eve):
+        got = await c.request("replay", "replay", code=code)
+        assert got["type"] == "replay", got
+        replay = got["replay"]
+        assert [p["id"] for p in replay["players"]] == ["p1"]
+        one = replay["players"][0]
+        assert [f["move"] for f in one["frames"]][:2] == ["d", "resign"], one["frames"]
+        assert one["record"] and "reveal" in replay["room"]
+        assert a["board"]["columns"] == one["initial"]["columns"]
+    got = await eve.request("replay", "replay", code=code, player="p1")
     assert got["type"] == "replay" and len(got["replay"]["timeline"]) >= 1
     for fields, reason in (
         ({"code": "ZZZZZZ"}, "no_replay"),
@@ -559,7 +615,7 @@ async def test_a_replay_of_an_attempt_over_the_connection_follows_the_watch_rule
         ({"code": code, "player": "p9"}, "no_player"),
         ({"code": code, "format": "record"}, "bad_field"),
     ):
-        got = await ann.request("replay", "replay", **fields)
+        got = await eve.request("replay", "replay", **fields)
         assert (got["type"], got.get("reason")) == ("error", reason), (fields, got)
     for c in (ann, bob, eve):
         await c.close()
@@ -613,8 +669,8 @@ async def test_a_past_daily_nobody_dealt_is_not_dealt_for_practice(daily, redis_
 
 async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily) -> None:
     """A guest's attempt ended, then the guest claimed a name: the account has made its
-    attempt (a new one is attempt_made) and sees its own replay; the others' attempts and
-    practice open for it, as for anyone, once the challenge is final."""
+    attempt (a new one is attempt_made); its replay, the others' attempts and practice
+    open for it, as for anyone, once the challenge is final."""
     cid = today_id()
     rival = await guest(daily.port)
     theirs = await rival.request("attempt", "welcome", challenge=cid, name="Rex")
@@ -630,12 +686,13 @@ async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily
     assert made["player"]["guest"] is False, made
     again = await gus.request("attempt", "welcome", challenge=cid, name="Gus")
     assert again["reason"] == "attempt_made", again
-    replay = await gus.request("replay", "replay", code=mine["room"]["code"])
-    assert replay["type"] == "replay", replay
+    assert sealed(await gus.request("replay", "replay", code=mine["room"]["code"]), cid)
     assert sealed(await gus.request("watch", "welcome", code=theirs["room"]["code"]), cid)
     practice = await gus.request("attempt", "welcome", challenge=cid, practice=True, name="G")
     assert sealed(practice, cid), practice
     to_close(cid, -1_800_000 - 1_000)  # final
+    replay = await gus.request("replay", "replay", code=mine["room"]["code"])
+    assert replay["type"] == "replay", replay
     watched = await gus.request("watch", "welcome", code=theirs["room"]["code"])
     assert watched["type"] == "welcome" and watched["role"] == "spectator", watched
     practice = await gus.request("attempt", "welcome", challenge=cid, practice=True, name="G")

@@ -9,6 +9,7 @@ import pytest
 
 from klondike_race.engine import NAMES, Deal, Game, Move, Settings, board_view
 from klondike_race.service.domain import assist, movelog
+from klondike_race.service.domain import challenge as ch
 from klondike_race.service.domain import visibility as V
 from klondike_race.service.domain.errors import ProtocolError, RoomError, ServiceError
 from klondike_race.service.domain.options import RoomOptions
@@ -269,3 +270,29 @@ def test_every_service_error_has_one_base_with_a_reason() -> None:
         err = cls("why", "because", "move")
         assert isinstance(err, ServiceError) and err.reason == "why" and err.about == "move"
         assert repr(err) == f"{cls.__name__}('why', 'because')"
+
+
+# ---- what opens when a challenge is final ------------------------------------------------
+FINAL = 1_796_517_000_000  # 2026-12-06 00:30:00 UTC
+
+
+@pytest.mark.parametrize("what", [ch.WATCH, ch.REPLAY, ch.GHOST, ch.PRACTICE, ch.SOLVER])
+@pytest.mark.parametrize("own", [False, True])
+def test_nothing_of_a_challenge_deal_opens_before_final_but_watching_ones_own_attempt(
+    what: str, own: bool
+) -> None:
+    sealed = ch.sealed(what, FINAL, FINAL - 1, own)
+    if own and what == ch.WATCH:  # one's own board as played, one's own result
+        assert sealed is None
+    else:
+        assert sealed is not None and sealed.reason == "not_yet"
+        assert sealed.fields() == {"opens_at": FINAL}
+        when = "2026-12-06 00:30:00 UTC"
+        assert str(sealed) == f"{what} opens once the challenge is final, at {when}"
+    assert ch.sealed(what, FINAL, FINAL, own) is None  # at final_at, for everyone
+    assert ch.sealed(what, None, 0, own) is None  # no challenge's deal
+    # the solver's help asks the same rule: a resigned attempt's finish, and its flag
+    refused = assist.refusal(assist.FINISH, False, FINISHED, "resigned", True, FINAL, FINAL - 1)
+    assert refused is not None and refused.fields() == {"opens_at": FINAL}
+    assert assist.flags(False, FINISHED, "resigned", True, FINAL, FINAL - 1)["can_finish"] is False
+    assert assist.flags(False, FINISHED, "resigned", True, FINAL, FINAL)["can_finish"] is True

@@ -104,9 +104,9 @@ async def test_ghost_refusals(node) -> None:
 
 
 async def test_a_daily_ghost_comes_once_the_challenge_is_final(daily) -> None:  # noqa: F811
-    """Racing a daily attempt's ghost plays its deal: another's attempt only once the
-    challenge is final (``not_yet`` before, one's own attempt ended or not); one's own at
-    any time."""
+    """Racing a daily attempt's ghost is a practice game on its deal: only once the
+    challenge is final (``not_yet`` before, whoever asks, one's own attempt ended or not,
+    one's own attempt's ghost too)."""
     cid = today_id()
     ann, bob = await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
@@ -121,8 +121,7 @@ async def test_a_daily_ghost_comes_once_the_challenge_is_final(daily) -> None:  
     got = await bob.request("ghost", "welcome", code=code, player="p1", name="Bob")
     assert sealed(got, cid), got
     own = await ann.request("ghost", "welcome", code=code, player="p1", name="Ann")
-    assert own["type"] == "welcome" and own["room"]["ghost_of"]["code"] == code, own
-    assert "reveal" not in own["room"]
+    assert sealed(own, cid), own
     to_close(cid, -1_800_000 - 1_000)  # final
     got = await bob.request("ghost", "welcome", code=code, player="p1", name="Bob")
     assert got["type"] == "welcome" and got["room"]["ghost_of"]["code"] == code, got

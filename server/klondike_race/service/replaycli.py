@@ -58,7 +58,7 @@ def from_redis(code: str, url: str) -> dict[str, Any] | str:
         now = now_ms()
         refused = rp.refusal(room, parent, now)
         if refused is not None:
-            return refused[2]
+            return str(refused[1])
         logs = {
             s.id: [m.decode() for m in client.lrange(moves_key(code, s.id), 0, -1)]  # type: ignore[union-attr]
             for s in room.seats

@@ -7,16 +7,17 @@ One rule for both the server's answer to ``hint``/``finish`` and the ``can_hint`
 - **finish it for me** is for a practice game that is on, and in a race only once the race
   itself has finished (a line played while others race would show them the deal, a
   resigned seat included), never for a won game;
-- neither, in a room on a challenge's deal (an attempt, or a ghost race of one: its
-  ``reveal_at``), before the challenge is final: others are still playing that deal, and
-  a throwaway identity's attempt would hand them its winning line (``sealed``).
+- neither, in a room on a challenge's deal (its ``reveal_at``), before the challenge is
+  final: others are still playing that deal, and a throwaway identity's attempt would
+  hand them its winning line (``challenge.sealed`` decides).
 """
 
 from __future__ import annotations
 
 from ...engine import Game, Move
 from ...engine.moves import CARDS, FOUND0
-from .errors import NotYet, ServiceError
+from . import challenge
+from .errors import ServiceError
 from .room import FINISHED, RACING
 
 HINT, FINISH = "hint", "finish"
@@ -94,12 +95,6 @@ _MESSAGES = {
 }
 
 
-def sealed(reveal_at: int | None, now: int) -> bool:
-    """Whether a room's deal is a challenge's that is not final yet (docs/rules.md, "What
-    opens when a challenge is final")."""
-    return reveal_at is not None and now < reveal_at
-
-
 def refusal(
     what: str,
     practice: bool,
@@ -113,11 +108,8 @@ def refusal(
     game has ``status`` (``over`` by the rules) in a room in ``phase`` whose deal is
     revealed at ``reveal_at`` (None: not a challenge's); None: it may."""
     reason = _reason(what, practice, phase, status, over)
-    if reason is None and sealed(reveal_at, now):
-        assert reveal_at is not None
-        return NotYet("the solver's help on a challenge deal", reveal_at)
     if reason is None:
-        return None
+        return challenge.sealed(challenge.SOLVER, reveal_at, now)
     if reason == "game_over":
         message = "your game is already won" if status == "won" else f"your game is over ({status})"
     else:

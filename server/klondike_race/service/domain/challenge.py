@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from ...engine import Settings
-from .errors import ServiceError
+from .errors import NotYet, ServiceError
 
 UPCOMING, OPEN, CLOSED = "upcoming", "open", "closed"
 RANKINGS = ("single", "places", "foundation")  # one deal; sum of places; sum of cards
@@ -72,6 +72,28 @@ class Challenge:
             "time_limit": self.time_limit,
             "deals": [{"index": i, "settings": s.to_dict()} for i, s in enumerate(self.deals)],
         }
+
+
+# What of a challenge's deal may be asked for before the challenge is final: each refused
+# (``sealed``) until then, whoever asks, but a player's watch of their own attempt.
+WATCH = "watching a game on a challenge deal"
+REPLAY = "a replay of a game on a challenge deal"
+GHOST = "a ghost race on a challenge deal"
+PRACTICE = "practice of a challenge deal"
+SOLVER = "the solver's help on a challenge deal"
+
+
+def sealed(what: str, final_at: int | None, now: int, own: bool = False) -> NotYet | None:
+    """Why ``what`` of a game on a challenge's deal is refused now: ``not_yet`` until the
+    challenge is final (``final_at``, what its rooms carry as ``reveal_at``; None: no
+    challenge's deal), or None. Others may still be playing the deal until then, and an
+    identity costs nothing, so nothing derived from it reaches anyone but through their
+    own attempt: a player may watch their ``own`` attempt (their own board as they play
+    it, their own result once it has ended), and nothing else. docs/rules.md, "What opens
+    when a challenge is final"."""
+    if final_at is None or now >= final_at or (own and what == WATCH):
+        return None
+    return NotYet(what, final_at)
 
 
 def day_of(now: int) -> date:

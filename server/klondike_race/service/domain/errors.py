@@ -28,6 +28,11 @@ class ServiceError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.reason!r}, {str(self)!r})"
 
+    def fields(self) -> dict[str, int]:
+        """The error's machine-readable fields besides ``reason`` and ``message``, as an
+        ``error`` message (or an HTTP error's body) carries them."""
+        return {}
+
 
 class RateLimited(ServiceError):
     """Too many attempts: refused until ``retry_after`` seconds have passed."""
@@ -35,6 +40,9 @@ class RateLimited(ServiceError):
     def __init__(self, message: str, retry_after: int, about: str | None = None) -> None:
         super().__init__("rate_limited", f"{message}; try again in {retry_after} s", about)
         self.retry_after = retry_after
+
+    def fields(self) -> dict[str, int]:
+        return {"retry_after": self.retry_after}
 
 
 class NotYet(ServiceError):
@@ -45,6 +53,9 @@ class NotYet(ServiceError):
         when = datetime.fromtimestamp(opens_at / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
         super().__init__("not_yet", f"{what} opens once the challenge is final, at {when}", about)
         self.opens_at = opens_at
+
+    def fields(self) -> dict[str, int]:
+        return {"opens_at": self.opens_at}
 
 
 class ProtocolError(ServiceError):

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...engine import Game, GameRecord, Move, board_view, progress
-from . import movelog
+from . import challenge, movelog
+from .errors import ServiceError
 from .room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room
 
 END = "end"  # the frame of a race's end when it changed a board (out of time, a timed score)
@@ -26,20 +27,23 @@ def valid_code(code: str) -> bool:
     return len(code) == CODE_LENGTH and all(c in CODE_ALPHABET for c in code)
 
 
-def refusal(room: Room, parent: Room | None, now: int) -> tuple[int, str, str] | None:
-    """Why ``room`` cannot be replayed now, as (HTTP status, error, message), or None.
-    A room is replayed once finished; a challenge attempt or a practice game on a
-    challenge's deal (or a practice continuation of either: ``parent``) only once its
-    challenge is final (``reveal_at``), when its deal is revealed."""
+def refusal(room: Room, parent: Room | None, now: int) -> tuple[int, ServiceError] | None:
+    """Why ``room`` cannot be replayed now, as (HTTP status, the error), or None. A room
+    is replayed once finished; a game on a challenge's deal (an attempt, a practice game
+    or ghost race on it, or a practice continuation of one: ``parent``) only once its
+    challenge is final (``reveal_at``), whoever asks (``challenge.sealed``: ``not_yet``,
+    with ``opens_at``)."""
+    gate = parent if room.parent else room
+    sealed = challenge.sealed(challenge.REPLAY, gate.reveal_at if gate else None, now)
+    if sealed is not None:
+        return 403, sealed
     if room.status != FINISHED:  # (its time limit passed: the results are being made)
         if room.phase(now) == FINISHED:
-            return 409, "not_finished", f"room {room.code} is ending: its results come shortly"
-        return 409, "not_finished", f"room {room.code} has not finished"
-    gate = parent if room.parent else room
+            message = f"room {room.code} is ending: its results come shortly"
+            return 409, ServiceError("not_finished", message)
+        return 409, ServiceError("not_finished", f"room {room.code} has not finished")
     if gate is None:  # a continuation whose race has expired: nothing to check it by
-        return 404, "no_replay", f"no replay of {room.code}"
-    if now < (gate.reveal_at or 0):  # an attempt, or a practice game on its deal
-        return 403, "not_yet", "a challenge deal is replayed once its challenge is final"
+        return 404, ServiceError("no_replay", f"no replay of {room.code}")
     return None
 
 

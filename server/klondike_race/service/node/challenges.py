@@ -24,7 +24,7 @@ from ..config import Config
 from ..domain import challenge as ch
 from ..domain import ranking
 from ..domain.challenge import CLOSED, OPEN, Challenge
-from ..domain.errors import NotYet, ServiceError
+from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.players import ACCOUNT
 from ..domain.progress import initial_progress
@@ -352,8 +352,9 @@ class Challenges:
     async def _practice(self, conn: Conn, c: Challenge, index: int, now: int, typed: str) -> None:
         if c.phase(now) == ch.UPCOMING:
             raise ServiceError("challenge_not_open", f"{c.id} has not opened: nothing to practise")
-        if not c.revealed(now):  # hints and finish it for me on the deal: the answers
-            raise NotYet("practice of a challenge deal", c.final_at())
+        sealed = ch.sealed(ch.PRACTICE, c.final_at(), now)  # hints, finish it for me
+        if sealed is not None:
+            raise sealed
         if c.phase(now) == CLOSED:  # (as its archive shows it: not dealt afterwards)
             deal = await self.store.challenges.deal(c.id, index)
             if deal is None:
@@ -373,11 +374,10 @@ class Challenges:
         await self.lobby.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
 
     async def may_watch(self, conn: Conn, code: str) -> None:
-        """Watching, replaying or racing the ghost of a game on a challenge's deal (an
-        attempt, or a practice game, continuation or ghost race on its deal): one's own
-        attempt at any time, anything else once the challenge is final (``not_yet``):
-        until then others are playing that deal, and any identity's view of another
-        game on it is a card of theirs."""
+        """Watching a game on a challenge's deal (an attempt, or a practice game,
+        continuation or ghost race on its deal): ``challenge.sealed`` decides, knowing
+        whether it is ``conn``'s player's own attempt (by their identity, or the guest
+        they claimed their name from)."""
         loaded = await self.store.rooms.load(code)
         # an attempt, or a practice game, practice continuation or ghost on its deal
         attempt = (loaded[0].get("challenge") or loaded[0].get("deal_of")) if loaded else None
@@ -386,15 +386,15 @@ class Challenges:
         challenge_id, _, index = attempt.rpartition("/")
         c = self.find(challenge_id)
         now = now_ms()
-        if c.revealed(now):
-            return
+        mine = None
         who = conn.identity.key if conn.identity else ""
-        mine = await self.store.challenges.attempt(c.id, int(index), who) if who else None
-        if mine is None and who:
-            mine = await self._guest_attempt(c, int(index), who)
-        if mine == code:
-            return
-        raise NotYet("watching another game on a challenge deal", c.final_at())
+        if who and not c.revealed(now):
+            mine = await self.store.challenges.attempt(c.id, int(index), who)
+            if mine is None:
+                mine = await self._guest_attempt(c, int(index), who)
+        sealed = ch.sealed(ch.WATCH, c.final_at(), now, own=mine == code)
+        if sealed is not None:
+            raise sealed
 
 
 def _bad(message: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from websockets.protocol import OPEN
 from .. import wire
 from ..clock import now_ms
 from ..config import Config
-from ..domain.errors import NotYet, RateLimited, ServiceError
+from ..domain.errors import ServiceError
 from ..fanout import Fanout
 from ..metrics import Metrics
 from ..transport import MessageConnection
@@ -231,12 +231,7 @@ class Connections:
     def _refused(self, conn: Conn, err: ServiceError, message: wire.Message | None) -> None:
         self.metrics.error(err.reason)
         about = err.about or (wire.TYPE_OF.get(type(message)) if message else None)
-        extra: dict[str, int] = {}
-        if isinstance(err, RateLimited):
-            extra["retry_after"] = err.retry_after
-        elif isinstance(err, NotYet):
-            extra["opens_at"] = err.opens_at
-        conn.send(wire.error(err.reason, str(err), about, **extra))
+        conn.send(wire.error(err.reason, str(err), about, **err.fields()))
 
     def _failed(self, conn: Conn, err: Exception) -> None:
         """Answering failed: the connection closes (1013 while Redis is unreachable:

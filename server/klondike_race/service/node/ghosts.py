@@ -15,6 +15,7 @@ import structlog
 
 from ...engine import Game, Move, board_view
 from ..clock import now_ms
+from ..domain import challenge as ch
 from ..domain import movelog, ranking
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
@@ -23,7 +24,6 @@ from ..domain.replay import refusal
 from ..domain.room import FINISHED, Room, add_player
 from ..store import Store
 from ..wire import GhostRequest
-from .challenges import Challenges
 from .conn import Conn
 from .lobby import Lobby, seat_name, seat_owner
 from .registry import Hubs
@@ -41,20 +41,18 @@ class Ghosts:
         hubs: Hubs,
         rooms: RoomOps,
         lobby: Lobby,
-        challenges: Challenges,
         spawn: Any,
     ) -> None:
         self.store = store
         self.hubs = hubs
         self.rooms = rooms
         self.lobby = lobby
-        self.challenges = challenges
         self.spawn = spawn
         self.running: dict[str, asyncio.Task[Any]] = {}
 
     async def race(self, conn: Conn, m: GhostRequest) -> None:
         """A practice room on the recorded game's deal, the ghost seated against us."""
-        source = await self._source(conn, m.code)
+        source = await self._source(m.code)
         seat = source.seat(m.player)
         if seat is None:
             raise ServiceError("no_player", f"room {m.code} has no player {m.player}")
@@ -89,20 +87,23 @@ class Ghosts:
         await self.lobby.enter(conn, room, me, f"{room.code}.{me}.{secret}")
         self.run(room, recorded)
 
-    async def _source(self, conn: Conn, code: str) -> Room:
-        """The finished room a ghost comes from, if its player may race it now."""
+    async def _source(self, code: str) -> Room:
+        """The finished room a ghost comes from, if it may be raced now: as a replay may
+        be shown (a game on a challenge's deal, one's own attempt too, only once the
+        challenge is final: the ghost race is a practice game on that deal)."""
         loaded = await self.store.rooms.load(code)
         if loaded is None:
             raise ServiceError("no_room", f"no room {code}")
         source = Room.from_json(loaded[0])
-        refused = refusal(source, None, now_ms()) if not source.parent else None
         if source.parent:
             raise ServiceError("bad_field", "ghost: a practice continuation is no whole game")
+        now = now_ms()
+        sealed = ch.sealed(ch.GHOST, source.reveal_at, now)
+        if sealed is not None:
+            raise sealed
+        refused = refusal(source, None, now)
         if refused is not None:
-            _, reason, message = refused
-            if reason != "not_yet" or not source.challenge:
-                raise ServiceError(reason, message)
-            await self.challenges.may_watch(conn, code)  # after your own attempt only
+            raise refused[1]
         return source
 
     def resume(self, room: Room) -> None:

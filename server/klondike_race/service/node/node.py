@@ -96,11 +96,9 @@ class Node:
         self.challenges = Challenges(
             config, self.store, self.rooms, self.lobby, self.solving, self.fanout
         )
-        self.ghosts = Ghosts(
-            self.store, self.hubs, self.rooms, self.lobby, self.challenges, self.spawn
-        )
+        self.ghosts = Ghosts(self.store, self.hubs, self.rooms, self.lobby, self.spawn)
         self.lobby.entered.append(self.ghosts.resume)
-        self.replays = Replays(self.store, self.challenges)
+        self.replays = Replays(self.store)
         self.connections = Connections(
             config,
             self.metrics,

@@ -14,7 +14,6 @@ from ..domain.room import Room
 from ..http import BAD_ESCAPE
 from ..store import Store
 from ..wire import ReplayRequest, encode
-from .challenges import Challenges
 from .conn import Conn
 
 MAX_QUERY = 64  # characters: "player=p8&format=record" is 23
@@ -24,6 +23,15 @@ FORMATS = ("replay", "record")
 
 def _error(status: int, error: str, message: str) -> tuple[int, dict[str, Any]]:
     return status, {"error": error, "message": message}
+
+
+class Refused(Exception):
+    """A replay refused: ``status`` over HTTP, ``error`` over the connection."""
+
+    def __init__(self, status: int, error: ServiceError) -> None:
+        super().__init__(str(error))
+        self.status = status
+        self.error = error
 
 
 def parse_query(query: str) -> dict[str, str] | str:
@@ -56,9 +64,8 @@ def parse_query(query: str) -> dict[str, str] | str:
 
 
 class Replays:
-    def __init__(self, store: Store, challenges: Challenges) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.challenges = challenges
 
     async def room(self, code: str) -> Room | None:
         loaded = await self.store.rooms.load(code)
@@ -71,50 +78,45 @@ class Replays:
         params = parse_query(query)
         if isinstance(params, str):
             return _error(400, "bad_request", params)
-        return await self.read(rest, params.get("player"), params.get("format") == "record")
+        try:
+            got = await self.read(rest, params.get("player"), params.get("format") == "record")
+        except Refused as refused:
+            err = refused.error
+            return refused.status, {"error": err.reason, "message": str(err), **err.fields()}
+        return 200, got
 
     async def send(self, conn: Conn, m: ReplayRequest) -> None:
-        """``replay`` over the connection: as over HTTP, and a challenge attempt also
-        before its challenge closes to a player who may watch it (their own attempt at
-        the deal has ended), as ``watch`` allows."""
-        status, out = await self.read(m.code, m.player, False, conn)
-        if status != 200:
-            raise ServiceError(out["error"], out["message"])
-        conn.send(encode("replay", replay=out))
+        """``replay`` over the connection: as over HTTP, refused with the same reasons
+        (a game on a challenge's deal only once its challenge is final, whoever asks)."""
+        try:
+            got = await self.read(m.code, m.player, False)
+        except Refused as refused:
+            raise refused.error from None
+        conn.send(encode("replay", replay=got))
 
-    async def read(
-        self, code: str, player: str | None, record: bool, conn: Conn | None = None
-    ) -> tuple[int, dict[str, Any]]:
+    async def read(self, code: str, player: str | None, record: bool) -> dict[str, Any]:
+        """The replay of room ``code`` (one ``player``'s, or their ``record``), or
+        ``Refused``."""
         now = now_ms()
         room = await self.room(code)
         if room is None:
-            return _error(404, "no_replay", f"no replay of {code} (unknown, or expired)")
+            unknown = ServiceError("no_replay", f"no replay of {code} (unknown, or expired)")
+            raise Refused(404, unknown)
         parent = await self.room(room.parent) if room.parent else None
         refused = rp.refusal(room, parent, now)
-        gate = parent if room.parent else room
-        attempt = gate is not None and gate.challenge
-        early = refused is not None and refused[1] == "not_yet" and conn is not None
-        if early and attempt:
-            assert gate is not None and conn is not None
-            await self.challenges.may_watch(conn, gate.code)  # attempt_first, or on
-            refused = None
         if refused is not None:
-            return _error(*refused)
+            raise Refused(*refused)
         if player is not None and room.seat(player) is None:
-            return _error(404, "no_player", f"{code} has no player {player!r}")
+            raise Refused(404, ServiceError("no_player", f"{code} has no player {player!r}"))
         seats = [player] if player else [s.id for s in room.seats]
         logs = {pid: await self.store.log.read(room.code, pid) for pid in seats}
         if record:
             assert player is not None
             one = rp.player_replay(room, player, logs[player], now)
             got: dict[str, Any] = one["record"]
-            return 200, got
+            return got
         out = rp.replay(room, logs, now)
-        if early:  # the frames show face-up cards only; a record or reveal names the deal
-            out["room"].pop("reveal", None)
-            for one in out["players"]:
-                one["record"] = None
         if player:
             out["players"] = [p for p in out["players"] if p["id"] == player]
             out["timeline"] = [pid for pid in out["timeline"] if pid == player]
-        return 200, out
+        return out
