@@ -540,6 +540,83 @@ async def test_signing_out_everywhere_takes_the_accounts_seats_from_other_device
         await other.stop()
 
 
+async def test_signing_out_gives_up_the_seat_this_connection_took_as_the_account(node) -> None:
+    """A connection seated as the account in a waiting room that signs out leaves the
+    seat as one whose session ended elsewhere does: `left`, the seat given up, the others
+    told by a `room` event; its device's guest acts for no seat of the account's."""
+    ivy, _ = await register(node.port, "Ivy", device())
+    host = await Client.open(node.port)
+    code = (await host.request("create", "welcome", name="host", capacity=3))["room"]["code"]
+    seated = await ivy.request("join", "welcome", code=code, name="Ivy")
+    out = await ivy.request("sign_out", "identity")
+    assert out["player"]["guest"] is True, out
+    await ivy.send("ready")
+    refused = await ivy.expect("error")
+    assert (refused["reason"], refused["about"]) == ("not_in_room", "ready"), refused
+    left = [m for m in ivy.seen if m["type"] == "left"]
+    assert left == [{"type": "left", "code": code}], ivy.seen
+    room = await host.expect("room")
+    while seated["player"] in [p["id"] for p in room["room"]["players"]]:
+        room = await host.expect("room")
+    assert [p["id"] for p in room["room"]["players"]] == [host.player], room
+    stale = await Client.open(node.port)
+    gone = await stale.request("resume", "welcome", token=seated["token"])
+    assert gone["reason"] == "bad_token", gone
+    for c in (ivy, host, stale):
+        await c.close()
+
+
+async def test_a_session_ended_elsewhere_frees_a_seat_taken_after_the_room_was_opened(
+    node,
+) -> None:
+    """The seat a connection took, signed in, in a room this node had open already (the
+    host's) is given up when its session ends elsewhere, as any other (the node's copy of
+    the room as it opened had no such seat)."""
+    laptop, _ = await register(node.port, "Ivy")
+    phone, _ = await hello(node.port, device=device())
+    await phone.request("sign_in", "identity", name="Ivy", password=PASSWORD)
+    host = await Client.open(node.port)
+    code = (await host.request("create", "welcome", name="host", capacity=3))["room"]["code"]
+    seated = await phone.request("join", "welcome", code=code, name="Ivy")
+    await laptop.request("sign_out", "identity", everywhere=True)
+    assert (await phone.expect("identity", timeout=8))["player"]["guest"] is True
+    assert (await phone.expect("left"))["code"] == code
+    room = await host.expect("room")
+    while seated["player"] in [p["id"] for p in room["room"]["players"]]:
+        room = await host.expect("room")
+    for c in (laptop, phone, host):
+        await c.close()
+
+
+async def test_signing_out_in_a_race_leaves_the_seat_to_the_account(node) -> None:
+    """In a race the connection that signs out leaves (`left`) and its moves act for the
+    seat no more; the seat stays the account's, whose token taken under the ended session
+    resumes nothing: the account, signed in again, joins and plays on."""
+    ivy, _ = await register(node.port, "Ivy", device())
+    rival = await Client.open(node.port)
+    code = (await rival.request("create", "welcome", name="Rex"))["room"]["code"]
+    seated = await ivy.request("join", "welcome", code=code, name="Ivy")
+    for c in (rival, ivy):
+        await c.send("ready")
+    await ivy.expect("start")
+    assert (await ivy.move("draw", seq=1))["type"] == "ack"
+    await ivy.request("sign_out", "identity")
+    await ivy.send("move", seq=2, action="draw")
+    refused = await ivy.expect("error", "ack")
+    assert (refused["type"], refused.get("reason")) == ("error", "not_in_room"), refused
+    assert [m["code"] for m in ivy.seen if m["type"] == "left"] == [code], ivy.seen
+    stale = await Client.open(node.port)
+    gone = await stale.request("resume", "welcome", token=seated["token"])
+    assert gone["reason"] == "bad_token" and "sign in" in gone["message"], gone
+    back = await Client.open(node.port)
+    await back.request("sign_in", "identity", name="Ivy", password=PASSWORD)
+    again = await back.request("join", "welcome", code=code, name="Ivy")
+    assert again["player"] == seated["player"] and again["seq"] == 1, again
+    assert (await back.move("draw", seq=2))["type"] == "ack"
+    for c in (ivy, rival, stale, back):
+        await c.close()
+
+
 async def test_a_player_watches_their_finished_race_from_their_seat(node) -> None:
     """``already_player`` is for a race not finished: once it is, the seated connection
     may watch it (as a new connection of the same device may)."""

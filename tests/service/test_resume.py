@@ -78,6 +78,41 @@ async def test_duplicate_sequence_numbers_are_answered_not_applied(node, redis_u
         await client.close()
 
 
+async def test_a_seq_another_connection_stored_is_a_duplicate_whatever_the_move(node) -> None:
+    """A connection behind its seat's stored moves (another connection of the player's
+    moved) has a stored ``seq`` answered as a duplicate with the stored move and the
+    current board, whatever move it sends (one its own copy of the game refuses too), and
+    its game catches up: its next move is played on the stored one. After the end too."""
+    a, b = await start_race(node.port)
+    other = await Client.open(node.port)
+    await other.request("resume", "welcome", token=a.token)
+    sent = [
+        {"action": "undo"},  # undo_disabled
+        {"from": "col1", "to": "col1"},  # same_pile
+        {"action": "recycle"},  # stock_not_empty
+    ]
+    for seq, fields in enumerate(sent, 1):
+        assert (await other.move("draw", seq=seq))["type"] == "ack"
+        await a.send("move", seq=seq, **fields)
+        answer = await a.expect("ack", "refused")
+        assert answer["type"] == "ack" and answer["duplicate"] is True, answer
+        assert (answer["seq"], answer["move"], answer["board"]["moves"]) == (seq, "d", seq)
+    played = await a.move("draw", seq=4)
+    assert played["type"] == "ack" and not played.get("duplicate"), played
+    assert played["board"]["moves"] == 4 and played["board"]["waste"]["count"] == 4, played
+    # the race ends on the other connection's resignation: a's seq 5 is that, stored
+    assert (await other.request("resign", "ack", seq=5))["type"] == "ack"
+    assert (await b.request("resign", "ack", seq=1))["type"] == "ack"
+    while (await a.expect("room"))["room"]["phase"] != "finished":
+        pass
+    late = await a.move("draw", seq=5)
+    assert late["type"] == "ack" and late["duplicate"] is True and late["move"] == "resign", late
+    refused = await a.move("draw", seq=6)
+    assert (refused["type"], refused["reason"]) == ("refused", "race_over"), refused
+    for client in (a, b, other):
+        await client.close()
+
+
 async def test_a_stored_move_sent_again_after_the_end_is_a_duplicate(node) -> None:
     """A retry of a move that was stored is answered as one (``duplicate``) after the race
     has finished too, not refused with ``race_over``: a ``refused`` says nothing changed,

@@ -298,8 +298,8 @@ class Connections:
                 await self.players.register(conn, m)
             case wire.SignIn():
                 await self.players.sign_in(conn, m)
-            case wire.SignOut():
-                await self.players.sign_out(conn, m)
+            case wire.SignOut():  # no seat of the account's is this connection's now
+                await self.lobby.unseat(conn, await self.players.sign_out(conn, m))
             case wire.ChangePassword():
                 await self.players.change_password(conn, m)
             case wire.ChallengesRequest():

@@ -310,6 +310,24 @@ class Lobby:
         await self.hubs.detach(conn)
         conn.send(encode_text("left", code=hub.code))
 
+    async def unseat(self, conn: Conn, key: str) -> None:
+        """``conn`` is no longer the player ``key`` (it signed out, or its session ended
+        elsewhere): it leaves the seat of that player it sits in, as ``leave`` does (a
+        waiting room's seat is given up): its device's guest plays none of their games."""
+        hub = conn.hub
+        if hub is None or conn.role != "player":
+            return
+        # the room as its events left it (the hub's Room is as it was when it opened)
+        seats = hub.public.get("players", ())
+        if not any(p["id"] == conn.player and p["who"] == key for p in seats):
+            return
+        try:
+            await self.leave(conn)
+        except ServiceError as err:  # the countdown began meanwhile, a busy room
+            conn.log.info("seat kept, connection out", reason=err.reason)
+            await self.hubs.detach(conn)
+            conn.send(encode_text("left", code=hub.code))
+
     async def list_rooms(self, conn: Conn) -> None:
         now = now_ms()
         rooms = [Room.from_json(state) for state in await self.store.rooms.list_public()]

@@ -30,7 +30,6 @@ from ... import solver
 from .. import clock
 from ..config import Config
 from ..domain import rating
-from ..domain.errors import ServiceError
 from ..domain.room import Room
 from ..fanout import Fanout
 from ..http import Api, Routes
@@ -41,7 +40,6 @@ from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
 from .assist import Assist
 from .challenges import Challenges
-from .conn import Conn
 from .connection import Connections
 from .ghosts import Ghosts
 from .lobby import Lobby
@@ -287,20 +285,9 @@ class Node:
                 if ended:
                     conns = list(self.connections.conns)
                     for conn, key in await self.players.sessions_ended(conns, ended):
-                        await self._unseat(conn, key)
+                        await self.lobby.unseat(conn, key)
             except Exception:
                 log.exception("session check failed")
-
-    async def _unseat(self, conn: Conn, key: str) -> None:
-        """A connection whose sign-in ended elsewhere leaves the seat of that account it
-        sits in (``left``): its device's guest plays no game of the account's."""
-        hub = conn.hub
-        seat = hub.room.seat(conn.player or "") if hub and hub.room else None
-        if conn.role == "player" and seat is not None and seat.who == key:
-            try:
-                await self.lobby.leave(conn)
-            except ServiceError as err:
-                conn.log.info("not unseated", reason=err.reason)
 
     async def _heartbeat(self) -> None:
         """Every 10 s: this node is alive, and in the node set of each room it has open

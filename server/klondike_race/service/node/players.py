@@ -128,15 +128,17 @@ class Players:
         await self.store.accounts.forgive(f"signin:name:{canonical}")
         await self._signed_in(conn, found[0], found[1])
 
-    async def sign_out(self, conn: Conn, m: SignOut) -> None:
+    async def sign_out(self, conn: Conn, m: SignOut) -> str:
         """End this session (or, ``everywhere``, every session of the account); the
-        connection is its guest again (or nobody, without a device identity)."""
+        connection is its guest again (or nobody, without a device identity). The player
+        key it had, whose seat it gives up (node/lobby.py ``unseat``)."""
         account = self._account(conn)
         if m.everywhere:
             await self.store.accounts.end_sessions(account)
         elif conn.session is not None:
             await self.store.accounts.end_session(account, conn.session)
         await self._as_guest(conn)
+        return ACCOUNT + account
 
     async def _as_guest(self, conn: Conn) -> None:
         """The connection is its device's guest again (or nobody), and is told so."""

@@ -108,8 +108,9 @@ class Race:
         """Check one move (None: resign) and queue it for the next group commit, without
         waiting: None when it was answered at once (refused, or acknowledged again);
         a coroutine to await when the player's game must be read from the store first
-        (a gap: another device of the player's may have moved); else ``finish`` it with
-        what ``stored`` gives."""
+        (a gap, a retry, or a refusal: another device of the player's may have moved, and
+        a seq it stored is a duplicate whatever the move); else ``finish`` it with what
+        ``stored`` gives."""
         hub = player_hub(conn)
         game = conn.game
         assert game is not None and conn.player is not None
@@ -126,10 +127,12 @@ class Race:
             return None
         phase = hub.phase()
         if phase != RACING:
-            if phase == FINISHED:
-                self._refuse(conn, seq, "race_over", "the race is over")
-            else:
+            if phase != FINISHED:  # (no move is stored before the start)
                 self._refuse(conn, seq, "not_started", "the race has not started")
+            elif not fresh:  # another connection of the seat may have stored this seq
+                return self._after_reload(conn, hub, seq, player, t0, move)
+            else:
+                self._refuse(conn, seq, "race_over", "the race is over")
             return None
         if seq != movelog.logged(game) + 1:
             if not fresh:
@@ -144,6 +147,11 @@ class Race:
             else:
                 entry = movelog.entry(str(game.play(move, at_ms)), at_ms)
         except IllegalMove as err:
+            if not fresh:
+                # this connection's game may be behind the store (another connection of
+                # the seat moved): a stored seq is a duplicate whatever the move, and a
+                # refusal would say it is free
+                return self._after_reload(conn, hub, seq, player, t0, move)
             self._refuse(conn, seq, err.reason, str(err))
             return None
         board = board_view(game, at_ms)  # it includes the progress fields
@@ -218,9 +226,10 @@ class Race:
         t0: float,
         move: Move | None,
     ) -> bool:
-        """A gap or a retry in this connection's sequence: checked again against the
-        stored game, so that a refusal names the stored next number and a retry's ack
-        shows the current board."""
+        """A gap, a retry or a refusal in this connection's sequence: checked again
+        against the stored game (this connection's catches up with it), so that a seq
+        stored is acknowledged as such with the current board, and a refusal is of a seq
+        still free (a gap's names the stored next number)."""
         await self._reload(conn, hub)
         return await self.play(conn, seq, player, t0, move, fresh=True)
 
