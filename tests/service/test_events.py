@@ -222,3 +222,37 @@ async def test_a_node_missing_from_the_node_set_is_back_with_what_it_missed(
     finally:
         await one.stop()
         await two.stop()
+
+
+async def test_the_spectator_count_is_true_after_many_leave_at_once(node, redis_url) -> None:
+    """Each departure writes this node's count; written concurrently, an older count could
+    land last and stay (a room told 29 spectators with 1 there). Writes of one room are
+    one after another, each of the count as it is then."""
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    watchers = [await Client.open(node.port) for _ in range(40)]
+    for w in watchers:
+        await w.request("watch", "welcome", code=code)
+    hub = node.hubs.get(code)
+    rds = redis.Redis.from_url(redis_url)
+    spect = room_key(code) + ":spect"
+    for _ in range(200):
+        if rds.hget(spect, node.id) == b"40":
+            break
+        await asyncio.sleep(0.02)
+    for w in watchers[1:]:
+        w.ws.transport.abort()  # all at once, no closing handshake
+    for _ in range(200):
+        if sum(1 for c in hub.conns if c.role == "spectator") == 1:
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.3)  # the last writes land
+    assert rds.hget(spect, node.id) == b"1"
+    told = [m["count"] for m in a.seen + await a.drain(0.2) if m["type"] == "spectators"]
+    assert told[-1] == 1
+    late = await Client.open(node.port)
+    welcome = await late.request("watch", "welcome", code=code)
+    assert welcome["spectators"] == 1  # before its own arrival is counted
+    assert (await late.expect("spectators"))["count"] == 2
+    for c in (a, b, watchers[0], late):
+        await c.close()

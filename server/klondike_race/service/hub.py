@@ -45,7 +45,8 @@ class RoomHub(RoomSight):
         self.public: dict[str, Any] = {}
         self.progress: dict[str, dict[str, Any]] = {}
         self.boards = Boards(host.store.log, code)
-        self.spectators = self.local_spectators = 0  # in the room; connected here
+        self.spectators = self.local_spectators = 0  # in the room; connected here (stored)
+        self._counting = asyncio.Lock()  # one write of local_spectators at a time
         self.opened = asyncio.Event()
         self.closed = False
         self._filling = False  # a gap in the versions is being filled
@@ -89,9 +90,19 @@ class RoomHub(RoomSight):
         for timer in self._timers.values():
             timer.cancel()
         await self.store.rooms.exit(self.code)
-        if self.local_spectators:
-            self.local_spectators = 0
-            await self.store.rooms.set_spectators(self.code, 0)
+        await self.count_spectators()
+
+    async def count_spectators(self) -> None:
+        """Store this node's count of the room's spectators (0 once closed) and tell the
+        room the total. One write at a time, each of the count as it is when its turn
+        comes: writes sent together could land in any order and leave an older count."""
+        async with self._counting:
+            count = 0 if self.closed else sum(1 for c in self.conns if c.role == "spectator")
+            if count == self.local_spectators:
+                return
+            v, total = await self.store.rooms.set_spectators(self.code, count)
+            self.local_spectators = count
+            self.feed({"v": v, "type": "spectators", "count": total})  # none once closed
 
     # ---- events -------------------------------------------------------------------------
     def feed(self, event: dict[str, Any], skip: Recipient | None = None) -> None:

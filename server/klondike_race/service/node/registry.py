@@ -99,7 +99,7 @@ class Hubs:
             await self.store.sweeping.touch([code], now_ms())
         if role == "spectator":
             conn.watched.add(code)
-            await self._count_spectators(hub)
+            await hub.count_spectators()
         return hub
 
     async def detach(self, conn: Conn) -> None:
@@ -109,7 +109,7 @@ class Hubs:
         conn.hub, conn.role, conn.player, conn.game = None, None, None, None
         hub.conns.discard(conn)
         if not await self._close_if_unused(hub):
-            await self._count_spectators(hub)
+            await hub.count_spectators()
 
     async def _close_if_unused(self, hub: RoomHub) -> bool:
         """Close ``hub`` if no connection is in it or arriving; True when closed."""
@@ -136,13 +136,6 @@ class Hubs:
         for hub, was_missing in zip(open_, added, strict=True):
             if was_missing or hubs is not None:
                 self.host.spawn(hub.events_missed())
-
-    async def _count_spectators(self, hub: RoomHub) -> None:
-        count = sum(1 for c in hub.conns if c.role == "spectator")
-        if count != hub.local_spectators:
-            hub.local_spectators = count
-            v, total = await self.store.rooms.set_spectators(hub.code, count)
-            hub.feed({"v": v, "type": "spectators", "count": total})
 
     async def close_all(self) -> None:
         for hub in list(self.hubs.values()):
