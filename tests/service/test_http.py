@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from .conftest import start_race
+from tests.conftest import until
+
+from .conftest import Client, start_race
 
 
 async def get(port: int, path: str) -> tuple[int, str]:
@@ -66,3 +68,27 @@ async def test_an_unexpected_error_closes_only_that_connection_with_1011(node) -
     assert info.value.rcvd is not None and info.value.rcvd.code == 1011
     assert (await bystander.request("ping", "pong"))["type"] == "pong"
     await bystander.close()
+
+
+async def test_a_spectator_closed_as_too_slow_is_counted(node) -> None:
+    """A spectator that stops reading, its backlog past the bound: closed with 1008, and
+    ``kr_connections_too_slow_total`` counts it by reason."""
+    a, b = await start_race(node.port)
+    watcher = await Client.open(node.port)
+    await watcher.request("watch", "welcome", code=a.seen[0]["room"]["code"])
+    conn = next(c for c in node.connections.conns if c.role == "spectator")
+    watcher.ws.transport.pause_reading()  # reads nothing from here on
+    big = "x" * 100_000
+    for _ in range(1000):
+        node.fanout.push((conn.ws,), big)
+        await asyncio.sleep(0)
+        if conn.ws.slow is not None:
+            break
+    assert conn.ws.slow == "backlog"
+    await until(lambda: conn not in node.connections.conns, 10)
+    _, text = await get(node.port, "/metrics")
+    assert 'kr_connections_too_slow_total{reason="backlog"} 1.0' in text.splitlines()
+    assert node.connections.open == 2  # the racers stay
+    watcher.ws.transport.abort()
+    for c in (a, b):
+        await c.close()

@@ -4,24 +4,27 @@ release changes them, these tests fail before a server sends a broken frame."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
 from klondike_race.service import transport
 from klondike_race.service.fanout import Fanout
+from klondike_race.service.transport import MessageConnection
 from tests.conftest import until
 
 
-async def _pair():
-    """A real server connection and the client connected to it."""
+async def _pair(**options: Any):
+    """A real server connection and the client connected to it (``options``: the
+    server's, e.g. ``create_connection``)."""
     accepted: asyncio.Future[ServerConnection] = asyncio.get_running_loop().create_future()
 
     async def handler(ws: ServerConnection) -> None:
         accepted.set_result(ws)
         await ws.wait_closed()
 
-    server = await serve(handler, "127.0.0.1", 0, compression=None)
+    server = await serve(handler, "127.0.0.1", 0, compression=None, **options)
     port = server.sockets[0].getsockname()[1]
     client = await connect(f"ws://127.0.0.1:{port}", compression=None)
     return server, await accepted, client
@@ -309,3 +312,105 @@ async def test_bad_frames_close_the_connection_as_websockets_would() -> None:
     # too long: refused from its header, before its payload arrives
     too_long = _masked(b"y" * 2000)[:200]
     assert await _closed_with(too_long, max_size=1000) == (1009, [("now", "fine")])
+
+
+async def _closed_as_too_slow(ws: ServerConnection, client: Any, why: str) -> None:
+    """``ws`` was closed with 1008 naming ``why``, and the connection is gone within its
+    close timeout although the client never read."""
+    assert isinstance(ws, MessageConnection) and ws.slow == why
+    assert ws.protocol.close_sent is not None
+    assert ws.protocol.close_sent.code == 1008
+    assert ws.protocol.close_sent.reason == "too slow: " + transport.SLOW[why]
+    await asyncio.wait_for(ws.wait_closed(), 5)
+    assert not transport.accepts(ws)
+    assert not transport.write(ws, [transport.frame(b"late")])  # nothing more is written
+    client.transport.abort()
+
+
+async def test_a_peer_past_the_backlog_is_closed_as_too_slow() -> None:
+    server, ws, client = await _pair(create_connection=MessageConnection, close_timeout=0.5)
+    try:
+        client.transport.pause_reading()  # reads nothing from here on
+        chunk = transport.frame(b"x" * 100_000)
+        for _ in range(1000):  # the kernel's buffers take some first
+            if transport.write(ws, [chunk]):
+                break
+        else:
+            raise AssertionError("never dropped")
+        assert ws.unread > transport.MAX_BACKLOG
+        await _closed_as_too_slow(ws, client, "backlog")
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_peer_that_stops_reading_is_closed_when_writing_stays_paused(
+    monkeypatch,
+) -> None:
+    monkeypatch.setattr(transport, "STALL_S", 0.3)
+    server, ws, client = await _pair(create_connection=MessageConnection, close_timeout=0.5)
+    try:
+        client.transport.pause_reading()
+        chunk = transport.frame(b"x" * 20_000)
+        while not ws.paused:  # past websockets' write limit, under MAX_BACKLOG
+            assert not transport.write(ws, [chunk])
+            await asyncio.sleep(0)
+        assert ws.transport.get_write_buffer_size() < transport.MAX_BACKLOG
+        await until(lambda: ws.slow is not None, 5)
+        await _closed_as_too_slow(ws, client, "stalled")
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def _read_all(client: Any) -> None:
+    async for _ in client:
+        pass
+
+
+async def test_a_slow_reader_that_catches_up_is_kept(monkeypatch) -> None:
+    monkeypatch.setattr(transport, "STALL_S", 0.3)
+    server, ws, client = await _pair(create_connection=MessageConnection, close_timeout=0.5)
+    try:
+        client.transport.pause_reading()
+        chunk = transport.frame(b"x" * 20_000)
+        while not ws.paused:
+            transport.write(ws, [chunk])
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.1)
+        client.transport.resume_reading()  # reads again before the stall bound
+        reader = asyncio.create_task(_read_all(client))
+        await until(lambda: not ws.paused, 5)
+        await asyncio.sleep(0.5)
+        assert ws.slow is None and transport.accepts(ws)
+        reader.cancel()
+    finally:
+        await client.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_peer_that_never_answers_a_ping_is_closed_as_too_slow() -> None:
+    server, ws, client = await _pair(
+        create_connection=MessageConnection, ping_interval=0.1, ping_timeout=0.2, close_timeout=0.5
+    )
+    try:
+        client.transport.pause_reading()  # so it never sees the ping to answer it
+        await until(lambda: ws.slow is not None, 5)
+        await _closed_as_too_slow(ws, client, "keepalive")
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_peer_that_answers_pings_is_kept() -> None:
+    server, ws, client = await _pair(
+        create_connection=MessageConnection, ping_interval=0.05, ping_timeout=0.2
+    )
+    try:
+        await asyncio.sleep(0.6)  # a dozen pings, each answered by the client on its own
+        assert ws.slow is None and transport.accepts(ws)
+    finally:
+        await client.close()
+        server.close()
+        await server.wait_closed()

@@ -56,6 +56,12 @@ class Metrics:
             ["reason"],
             registry=registry,
         )
+        self.too_slow = Counter(
+            "kr_connections_too_slow",
+            "Connections closed as too slow (1008), by reason: backlog, stalled, keepalive.",
+            ["reason"],
+            registry=registry,
+        )
         self.ack = Histogram(
             "kr_ack_latency_seconds",
             "Move received to acknowledgement sent.",

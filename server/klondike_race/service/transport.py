@@ -15,19 +15,34 @@ what receiving a small message costs (docs/benchmarks.md). It overrides
 ``process_event`` and reads ``Frame``'s ``opcode``, ``fin`` and ``data``. These are internals: the
 supported versions are pinned in pyproject.toml, and tests/service/test_transport.py fails
 when a websockets release changes any of them.
+
+A peer that stops reading is closed as too slow (``MessageConnection.drop_slow``): when
+the bytes it has not read pass ``MAX_BACKLOG``, when writing to it stays paused (over
+websockets' ``write_limit``, 32 KiB) for ``STALL_S`` seconds, or when a keepalive ping
+goes unanswered for ``ping_timeout`` seconds (websockets' own keepalive, replaced so that
+it closes the same way instead of with 1011).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import ServerConnection
-from websockets.frames import DATA_OPCODES, Frame, Opcode
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import DATA_OPCODES, CloseCode, Frame, Opcode
 from websockets.protocol import OPEN
 
 MAX_BACKLOG = 1 << 20  # bytes a connection may leave unread before it is dropped
+STALL_S = 5.0  # seconds writing to a connection may stay paused before it is dropped
+# why a peer was closed as too slow: the close's reason (code 1008) after "too slow: "
+SLOW = {
+    "backlog": "over 1 MiB unread",
+    "stalled": f"nothing read for {STALL_S:.0f} s",
+    "keepalive": "no answer to a ping",
+}
 
 
 def frame(data: bytes) -> bytes:
@@ -64,7 +79,10 @@ def write(ws: Connection, chunks: list[bytes]) -> bool:
         chunks += protocol.data_to_send()
     transport.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
     if transport.get_write_buffer_size() > MAX_BACKLOG:
-        transport.abort()
+        if isinstance(ws, MessageConnection):
+            ws.drop_slow("backlog")
+        else:
+            transport.abort()
         return True
     return False
 
@@ -81,6 +99,59 @@ class MessageConnection(ServerConnection):
         self.on_message: Callable[[str | bytes], None] | None = None
         self.queued = 0  # whole messages in websockets' queue, not yet taken by recv()
         self._fragment = False  # a fragmented message is arriving
+        self.slow: str | None = None  # why it was closed as too slow (a key of SLOW)
+        self.unread = 0  # bytes the server held for it then
+        self._stall: asyncio.TimerHandle | None = None  # drops it unless writing resumes
+
+    # ---- peers that do not read -------------------------------------------------------
+    def drop_slow(self, why: str) -> None:
+        """Close the connection as too slow (``why``: a key of ``SLOW``): 1008, the reason
+        naming it. Nothing more is written to it; the close frame goes out after what the
+        peer has not read yet, and the TCP connection is cut ``close_timeout`` seconds
+        later whether or not the peer read it (websockets' ``close()`` would first wait
+        for the peer to read everything)."""
+        if self.slow is not None or self.protocol.state is not OPEN:
+            return
+        self.slow = why
+        self.unread = self.transport.get_write_buffer_size()
+        self.protocol.fail(CloseCode.POLICY_VIOLATION, "too slow: " + SLOW[why])
+        self.send_data()
+        self.loop.call_later(self.close_timeout or 0, self.transport.abort)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self._stall = self.loop.call_later(STALL_S, self.drop_slow, "stalled")
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+        super().connection_lost(exc)
+
+    async def keepalive(self) -> None:
+        """A ping every ``ping_interval`` seconds; no pong within ``ping_timeout``: the
+        peer is too slow (or gone)."""
+        assert self.ping_interval is not None
+        try:
+            while True:
+                await asyncio.sleep(self.ping_interval)
+                pong = await self.ping()
+                if self.ping_timeout is None:
+                    continue
+                try:
+                    async with asyncio.timeout(self.ping_timeout):
+                        await pong
+                except TimeoutError:
+                    self.drop_slow("keepalive")
+                    return
+        except ConnectionClosed:
+            return
 
     def process_event(self, event: Any) -> None:
         if isinstance(event, Frame) and event.opcode in DATA_OPCODES:

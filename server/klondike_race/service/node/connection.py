@@ -90,6 +90,9 @@ class Connections:
             pass
         finally:
             ws.on_message = None
+            if ws.slow is not None:
+                self.metrics.too_slow.labels(ws.slow).inc()
+                conn.log.warning("closed as too slow", reason=ws.slow, unread=ws.unread)
             if conn.busy or conn.inbox:  # the messages received are answered first
                 conn.idle = asyncio.get_running_loop().create_future()
                 await conn.idle
