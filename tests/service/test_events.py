@@ -303,3 +303,49 @@ async def test_a_spectator_count_written_late_does_not_stay(node, redis_url) -> 
     assert [m["count"] for m in a.seen if m["type"] == "spectators"][-1] == 0
     for c in (a, b):
         await c.close()
+
+
+async def test_events_arriving_during_a_resync_come_after_it_in_order(node, redis_url) -> None:
+    """A resync reads the room's version, then more (the room, its analysis, the boards).
+    Events that arrive meanwhile, past that version, are not delivered before the resync's
+    snapshot nor dropped: they follow it, once each, in version order."""
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    watcher = await Client.open(node.port)
+    await watcher.request("watch", "welcome", code=code)
+    await watcher.expect("spectators")
+    hub = node.hubs.get(code)
+    v = hub.version
+    rds = redis.Redis.from_url(redis_url)
+    rooms = node.store.rooms
+    real_load = rooms.load
+    loading, go_on = asyncio.Event(), asyncio.Event()
+
+    async def held_load(code: str):  # the resync's second read, held up
+        loading.set()
+        await go_on.wait()
+        return await real_load(code)
+
+    rooms.load = held_load  # type: ignore[method-assign]
+    resync = asyncio.create_task(hub.resync())
+    await loading.wait()
+    rooms.load = real_load  # type: ignore[method-assign]
+    # stored by other nodes after the resync read the version, published to this one
+    later = [{"v": v + i, "type": "spectators", "count": 10 + i} for i in (1, 2)]
+    for event in later:
+        rds.zadd(room_key(code) + ":events", {orjson.dumps(event): event["v"]})
+        rds.set(room_key(code) + ":ver", event["v"])
+        hub.feed(event)
+    await asyncio.sleep(0.05)
+    go_on.set()
+    await resync
+    got = [await watcher.expect("resync", "spectators") for _ in range(3)]
+    assert [(m["type"], m["v"]) for m in got] == [
+        ("resync", v),
+        ("spectators", v + 1),
+        ("spectators", v + 2),
+    ]
+    assert hub.version == v + 2
+    assert not [m for m in await watcher.drain(0.4) if "v" in m]  # nothing twice
+    for c in (a, b, watcher):
+        await c.close()

@@ -50,6 +50,7 @@ class RoomHub(RoomSight):
         self.opened = asyncio.Event()
         self.closed = False
         self._filling = False  # a gap in the versions is being filled
+        self._resyncing = False  # events wait in pending meanwhile
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._started_sent = False
         self._refreshing: asyncio.Task[None] | None = None
@@ -122,7 +123,7 @@ class RoomHub(RoomSight):
         self._drain()
 
     def _drain(self) -> None:
-        if self.version is None:
+        if self.version is None or self._resyncing:
             return
         for v in [v for v in self.pending if v <= self.version]:
             del self.pending[v]
@@ -169,22 +170,30 @@ class RoomHub(RoomSight):
             self.host.spawn(self._fill_gap(wait=0))
 
     async def resync(self) -> None:
-        """Reload everything and send each connection a full snapshot."""
+        """Reload everything and send each connection a full snapshot. Events arriving
+        meanwhile wait (``_resyncing``): those past the snapshot's version follow it, in
+        order; delivered before it, they would come ahead of an older snapshot."""
         rooms = self.store.rooms
-        version, progress, spectators = await rooms.snapshot(self.code)
-        loaded = await rooms.load(self.code)
-        if loaded is not None:
-            self.room = Room.from_json(loaded[0])
-            self.public = self.room.public(now_ms())
-        self.progress, self.spectators, self.version = progress, spectators, version
-        self.analysis = await rooms.load_analysis(self.code)
-        acks = [e["_ack"] for e in self.pending.values() if "_ack" in e]  # our own moves'
-        self.pending.clear()
-        self.boards.drop()
-        for conn in list(self.conns):
-            self.push((conn.ws,), await self.snapshot(conn, "resync"))
-        for ack in acks:  # after the snapshot that shows them
-            ack(self.leaderboard())
+        self._resyncing = True
+        try:
+            version, progress, spectators = await rooms.snapshot(self.code)
+            loaded = await rooms.load(self.code)
+            analysis = await rooms.load_analysis(self.code)
+            if loaded is not None:
+                self.room = Room.from_json(loaded[0])
+                self.public = self.room.public(now_ms())
+            self.progress, self.spectators, self.version = progress, spectators, version
+            self.analysis = analysis
+            shown = [v for v in self.pending if v <= version]  # the snapshot has them
+            acks = [a for v in shown if (a := self.pending.pop(v).get("_ack")) is not None]
+            self.boards.drop()
+            for conn in list(self.conns):
+                self.push((conn.ws,), await self.snapshot(conn, "resync"))
+            for ack in acks:  # our own moves': after the snapshot that shows them
+                ack(self.leaderboard())
+        finally:
+            self._resyncing = False
+        self._drain()
 
     def _deliver(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
