@@ -349,3 +349,44 @@ async def test_events_arriving_during_a_resync_come_after_it_in_order(node, redi
     assert not [m for m in await watcher.drain(0.4) if "v" in m]  # nothing twice
     for c in (a, b, watcher):
         await c.close()
+
+
+async def test_a_move_read_back_before_its_commit_answers_comes_as_its_ack(node) -> None:
+    """This node reads the room's stored events (a gap filled, a catch-up) after the
+    store ran a move's commit and before its answer came back: the move's event waits for
+    the answer, so the mover gets the ack in the event's place, not a progress of their
+    own move, and the others get the progress once, in order."""
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    hub = node.hubs.get(code)
+    log = node.store.log
+    real_append = log.append
+    loop = asyncio.get_running_loop()
+    ran = asyncio.Event()
+
+    def late_answer(*args, **kwargs):  # the store runs it now, its answer comes later
+        answer = real_append(*args, **kwargs)
+        late: asyncio.Future[int] = loop.create_future()
+
+        def came(f: asyncio.Future[int]) -> None:
+            ran.set()
+            loop.call_later(0.3, late.set_result, f.result())
+
+        answer.add_done_callback(came)
+        return late
+
+    log.append = late_answer  # type: ignore[method-assign]
+    await a.send("move", seq=1, action="draw")
+    await ran.wait()
+    log.append = real_append  # type: ignore[method-assign]
+    v = hub.version
+    await hub.events_missed()  # reads the stored move back meanwhile
+    await asyncio.sleep(0.1)
+    assert hub.version == v  # held for the commit's answer
+    ack = await a.expect("ack")
+    assert ack["seq"] == 1 and ack["v"] == v + 1
+    assert not [m for m in a.seen if m["type"] == "progress"]
+    await b.drain(0.2)
+    assert [m["v"] for m in b.seen if m["type"] == "progress"] == [v + 1]
+    for c in (a, b):
+        await c.close()

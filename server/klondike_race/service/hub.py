@@ -51,6 +51,8 @@ class RoomHub(RoomSight):
         self.closed = False
         self._filling = False  # a gap in the versions is being filled
         self._resyncing = False  # events wait in pending meanwhile
+        # (player, seq) of moves this node sent to be stored and has no answer for yet
+        self.committing: set[tuple[str, int]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._started_sent = False
         self._refreshing: asyncio.Task[None] | None = None
@@ -128,8 +130,12 @@ class RoomHub(RoomSight):
         for v in [v for v in self.pending if v <= self.version]:
             del self.pending[v]
         while self.version + 1 in self.pending:
+            event = self.pending[self.version + 1]
+            if "_ack" not in event and (event.get("player"), event.get("seq")) in self.committing:
+                break  # read back from the store before our commit's answer: that comes with
+                # its ack, which must go in this place (the mover gets no progress of theirs)
             self.version += 1
-            event = self.pending.pop(self.version)
+            del self.pending[self.version]
             try:
                 self._deliver(event)
             except Exception:
@@ -137,6 +143,11 @@ class RoomHub(RoomSight):
         if self.pending and not self._filling:
             self._filling = True
             self.host.spawn(self._fill_gap())
+
+    def committed(self, key: tuple[str, int]) -> None:
+        """The store answered (or failed) the commit of move ``key`` (player, seq)."""
+        self.committing.discard(key)
+        self._drain()
 
     async def _fill_gap(self, wait: float = 0.2) -> None:
         """Events missing before those pending, read from the room's stored events after a

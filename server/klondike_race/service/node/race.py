@@ -172,6 +172,8 @@ class Race:
             orjson.dumps(body),
             _board_of(hub, player, prog, self.store.log.cluster),
         )
+        hub.committing.add((player, seq))
+        stored.add_done_callback(lambda f: _not_committed(hub, (player, seq), f))
         return Queued(conn, hub, game, seq, entry, board, body, t0, stored)
 
     def finish(self, q: Queued, v: int) -> Coroutine[Any, Any, bool] | None:
@@ -179,6 +181,7 @@ class Race:
         not stored): acknowledged and told to the room. None when that is all; else what
         is left to await (the move was not stored, or the player's game is over)."""
         conn, hub, seq = q.conn, q.hub, q.seq
+        hub.committing.discard((q.body["player"], seq))  # its event, fed below, drains
         if v <= 0:  # not stored: the log moved on elsewhere, or the race ended
             return self._not_stored(conn, hub, seq, v)
         self.metrics.moves_accepted.inc()
@@ -278,3 +281,9 @@ class Race:
         body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
         stored = self.store.log.append(room.code, player, seq, entry, prog, key, orjson.dumps(body))
         return await stored > 0
+
+
+def _not_committed(hub: RoomHub, key: tuple[str, int], stored: asyncio.Future[int]) -> None:
+    """A commit that failed or stored nothing: the room need not wait for its event."""
+    if stored.cancelled() or stored.exception() is not None or stored.result() <= 0:
+        hub.committed(key)
