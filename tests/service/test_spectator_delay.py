@@ -1,5 +1,5 @@
-"""An unrated room may show its race to spectators some seconds behind (DESIGN.md:
-against a racer who watches the others' boards on a second screen); rated play shows its
+"""An unrated room may show its race to spectators some seconds behind (against a racer
+who watches the others' boards on a second screen); rated play shows its
 spectators outlines, or boards behind when the operator says so (test_outline.py)."""
 
 from __future__ import annotations

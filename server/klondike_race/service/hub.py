@@ -58,7 +58,6 @@ class RoomHub(RoomSight):
         self._refreshing: asyncio.Task[None] | None = None
         self.delayed = Delayed(host.config.delay_hold_kb << 10)  # updates sent behind the race
         self._boards_at = 0  # the race moment (epoch ms) the last catch-up of boards shows
-        self.last_leaderboard: orjson.Fragment | None = None  # as the last progress sent it
         self.standings = Standings()
         self.analysis: dict[str, Any] | None = None  # a finished race's solver analysis
 
@@ -249,7 +248,7 @@ class RoomHub(RoomSight):
             if not in_step:
                 self._refresh_boards()
         # encoded once for every message of this move (the mover's ack too)
-        standings = self.last_leaderboard = orjson.Fragment(dumps(self.leaderboard()))
+        standings = orjson.Fragment(dumps(self.leaderboard()))
         ack = event.get("_ack")  # our own commit's: its ack, in its place among the events
         if ack is not None:
             ack(standings)

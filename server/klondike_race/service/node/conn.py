@@ -92,6 +92,3 @@ class Conn:
     def send(self, data: str | bytes) -> None:
         """Queue a message (every server message goes through the node's fan-out, in order)."""
         self.fanout.push((self.ws,), data)
-
-    def __hash__(self) -> int:
-        return id(self)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import time
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -275,11 +274,11 @@ class Node:
     async def _sessions_ended(self) -> None:
         """Every SESSIONS_CHECK_S: connections here signed in with a session that ended
         on any node (sign out everywhere, a new password) are guests again."""
-        since = int(time.time() * 1000)
+        since = clock.now_ms()
         while True:
             await asyncio.sleep(SESSIONS_CHECK_S)
             try:
-                now = int(time.time() * 1000)
+                now = clock.now_ms()
                 ended = await self.store.accounts.ended_since(since - 1000)  # clocks differ
                 since = now
                 if ended:

@@ -29,7 +29,7 @@ untagged names below. Each global structure is one key, so one slot (docs/operat
 ``room:{CODE}:ver``         string  the room's event version counter
 ``room:{CODE}:events``      zset    version -> event JSON, the last ~500 (for resume and
                                     gaps); a ``progress`` event names the move, not the
-                                    board (nodes replay moves: RoomHub.games)
+                                    board (nodes replay moves: service/boards.py)
 ``room:{CODE}:nodes``       set     server nodes with a connection in the room
 ``room:{CODE}:spect``       hash    node -> its spectator count
 ``rooms:public``            zset    code -> creation time, open public rooms

@@ -24,13 +24,13 @@ current statistics and the other players' planned ones.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 from redis.exceptions import ResponseError, WatchError
 
+from ..clock import now_ms
 from . import slot_scripts
 from .base import Part
 from .keys import player_key, room_key
@@ -154,7 +154,7 @@ class Ratings(Part):
                     based,
                     orjson.dumps(stats),
                     orjson.dumps(entry),
-                    _now_ms(),
+                    now_ms(),
                     keep,
                     RACES_KEPT,
                 ]
@@ -226,7 +226,3 @@ class Ratings(Part):
 
 def _parsed(stored: dict[str, str | None]) -> dict[str, Any]:
     return {w: orjson.loads(raw) if raw else None for w, raw in stored.items()}
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

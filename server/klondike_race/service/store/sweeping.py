@@ -140,11 +140,6 @@ class Sweeping(Part):
         """One node sweeps at a time: true when this node holds the lock for ``ms``."""
         return bool(await self._timed(self.redis.set("kr:sweep", self.node, nx=True, px=ms)))
 
-    async def analysis_due(self, code: str, at: int) -> None:
-        """A finished race to analyse: if its analysis is not stored by ``at`` (epoch
-        ms), the sweeper has it made (``Rooms.save_analysis`` takes it off the list)."""
-        await self._timed(self.redis.zadd("rooms:analysis", {code: at}))
-
     async def claim_analyses(self, now: int, limit: int = 20) -> list[str]:
         """Races whose analysis is overdue, each taken off the list by exactly one caller."""
         codes: Any = await self._timed(
