@@ -35,7 +35,7 @@ from ..wire import AttemptRequest, ChallengesRequest, Join, encode
 from .boards import TOP, Boards, ranked_rows
 from .conn import Conn
 from .lobby import Lobby, seat_name, seat_owner
-from .rooms import RoomOps
+from .rooms import RoomOps, seat_token
 from .solving import Solving
 
 log = structlog.get_logger("klondike_race.challenges")
@@ -371,7 +371,7 @@ class Challenges:
             reveal_at=c.final_at(),
             deal_of=f"{c.id}/{index}",
         )
-        await self.lobby.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
+        await self.lobby.enter(conn, room, pid, seat_token(room.code, pid, secret))
 
     async def may_watch(self, conn: Conn, code: str) -> None:
         """Watching a game on a challenge's deal (an attempt, or a practice game,

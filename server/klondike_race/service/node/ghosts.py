@@ -27,7 +27,7 @@ from ..wire import GhostRequest
 from .conn import Conn
 from .lobby import Lobby, seat_name, seat_owner
 from .registry import Hubs
-from .rooms import RoomOps, new_token
+from .rooms import RoomOps, new_token, seat_token
 
 log = structlog.get_logger("klondike_race.ghosts")
 
@@ -84,7 +84,7 @@ class Ghosts:
             deal_of=source.challenge or source.deal_of,
         )
         log.info("ghost race", room=room.code, ghost_of=source.code, player=seat.id)
-        await self.lobby.enter(conn, room, me, f"{room.code}.{me}.{secret}")
+        await self.lobby.enter(conn, room, me, seat_token(room.code, me, secret))
         self.run(room, recorded)
 
     async def _source(self, code: str) -> Room:

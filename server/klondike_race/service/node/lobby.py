@@ -38,7 +38,7 @@ from ..wire.encode import stored_event
 from .conn import Conn
 from .race import player_hub
 from .registry import Hubs
-from .rooms import RoomOps, new_token, token_session
+from .rooms import RoomOps, new_token, seat_token, token_parts, token_session
 from .solving import Solving
 
 log = structlog.get_logger("klondike_race.lobby")
@@ -100,7 +100,7 @@ class Lobby:
         # pull this player into a quick race)
         await self._drop_ticket(conn)
         room, pid, secret = await self.new_room(name, m.options, deal, conn)
-        await self.enter(conn, room, pid, f"{room.code}.{pid}.{secret}")
+        await self.enter(conn, room, pid, seat_token(room.code, pid, secret))
 
     async def new_room(
         self,
@@ -232,7 +232,7 @@ class Lobby:
 
         room = await self.rooms.change(m.code, change)
         log = await self.store.log.read(m.code, seat[0])
-        await self.enter(conn, room, seat[0], f"{m.code}.{seat[0]}.{secret}", log)
+        await self.enter(conn, room, seat[0], seat_token(m.code, seat[0], secret), log)
 
     async def watch(self, conn: Conn, m: Watch) -> None:
         """Watch a room; a player who sits in it, from any device, joins it instead until
@@ -262,8 +262,7 @@ class Lobby:
         await self.hubs.attach(conn, m.code, "spectator", welcome)
 
     async def resume(self, conn: Conn, token: str, since: int | None) -> None:
-        code, _, rest = token.partition(".")
-        pid, _, secret = rest.partition(".")
+        code, pid, secret = token_parts(token)
         loaded = await self.store.rooms.load(code) if len(code) == CODE_LENGTH else None
         room = Room.from_json(loaded[0]) if loaded else None
         seat = room.seat(pid) if room else None
@@ -404,7 +403,7 @@ class Lobby:
             (ticket1, pids[0], secret1, p1),
             (ticket2, pids[1], secret2, p2),
         ):
-            token = f"{room.code}.{pid}.{secret}"
+            token = seat_token(room.code, pid, secret)
             if conn is not None and ticket == conn.ticket:
                 self.tickets.pop(ticket, None)
                 conn.ticket = None

@@ -48,6 +48,18 @@ def token_session(kept: str, secret: str) -> tuple[bool, str | None]:
     return hmac.compare_digest(hashed, token_hash(secret)), session or None
 
 
+def seat_token(code: str, pid: str, secret: str) -> str:
+    """What a seat's player resumes it with: the room, the seat and its secret."""
+    return f"{code}.{pid}.{secret}"
+
+
+def token_parts(token: str) -> tuple[str, str, str]:
+    """(room code, seat, secret) of a ``seat_token`` (empty parts for anything else)."""
+    code, _, rest = token.partition(".")
+    pid, _, secret = rest.partition(".")
+    return code, pid, secret
+
+
 def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
