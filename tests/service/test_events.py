@@ -7,6 +7,7 @@ import asyncio
 import orjson
 import redis
 
+from klondike_race.service.hub import RoomEvent
 from klondike_race.service.store import moves_key, room_key
 from tests.conftest import until
 
@@ -28,8 +29,8 @@ async def test_a_lost_event_is_fetched_and_order_is_kept(node, redis_url) -> Non
     rds.zadd(room_key(code) + ":events", {orjson.dumps(lost): v + 1})
     rds.set(room_key(code) + ":ver", v + 2)
     # ... and event v+2 arrives first
-    hub.feed({"v": v + 2, "type": "spectators", "count": 8})
-    hub.feed({"v": v + 2, "type": "spectators", "count": 8})  # a duplicate is dropped
+    hub.feed(RoomEvent(v + 2, {"type": "spectators", "count": 8}))
+    hub.feed(RoomEvent(v + 2, {"type": "spectators", "count": 8}))  # a duplicate is dropped
     got = [await watcher.expect("spectators") for _ in range(2)]
     assert [(m["v"], m["count"]) for m in got] == [(v + 1, 7), (v + 2, 8)]
     assert hub.version == v + 2
@@ -81,7 +82,7 @@ async def test_a_board_missed_by_this_node_is_rebuilt_from_the_move_log(node, re
     # another node committed p1's moves 2 and 3; the event of move 2 never arrived here
     rds.rpush(moves_key(code, "p1"), "d@200", "d@300")
     progress = {**update["progress"], "moves": 3}
-    hub.feed(p1_moved(hub.version + 1, progress, 3, "d@300"))
+    hub.feed(RoomEvent.stored(p1_moved(hub.version + 1, progress, 3, "d@300")))
     got = await watcher.expect("progress")
     assert got["progress"]["moves"] == 3 and "board" not in got
     boards = await watcher.expect("boards")
@@ -89,7 +90,7 @@ async def test_a_board_missed_by_this_node_is_rebuilt_from_the_move_log(node, re
     assert boards["boards"]["p2"]["moves"] == 0
     # and the copy is in step again: the next move's board comes with its event
     rds.rpush(moves_key(code, "p1"), "d@400")
-    hub.feed(p1_moved(hub.version + 1, progress, 4, "d@400"))
+    hub.feed(RoomEvent.stored(p1_moved(hub.version + 1, progress, 4, "d@400")))
     got = await watcher.expect("progress")
     assert got["board"]["moves"] == 4 and got["board"]["stock"] == 20
     for c in (a, b, watcher):
@@ -335,7 +336,7 @@ async def test_events_arriving_during_a_resync_come_after_it_in_order(node, redi
     for event in later:
         rds.zadd(room_key(code) + ":events", {orjson.dumps(event): event["v"]})
         rds.set(room_key(code) + ":ver", event["v"])
-        hub.feed(event)
+        hub.feed(RoomEvent.stored(event))
     await asyncio.sleep(0.05)
     go_on.set()
     await resync

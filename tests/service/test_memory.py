@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from klondike_race.service.hub import RoomEvent
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 from tests.servers import ServerProcess
@@ -202,7 +203,7 @@ async def test_a_room_left_while_a_gap_in_its_events_is_filled_is_freed(node) ->
     freed = weakref.ref(hub)
     gc.disable()
     try:
-        hub.feed({"v": hub.version + 2, "type": "spectators", "count": 0})  # v + 1 not yet
+        hub.feed(RoomEvent(hub.version + 2, {"type": "spectators", "count": 0}))  # v + 1 not yet
         for conn in list(hub.conns):  # everyone leaves before the gap is filled
             await node.hubs.detach(conn)
         del hub

@@ -11,13 +11,15 @@ domain/visibility.py says its role may see. The hub needs of its node only what
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import structlog
 from websockets.asyncio.connection import Connection
 
-from ..engine import STUCK, Game, board_view
+from ..engine import STUCK, BoardView, Game, board_view
 from .boards import Boards
 from .clock import now_ms
 from .contracts import HubHost, Recipient
@@ -31,6 +33,40 @@ from .wire import dumps, encode
 log = structlog.get_logger("klondike_race.hub")
 
 
+@dataclass(slots=True)
+class OwnMove:
+    """What this node knows of a move it stored itself, beyond the stored event: the
+    player's board (and its JSON, encoded once for every message of the move), and for a
+    connection's move the ack to send in the event's place and that connection (which
+    the ack tells, instead of a progress)."""
+
+    board: BoardView
+    board_json: orjson.Fragment
+    ack: Callable[[Any], None] | None = None
+    mover: Recipient | None = None
+
+
+@dataclass(slots=True)
+class RoomEvent:
+    """A room event: its version ``v`` and ``body`` as stored ("type" and its fields;
+    what another node published or the store gave back may hold "v" too), with ``own``
+    when this node stored the move."""
+
+    v: int
+    body: dict[str, Any]
+    own: OwnMove | None = None
+
+    @classmethod
+    def stored(cls, data: Any) -> RoomEvent | None:
+        """An event as published or kept in the store (None: not one)."""
+        v = data.get("v") if isinstance(data, dict) else None
+        return cls(v, data) if isinstance(v, int) else None
+
+    def ack(self, leaderboard: Any) -> None:
+        if self.own is not None and self.own.ack is not None:
+            self.own.ack(leaderboard)
+
+
 class RoomHub(RoomSight):
     def __init__(self, host: HubHost, code: str) -> None:
         self.host = host
@@ -40,7 +76,7 @@ class RoomHub(RoomSight):
         self.conns: set[Any] = set()  # Recipients
         self.arriving: set[Any] = set()  # getting their welcome: no events for them yet
         self.version: int | None = None  # None while opening
-        self.pending: dict[int, dict[str, Any]] = {}
+        self.pending: dict[int, RoomEvent] = {}
         self.room: Room | None = None  # node-internal: holds the secret deal
         self.public: dict[str, Any] = {}
         self.progress: dict[str, dict[str, Any]] = {}
@@ -104,22 +140,16 @@ class RoomHub(RoomSight):
                 return
             v, total = await self.store.rooms.set_spectators(self.code, count)
             self.local_spectators = count
-            self.feed({"v": v, "type": "spectators", "count": total})  # none once closed
+            self.feed(RoomEvent(v, {"type": "spectators", "count": total}))  # none once closed
 
     # ---- events -------------------------------------------------------------------------
-    def feed(self, event: dict[str, Any], skip: Recipient | None = None) -> None:
-        """An event of this room with its version ``v``, from anywhere, in any order.
-        ``skip``: the connection whose own move this is (its ack carries the news)."""
-        v = event.get("v")
-        if not isinstance(v, int):
-            return
+    def feed(self, event: RoomEvent) -> None:
+        """An event of this room, from anywhere, in any order (one of our own moves
+        replaces a copy read back from the store)."""
+        v = event.v
         if self.closed or (self.version is not None and v <= self.version):
-            ack = event.get("_ack")  # our own move's, the room past it already (a resync)
-            if ack is not None:
-                ack(self.leaderboard())
+            event.ack(self.leaderboard())  # our own move's, the room past it (a resync)
             return
-        if skip is not None:
-            event = {**event, "_skip": skip}
         self.pending[v] = event
         self._drain()
 
@@ -130,7 +160,8 @@ class RoomHub(RoomSight):
             del self.pending[v]
         while self.version + 1 in self.pending:
             event = self.pending[self.version + 1]
-            if "_ack" not in event and (event.get("player"), event.get("seq")) in self.committing:
+            body = event.body
+            if event.own is None and (body.get("player"), body.get("seq")) in self.committing:
                 break  # read back from the store before our commit's answer: that comes with
                 # its ack, which must go in this place (the mover gets no progress of theirs)
             self.version += 1
@@ -160,9 +191,10 @@ class RoomHub(RoomSight):
             if oldest is not None and oldest > self.version + 1:
                 await self.resync()
                 return
-            for event in await self.store.rooms.events_since(self.code, self.version):
-                if event["v"] > self.version:  # (our own commit's, pending, says more)
-                    self.pending.setdefault(event["v"], event)
+            for stored in await self.store.rooms.events_since(self.code, self.version):
+                event = RoomEvent.stored(stored)
+                if event is not None and event.v > self.version:
+                    self.pending.setdefault(event.v, event)  # (our own, pending, says more)
         except Exception:
             log.exception("event gap fill failed", room=self.code)
         finally:
@@ -195,28 +227,28 @@ class RoomHub(RoomSight):
             self.progress, self.spectators, self.version = progress, spectators, version
             self.analysis = analysis
             shown = [v for v in self.pending if v <= version]  # the snapshot has them
-            acks = [a for v in shown if (a := self.pending.pop(v).get("_ack")) is not None]
+            acks = [self.pending.pop(v) for v in shown]
             self.boards.drop()
             for conn in list(self.conns):
                 self.push((conn.ws,), await self.snapshot(conn, "resync"))
-            for ack in acks:  # our own moves': after the snapshot that shows them
-                ack(self.leaderboard())
+            for event in acks:  # our own moves': after the snapshot that shows them
+                event.ack(self.leaderboard())
         finally:
             self._resyncing = False
         self._drain()
 
-    def _deliver(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        v = event["v"]
+    def _deliver(self, event: RoomEvent) -> None:
+        body, v = event.body, event.v
+        kind = body.get("type")
         if kind == "progress":
             self._deliver_progress(event)
         elif kind == "room":
             self._deliver_room(event)
         elif kind == "analysis":
-            self.analysis = event["analysis"]
+            self.analysis = body["analysis"]
             self.push([c.ws for c in self.conns], encode("analysis", v=v, analysis=self.analysis))
         elif kind == "spectators":
-            self.spectators = event["count"]
+            self.spectators = body["count"]
             self.push([c.ws for c in self.conns], encode("spectators", v=v, count=self.spectators))
 
     def _by_delivery(self, kind: str, skip: Any = None) -> dict[V.Delivery, list[Any]]:
@@ -236,24 +268,22 @@ class RoomHub(RoomSight):
             group.append(conn)
         return groups
 
-    def _deliver_progress(self, event: dict[str, Any]) -> None:
-        player, v = event["player"], event["v"]
-        self.progress[player] = event["progress"]
-        if self.over(event["progress"]):
+    def _deliver_progress(self, event: RoomEvent) -> None:
+        body, v, own = event.body, event.v, event.own
+        player = body["player"]
+        self.progress[player] = body["progress"]
+        if self.over(body["progress"]):
             self._seat_over(player)
-        own = event.get("board")  # our own commit's board; others' events have none
-        view = own
+        view = None if own is None else own.board  # others' events carry no board
         if self.boards.games is not None:
-            in_step, view = self.boards.advance(player, event.get("seq"), event.get("entry"), own)
+            in_step, view = self.boards.advance(player, body.get("seq"), body.get("entry"), view)
             if not in_step:
                 self._refresh_boards()
         # encoded once for every message of this move (the mover's ack too)
         standings = orjson.Fragment(dumps(self.leaderboard()))
-        ack = event.get("_ack")  # our own commit's: its ack, in its place among the events
-        if ack is not None:
-            ack(standings)
-        groups = self._by_delivery("progress", event.get("_skip"))
-        fields = {"v": v, "player": player, "progress": event["progress"]}
+        event.ack(standings)  # our own commit's: its ack, in its place among the events
+        groups = self._by_delivery("progress", None if own is None else own.mover)
+        fields = {"v": v, "player": player, "progress": body["progress"]}
         plain = groups.get(V.Delivery.PLAIN)
         if plain:
             data = encode("progress", **fields, leaderboard=standings)
@@ -272,7 +302,7 @@ class RoomHub(RoomSight):
             return
         if view is not None:
             # the board as JSON already, when our own commit made it (encoded once)
-            fields["board"] = event["_board"] if view is own else view
+            fields["board"] = own.board_json if own is not None and view is own.board else view
         data = encode("progress", **fields, leaderboard=standings)
         self._send_update(live, data)
         if later:
@@ -329,15 +359,15 @@ class RoomHub(RoomSight):
 
         self.delayed.call(at - sent + self.behind(), lambda: self.host.spawn(send()))
 
-    def _deliver_room(self, event: dict[str, Any]) -> None:
-        self.public = event["room"]
-        results = event.get("results")
+    def _deliver_room(self, event: RoomEvent) -> None:
+        self.public = event.body["room"]
+        results = event.body.get("results")
         if results is not None:
             self.progress = results["progress"]
             self.boards.drop(results["boards"])
             self.delayed.drop()  # the results show everything: older boards would not
         # the phase now: an event made before the countdown ended may arrive after it
-        fields: dict[str, Any] = {"v": event["v"], "room": {**self.public, "phase": self.phase()}}
+        fields: dict[str, Any] = {"v": event.v, "room": {**self.public, "phase": self.phase()}}
         fields["leaderboard"] = self.leaderboard()
         if results is not None:
             fields["boards"] = results["boards"]

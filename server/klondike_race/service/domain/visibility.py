@@ -24,6 +24,7 @@ same rule.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
@@ -133,7 +134,7 @@ def delivery(kind: str, s: Sight) -> Delivery:
     raise ValueError(f"unknown event kind {kind!r}")
 
 
-def outline(board: dict[str, Any]) -> dict[str, Any]:
+def outline(board: Mapping[str, Any]) -> dict[str, Any]:
     """What an outline shows of a ``board`` (engine ``board_view``): each column's
     face-down and face-up counts, the stock's and the waste's counts, the foundation
     count and the progress, and no card: not a face-up one, not the waste's, not a

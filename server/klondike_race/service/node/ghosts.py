@@ -22,6 +22,7 @@ from ..domain.options import RoomOptions
 from ..domain.progress import of_board
 from ..domain.replay import refusal
 from ..domain.room import FINISHED, Room, add_player
+from ..hub import OwnMove
 from ..store import Store
 from ..wire import GhostRequest
 from .conn import Conn
@@ -156,8 +157,8 @@ class Ghosts:
             if v == 0:  # the race is over
                 return
             if v > 0:
-                fragment = orjson.Fragment(orjson.dumps(board))
-                self.hubs.feed(room.code, v, {**body, "board": board, "_board": fragment})
+                own = OwnMove(board, orjson.Fragment(orjson.dumps(board)))
+                self.hubs.feed(room.code, v, body, own)
         await self._maybe_over(room)
 
     async def _maybe_over(self, room: Room) -> None:

@@ -32,6 +32,7 @@ from ..domain import rating
 from ..domain.room import Room
 from ..fanout import Fanout
 from ..http import Api, Routes
+from ..hub import RoomEvent
 from ..metrics import Metrics
 from ..store import CHANNEL, Store
 from ..store.commit import CommitConnection
@@ -332,8 +333,9 @@ class Node:
         if origin.decode() == self.id:  # our own commit, already delivered here
             return
         hub = self.hubs.get(key)
-        if hub is not None:
-            hub.feed(orjson.loads(payload))
+        event = RoomEvent.stored(orjson.loads(payload))
+        if hub is not None and event is not None:
+            hub.feed(event)
 
     def _resubscribed(self, channels: list[str]) -> None:
         """Rooms listened to again after a gap (a failover): their events since, read
@@ -348,8 +350,10 @@ class Node:
         hub = self.hubs.get(code)
         if hub is None or hub.version is None:
             return
-        for event in await self.store.rooms.events_since(code, hub.version):
-            hub.feed(event)
+        for stored in await self.store.rooms.events_since(code, hub.version):
+            event = RoomEvent.stored(stored)
+            if event is not None:
+                hub.feed(event)
 
 
 def _commit_connection(

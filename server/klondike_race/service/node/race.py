@@ -17,7 +17,7 @@ from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
 from ..domain.progress import of_board
 from ..domain.room import FINISHED, RACING, Room
-from ..hub import RoomHub
+from ..hub import OwnMove, RoomEvent, RoomHub
 from ..metrics import Metrics
 from ..store import Store
 from ..store.challenges import board_key
@@ -208,8 +208,7 @@ class Race:
             )
             self.metrics.ack.observe(time.perf_counter() - q.t0)
 
-        event = {"v": v, **q.body, "board": q.board, "_board": board_json, "_ack": ack}
-        hub.feed(event, skip=conn)
+        hub.feed(RoomEvent(v, q.body, OwnMove(q.board, board_json, ack, conn)))
         return self._game_over(conn, hub) if over else None
 
     async def _reload(self, conn: Conn, hub: RoomHub) -> Game:

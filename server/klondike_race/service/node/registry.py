@@ -11,7 +11,7 @@ import structlog
 from ..clock import now_ms
 from ..contracts import HubHost
 from ..domain.errors import ServiceError
-from ..hub import RoomHub
+from ..hub import OwnMove, RoomEvent, RoomHub
 from ..store import Store
 from .conn import Conn
 
@@ -30,11 +30,13 @@ class Hubs:
     def get(self, code: str) -> RoomHub | None:
         return self.hubs.get(code)
 
-    def feed(self, code: str, v: int, body: dict[str, Any] | None) -> None:
+    def feed(
+        self, code: str, v: int, body: dict[str, Any] | None, own: OwnMove | None = None
+    ) -> None:
         """Deliver our own committed event locally (other nodes get it by pub/sub)."""
         hub = self.hubs.get(code)
         if hub is not None and v > 0 and body is not None:
-            hub.feed({"v": v, **body})
+            hub.feed(RoomEvent(v, body, own))
 
     def seated(self) -> dict[str, list[str]]:
         """The rooms with players connected here, and those players."""
