@@ -5,9 +5,10 @@
 # the newest version allowed today. Run it deliberately (a dependency added, a bound
 # changed, a chosen upgrade), then `bash tests/run.sh`, and commit pyproject.toml with
 # both locks.
-#   dev.txt   the runtime, the dev and fast extras and the build backend (tests/run.sh)
-#   main.txt  the runtime and the build backend at the same versions (deploy/run.sh, the
-#             Dockerfile)
+#   requirements-dev.txt  the runtime, the dev and fast extras and the build backend
+#                         (tests/run.sh)
+#   requirements.txt      the runtime and the build backend at the same versions
+#                         (deploy/run.sh, the Dockerfile)
 # Extra arguments go to both pip-compile runs, e.g. `--upgrade-package redis` to move one
 # package and keep the rest, or `--upgrade` to move everything.
 set -euo pipefail
@@ -32,6 +33,6 @@ lock() {
   for ((i = 1; i < ${#extras[@]}; i += 2)); do names+=" ${extras[i]}"; done
   sed -i "1i # extras:$names" "$out"
 }
-lock requirements/dev.txt dev fast -- "$@"
-lock requirements/main.txt -- -c requirements/dev.txt "$@"
-echo "locked: requirements/dev.txt and requirements/main.txt; now run: bash tests/run.sh"
+lock requirements-dev.txt dev fast -- "$@"
+lock requirements.txt -- -c requirements-dev.txt "$@"
+echo "locked: requirements-dev.txt and requirements.txt; now run: bash tests/run.sh"

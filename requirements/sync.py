@@ -2,8 +2,8 @@
 
 Run with the virtualenv's own Python (tests/run.sh and deploy/run.sh do):
 
-    .venv/bin/python requirements/sync.py requirements/dev.txt
-    .venv/bin/python requirements/sync.py requirements/main.txt --keep requirements/dev.txt
+    .venv/bin/python requirements/sync.py requirements-dev.txt
+    .venv/bin/python requirements/sync.py requirements.txt --keep requirements-dev.txt
 
 1. The lock must hold every requirement of pyproject.toml (the runtime, the extras the lock
    is for, the build backend) at a version the requirement allows; else one line names the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine with Python 3.11: installs what the
-# tests need (.venv brought to exactly requirements/dev.txt; Debian packages only when
+# tests need (.venv brought to exactly requirements-dev.txt; Debian packages only when
 # missing), checks style and types, then runs pytest. Extra arguments go to pytest.
 #   bash tests/run.sh --latest [PYTEST ARGS]: the same gates in a scratch virtualenv with
 #   the newest versions pyproject.toml allows today instead of the lock (tomorrow's fresh
@@ -47,7 +47,7 @@ else
   # the lock must match pyproject.toml (else one line says how to relock); then every
   # package at its locked version, nothing else, and `pip freeze` compared with the lock
   [ -x .venv/bin/python ] || python3 -m venv .venv
-  .venv/bin/python requirements/sync.py requirements/dev.txt
+  .venv/bin/python requirements/sync.py requirements-dev.txt
 fi
 "$venv/bin/klondike-race" build-solver  # a no-op when the build is current
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCKS = [ROOT / "requirements" / "dev.txt", ROOT / "requirements" / "main.txt"]
+LOCKS = [ROOT / "requirements-dev.txt", ROOT / "requirements.txt"]
 
 spec = importlib.util.spec_from_file_location("sync", ROOT / "requirements" / "sync.py")
 assert spec and spec.loader
@@ -55,9 +55,9 @@ def test_every_pin_has_hashes_and_no_index_address_is_written(lock: Path) -> Non
 
 def test_a_requirement_missing_from_the_lock_is_named_with_how_to_relock() -> None:
     reqs = [sync.Requirement("orjson>=3.9"), sync.Requirement("pytest-xdist>=3.6")]
-    line = sync.mismatch(reqs, {"orjson": "3.13.0"}, "requirements/dev.txt")
+    line = sync.mismatch(reqs, {"orjson": "3.13.0"}, "requirements-dev.txt")
     assert line == (
-        "requirements/dev.txt does not match pyproject.toml: pytest-xdist>=3.6 is not in it;"
+        "requirements-dev.txt does not match pyproject.toml: pytest-xdist>=3.6 is not in it;"
         " relock with: bash requirements/lock.sh"
     )
 
