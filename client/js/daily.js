@@ -129,10 +129,31 @@ export function shareGame(board) {
   };
 }
 
+// Why a row is flagged (docs/rules.md, "Fair play"), as its tag says it.
+export const FLAG_WORDS = {
+  address: ['shared address', 'another attempt at this deal came from the same network address before this one'],
+  speed: ['too fast', 'won faster than a person plays'],
+};
+
+// A row's reasons: its flags, or for a row without them (an older server) the speed flag.
+export function flagsOf(row) {
+  if (Array.isArray(row.flags)) return row.flags.filter((f) => f in FLAG_WORDS);
+  return row.flagged ? ['speed'] : [];
+}
+
 function nameCell(row) {
   const name = escapeHtml(row.name || '?');
   const link = row.who ? `<a class="profile-link" href="${escapeHtml(profileHref(row.who))}">${name}</a>` : name;
-  return `<span class="pname">${link}${row.guest ? ' <span class="tag guest">guest</span>' : ''}</span>`;
+  const flags = flagsOf(row).map((f) => ` <span class="tag flag" title="${escapeHtml(FLAG_WORDS[f][1])}">flagged: ${escapeHtml(FLAG_WORDS[f][0])}</span>`);
+  return `<span class="pname">${link}${row.guest ? ' <span class="tag guest">guest</span>' : ''}${flags.join('')}</span>`;
+}
+
+// Under a table with flagged rows: what the flags mean, in words.
+function flagsNote(rows) {
+  const seen = [...new Set(rows.flatMap(flagsOf))];
+  if (!seen.length) return '';
+  const why = seen.map((f) => `<b>${escapeHtml(FLAG_WORDS[f][0])}</b>: ${escapeHtml(FLAG_WORDS[f][1])}`).join('; ');
+  return `<p class="muted flags-note">Flagged rows keep their place until an operator looks at them. ${why}.</p>`;
 }
 
 // A standings table (rows as the server sends them; a rank another row shown shares is
@@ -165,7 +186,7 @@ export function standingsHtml(rows, opts = {}) {
       + `<td>${escapeHtml(r.foundation)}/52</td><td>${escapeHtml(r.reached_moves ?? r.moves)}</td>`
       + `<td>${escapeHtml(clockText(r.reached_ms))}</td><td>${escapeHtml(statusWord(r.status))}</td>${extra}</tr>`;
   }).join('');
-  return `<div class="table-scroll"><table class="leaderboard challenge-table">${head}<tbody>${body}</tbody></table></div>`;
+  return `<div class="table-scroll"><table class="leaderboard challenge-table">${head}<tbody>${body}</tbody></table></div>${flagsNote(rows)}`;
 }
 
 function describe(settings) {

@@ -50,6 +50,7 @@ def server(redis_url: str) -> Iterator[ServerProcess]:
     srv = ServerProcess(
         redis_url,
         KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
+        KR_ATTEMPTS_PER_ADDRESS="1000",  # every browser here is 127.0.0.1
         KR_CLIENT_DIR=str(ROOT / "client"),
         KR_RATE="20",  # the server's own limits: the client must keep under them
         KR_BURST="40",
@@ -85,6 +86,7 @@ def daily_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DailyServ
     srv = DailyServer(
         redis.url,
         KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
+        KR_ATTEMPTS_PER_ADDRESS="1000",  # every browser here is 127.0.0.1
         KR_CLIENT_DIR=str(ROOT / "client"),
         KR_CLOCK_OFFSET_MS=str(offset),
         KR_DAILY_DRAWS="1",

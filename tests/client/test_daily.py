@@ -6,7 +6,8 @@ whoever asks (a throwaway second player who attempted and resigned included), no
 of the deal, no finish it for me, no watching of others' attempts and no replay, one's
 own included (the server's ``not_yet``), the page saying when they open; and once final
 (the close, then the attempts' time limit) the archive with the final standings, the
-reveal checked against the commitment and the replay links."""
+reveal checked against the commitment and the replay links; the second identity's attempt
+from the same address flagged on its row, in words."""
 
 from __future__ import annotations
 
@@ -189,6 +190,13 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     assert bob.page.locator("[data-watch-attempt]").count() == 0
     assert bob.page.locator("#daily-view a.replay-link").count() == 0
     assert bob.page.is_visible("#daily-view .watch-note")
+    # his is the second attempt from this machine's address: flagged, said in words
+    flags = bob.page.locator("#daily-view tr[data-who] .tag.flag")
+    assert flags.all_inner_texts() == ["flagged: shared address"]
+    flagged = bob.page.locator("#daily-view tr[data-who]", has=bob.page.locator(".tag.flag"))
+    assert "Bob" in flagged.inner_text()
+    note = bob.page.text_content("#daily-view .flags-note") or ""
+    assert "came from the same network address before this one" in note, note
 
     # final (the close, then the attempts' time limit): the archive of that day, the final
     # standings, the reveal checked

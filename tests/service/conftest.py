@@ -80,6 +80,9 @@ def make_config(redis_url: str, **overrides: Any) -> Config:
         # hash of the default profile is a quarter of a CPU-second (test_players.py checks
         # the default's parameters)
         "password_profile": "CHEAPEST",
+        # the tests' players all connect from 127.0.0.1: the limit on attempts per
+        # address is tested where it is set (test_challenges.py)
+        "attempts_per_address": 1000,
     }
     values.update(overrides)
     return Config(**values)

@@ -236,8 +236,9 @@ async def test_a_bot_fast_win_is_flagged_and_an_operator_removes_it(daily, redis
     _, body = await get(daily.port, f"/api/challenges/{cid}")
     rows = {r["name"]: r for r in body["deals"][0]["rows"]}
     assert rows["Bot"]["status"] == "won" and rows["Bot"]["flagged"] is True
+    assert rows["Bot"]["flags"] == ["speed"]
     assert rows["Bot"]["rank"] == 1  # flagged, still on the board
-    assert rows["Bob"]["flagged"] is False
+    assert rows["Bob"]["flags"] == ["address"]  # a second attempt from this address
     bot_who, bob_who = rows["Bot"]["who"], rows["Bob"]["who"]
     # the operator's command takes the row off, logged (a JSON line) and kept in Redis
     reason = "bot: 60 moves in 2 s"
@@ -394,3 +395,81 @@ async def test_a_leaderboard_is_final_exactly_at_final_at(daily) -> None:
     board = await g.request("watch_board", "leaderboard", challenge=c.id)
     assert board["type"] == "leaderboard" and board["final"] is True
     await g.close()
+
+
+# ---- second identities: attempts per client address -------------------------------------
+@pytest.fixture
+async def limited(redis_url: str, clocked: None) -> AsyncIterator[Node]:
+    """A node that takes the client address from X-Forwarded-For (as behind HAProxy), so
+    that the test's players come from several addresses, 3 attempts a deal each."""
+    configure(json=False, level="warning")
+    node = Node(node_config(redis_url, attempts_per_address=3, trust_forwarded=True), redis_url)
+    node.port = await node.start()  # type: ignore[attr-defined]
+    yield node
+    await node.stop()
+
+
+async def guest_at(port: int, address: str) -> Client:
+    client = await Client.open(port, additional_headers={"X-Forwarded-For": address})
+    await client.request("hello", "identity", device=secrets.token_urlsafe(24))
+    return client
+
+
+async def test_attempts_from_one_address_are_limited_and_flagged(limited, redis_url) -> None:
+    cid = day_id()
+    first, *others = [await guest_at(limited.port, "203.0.113.7") for _ in range(4)]
+    answers = [
+        await g.request("attempt", "welcome", challenge=cid, name=f"G{i}")
+        for i, g in enumerate([first, *others])
+    ]
+    assert [a["type"] for a in answers] == ["welcome", "welcome", "welcome", "error"]
+    refused = answers[3]
+    assert refused["reason"] == "rate_limited" and refused["retry_after"] is None
+    assert "3 attempts at this deal came from your address" in refused["message"]
+    assert refused["about"] == "attempt"
+    _, body = await get(limited.port, f"/api/challenges/{cid}")
+    rows = {r["name"]: r for r in body["deals"][0]["rows"]}
+    assert set(rows) == {"G0", "G1", "G2"}  # the refused attempt changed nothing
+    assert body["deals"][0]["players"] == 3
+    assert [rows[n]["flags"] for n in ("G0", "G1", "G2")] == [[], ["address"], ["address"]]
+    assert [rows[n]["flagged"] for n in ("G0", "G1", "G2")] == [False, True, True]
+    rds = redis.Redis.from_url(redis_url)
+    assert rds.hlen(f"ch:{cid}:0:att") == 3
+    assert b"203.0.113.7" not in b"".join(rds.hkeys(f"ch:{cid}:0:addr"))  # kept hashed
+    # the flag stays through the attempt's moves and its end
+    assert (await others[0].move("draw", seq=1))["type"] == "ack"
+    await others[0].send("resign", seq=2)
+    await ended(others[0])
+    _, body = await get(limited.port, f"/api/challenges/{cid}")
+    rows = {r["name"]: r for r in body["deals"][0]["rows"]}
+    assert rows["G1"]["status"] == "resigned" and rows["G1"]["flags"] == ["address"]
+    # coming back to one's own attempt counts nothing; another address is its own count
+    back = await first.request("attempt", "welcome", challenge=cid, name="G0")
+    assert back["type"] == "welcome" and back["room"]["code"] == answers[0]["room"]["code"]
+    elsewhere = await guest_at(limited.port, "198.51.100.2")
+    welcome = await elsewhere.request("attempt", "welcome", challenge=cid, name="E")
+    assert welcome["type"] == "welcome"
+    _, body = await get(limited.port, f"/api/challenges/{cid}")
+    rows = {r["name"]: r for r in body["deals"][0]["rows"]}
+    assert rows["E"]["flags"] == []
+    for c in (first, *others, elsewhere):
+        await c.close()
+
+
+async def test_attempts_sent_together_from_one_address_keep_to_the_limit(limited) -> None:
+    cid = day_id()
+    players = [await guest_at(limited.port, "192.0.2.55") for _ in range(6)]
+    answers = await asyncio.gather(
+        *(
+            p.request("attempt", "welcome", challenge=cid, name=f"P{i}")
+            for i, p in enumerate(players)
+        )
+    )
+    kinds = sorted(a["type"] for a in answers)
+    assert kinds == ["error"] * 3 + ["welcome"] * 3
+    assert {a["reason"] for a in answers if a["type"] == "error"} == {"rate_limited"}
+    _, body = await get(limited.port, f"/api/challenges/{cid}")
+    assert body["deals"][0]["players"] == 3
+    assert sorted(len(r["flags"]) for r in body["deals"][0]["rows"]) == [0, 1, 1]
+    for p in players:
+        await p.close()

@@ -338,6 +338,7 @@ async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
             "status",
             "score",
             "flagged",
+            "flags",
             "key",
         }  # what ranks: not the moves made nor the last move's time, which every move changes
         assert row["guest"] is True

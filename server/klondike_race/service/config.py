@@ -40,7 +40,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "solver_seed_s": (0.01, None), "solver_seed_tries": (1, None),
     "challenge_time_limit_s": (10, 4 * 3600), "solver_challenge_s": (0.01, None),
     "solver_challenge_tries": (1, None), "board_interval_ms": (10, None),
-    "solver_analysis_s": (0.01, None),
+    "solver_analysis_s": (0.01, None), "attempts_per_address": (1, None),
 }  # fmt: skip
 _CHOICES = {
     "log_level": ("debug", "info", "warning", "error"),
@@ -101,6 +101,8 @@ class Config:
     solver_seed_tries: int = 30  # KR_SOLVER_SEED_TRIES: seeds tried before giving up
     daily_draws: str = "1,3"  # KR_DAILY_DRAWS: the daily challenges' variants (draw counts)
     challenge_time_limit_s: int = 1800  # KR_CHALLENGE_TIME_LIMIT_S: a daily attempt's time
+    # KR_ATTEMPTS_PER_ADDRESS: ranked attempts at one challenge deal from one client address
+    attempts_per_address: int = 3
     challenge_secret: str | None = None  # KR_CHALLENGE_SECRET: challenge seeds derive from it
     challenges_file: str | None = None  # KR_CHALLENGES_FILE: the operator's challenges (JSON)
     solver_challenge_s: float = 10.0  # KR_SOLVER_CHALLENGE_S: budget per challenge candidate

@@ -201,9 +201,26 @@ def flagged(progress: dict[str, Any]) -> bool:
     return last_ms < FLAG_GAME_MS or last_ms < FLAG_MS_PER_MOVE * moves
 
 
-def row(code: str, name: str, guest: bool, progress: dict[str, Any]) -> dict[str, Any]:
-    """An attempt's leaderboard row (its rank comes from the board's order)."""
-    return {"name": name, "guest": guest, "code": code, **progress, "flagged": flagged(progress)}
+# Why a row is flagged, in this order: ``address``, made from a client address that had
+# made an attempt at the deal before (decided when the attempt is made); ``speed``, won
+# faster than a person plays (``flagged``).
+ADDRESS, SPEED = "address", "speed"
+
+
+def row(
+    code: str, name: str, guest: bool, progress: dict[str, Any], flags: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """An attempt's leaderboard row (its rank comes from the board's order): ``flags``,
+    the attempt's own (``ADDRESS``), then ``SPEED`` when its progress is flagged."""
+    reasons = [*flags, *([SPEED] if flagged(progress) else [])]
+    return {
+        "name": name,
+        "guest": guest,
+        "code": code,
+        **progress,
+        "flagged": bool(reasons),
+        "flags": reasons,
+    }
 
 
 def overall(

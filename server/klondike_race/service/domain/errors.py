@@ -28,20 +28,23 @@ class ServiceError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.reason!r}, {str(self)!r})"
 
-    def fields(self) -> dict[str, int]:
+    def fields(self) -> dict[str, int | None]:
         """The error's machine-readable fields besides ``reason`` and ``message``, as an
         ``error`` message (or an HTTP error's body) carries them."""
         return {}
 
 
 class RateLimited(ServiceError):
-    """Too many attempts: refused until ``retry_after`` seconds have passed."""
+    """Too many attempts: refused until ``retry_after`` seconds have passed (None: for
+    good, the message says why)."""
 
-    def __init__(self, message: str, retry_after: int, about: str | None = None) -> None:
-        super().__init__("rate_limited", f"{message}; try again in {retry_after} s", about)
+    def __init__(self, message: str, retry_after: int | None, about: str | None = None) -> None:
+        if retry_after is not None:
+            message = f"{message}; try again in {retry_after} s"
+        super().__init__("rate_limited", message, about)
         self.retry_after = retry_after
 
-    def fields(self) -> dict[str, int]:
+    def fields(self) -> dict[str, int | None]:
         return {"retry_after": self.retry_after}
 
 
@@ -54,7 +57,7 @@ class NotYet(ServiceError):
         super().__init__("not_yet", f"{what} opens once the challenge is final, at {when}", about)
         self.opens_at = opens_at
 
-    def fields(self) -> dict[str, int]:
+    def fields(self) -> dict[str, int | None]:
         return {"opens_at": self.opens_at}
 
 

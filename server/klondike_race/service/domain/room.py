@@ -95,6 +95,10 @@ class Room:
     # "ID/N": the challenge deal a practice game, a practice continuation of an attempt or
     # a ghost of one plays (watched by the attempt's rule until the challenge closes)
     deal_of: str | None = None
+    # an attempt's: why its leaderboard row is flagged (domain/challenge.py, ADDRESS), and
+    # whether it is listed apart from the ranked rows (a guest's, where accounts are ranked)
+    flags: tuple[str, ...] = ()
+    apart: bool = False
 
     # ---- derived ----------------------------------------------------------------------
     @property
@@ -197,6 +201,8 @@ class Room:
             "reveal_at": self.reveal_at,
             "ghost_of": self.ghost,  # "ghost" is the option's (RoomOptions.ghost)
             "deal_of": self.deal_of,
+            "flags": list(self.flags),
+            "apart": self.apart,
         }
 
     @classmethod
@@ -220,6 +226,8 @@ class Room:
             reveal_at=d.get("reveal_at"),
             ghost=d.get("ghost_of"),
             deal_of=d.get("deal_of"),
+            flags=tuple(d.get("flags", ())),
+            apart=d.get("apart", False),
         )
 
 

@@ -10,6 +10,7 @@ the solver proves winnable. Today's and tomorrow's dailies are prepared ahead.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import time
 from datetime import date
@@ -24,7 +25,7 @@ from ..config import Config
 from ..domain import challenge as ch
 from ..domain import ranking
 from ..domain.challenge import CLOSED, OPEN, Challenge
-from ..domain.errors import ServiceError
+from ..domain.errors import RateLimited, ServiceError
 from ..domain.options import RoomOptions
 from ..domain.players import ACCOUNT
 from ..domain.progress import initial_progress
@@ -324,10 +325,22 @@ class Challenges:
     ) -> str:
         deal = await self.deal(c, index)
         assert deal is not None
+        address = await self._address(conn)
+        limit = self.config.attempts_per_address
+        count = await self.store.challenges.count_address(
+            c.id, index, address, limit, c.closes + ch.DAY_MS
+        )
+        if count < 0:  # (a second identity costs nothing: docs/rules.md, "Fair play")
+            raise RateLimited(
+                f"{-count} attempts at this deal came from your address already: at most "
+                f"{limit} from one address, each deal of a challenge",
+                None,
+            )
         options = RoomOptions(
             settings=c.deal(index), capacity=1, private=True, time_limit=c.time_limit
         )
         name = seat_name(conn, typed)
+        flags = (ch.ADDRESS,) if count > 1 else ()
         room, pid, _ = await self.rooms.create_seated(
             name,
             options,
@@ -338,16 +351,25 @@ class Challenges:
             salt=deal["salt"],
             challenge=f"{c.id}/{index}",
             reveal_at=c.final_at(),
+            flags=flags,
         )
         start = initial_progress(options.settings.scoring)
-        row = ch.row(room.code, name, guest, start)
+        row = ch.row(room.code, name, guest, start, flags)
         key = ranking.rank_key(start, "progress", 0)
         code = await self.store.challenges.claim_attempt(c.id, index, who, room.code, row, key)
         if code != room.code:  # another device of theirs came first: theirs is the one
+            await self.store.challenges.uncount_address(c.id, index, address)
             await self.rooms.finish(room.code, "abandoned")
         else:
-            log.info("challenge attempt", challenge=c.id, deal=index, room=code, player=pid)
+            log.info(
+                "challenge attempt", challenge=c.id, deal=index, room=code, player=pid, flags=flags
+            )
         return code
+
+    async def _address(self, conn: Conn) -> str:
+        """The connection's client address as the store keeps it: a keyed hash."""
+        secret = await self.secret()
+        return hmac.new(secret, b"address:" + conn.address.encode(), "sha256").hexdigest()[:24]
 
     async def _practice(self, conn: Conn, c: Challenge, index: int, now: int, typed: str) -> None:
         if c.phase(now) == ch.UPCOMING:

@@ -44,7 +44,8 @@ def _board_of(
         return None
     seat = next(p for p in hub.public["players"] if p["id"] == player)
     challenge, _, index = attempt.rpartition("/")
-    row = challenge_row(hub.code, seat["name"], seat["guest"], prog)
+    flags = hub.room.flags if hub.room is not None else ()
+    row = challenge_row(hub.code, seat["name"], seat["guest"], prog, flags)
     return board_key(challenge, int(index), tagged), seat["who"], orjson.dumps(row)
 
 

@@ -159,7 +159,7 @@ class RoomOps:
         for seat in room.seats:
             if seat.who and seat.id in progress:
                 prog = progress[seat.id]
-                row = challenge_row(room.code, seat.name, seat.guest, prog)
+                row = challenge_row(room.code, seat.name, seat.guest, prog, room.flags)
                 # on a cluster its place too: the board is written after the move's step
                 score = (
                     await self.store.rooms.rank_of(room.code, seat.id)

@@ -16,7 +16,7 @@ import orjson
 
 from .base import Part
 from .keys import player_key
-from .scripts import REMOVE_ROW, SET_ROW
+from .scripts import COUNT_ADDRESS, REMOVE_ROW, SET_ROW
 
 
 def board_key(challenge: str, index: int, tagged: bool = False) -> str:
@@ -31,6 +31,7 @@ class Challenges(Part):
         super().__init__(*args)
         self._remove = self._script(REMOVE_ROW)
         self._set_row = self._script(SET_ROW)
+        self._count_address = self._script(COUNT_ADDRESS)
 
     async def secret(self) -> bytes:
         """The secret the challenge seeds derive from: ``KR_CHALLENGE_SECRET``, or one
@@ -70,6 +71,21 @@ class Challenges(Part):
         """The room code of ``who``'s attempt at a deal, if they made one."""
         raw: Any = await self._timed(self.redis.hget(f"{self.board(challenge, index)}:att", who))
         return raw.decode() if raw else None
+
+    async def count_address(
+        self, challenge: str, index: int, address: str, limit: int, until: int
+    ) -> int:
+        """One more attempt at a deal from a client ``address`` (a keyed hash, never the
+        address itself): how many it has made with this one, or minus how many it had
+        made when that was ``limit`` already (nothing counted). Kept until ``until``."""
+        key = f"{self.board(challenge, index)}:addr"
+        args = [address, limit, until]
+        return int(await self._timed(self._count_address(keys=[key], args=args)))
+
+    async def uncount_address(self, challenge: str, index: int, address: str) -> None:
+        """An attempt counted by ``count_address`` that was not made after all."""
+        key = f"{self.board(challenge, index)}:addr"
+        await self._timed(self.redis.hincrby(key, address, -1))
 
     async def claim_attempt(
         self, challenge: str, index: int, who: str, code: str, row: dict[str, Any], key: int

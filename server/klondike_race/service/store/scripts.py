@@ -290,3 +290,15 @@ redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 redis.call('INCR', KEYS[3])
 return 1
 """
+
+# KEYS: a challenge deal's attempts by client address (hash: keyed hash -> count). ARGV:
+# the address's keyed hash, the limit, when the count expires (epoch ms). One more attempt
+# from the address: the count with it, or minus the count when it is at the limit
+# (nothing counted).
+COUNT_ADDRESS = """
+local n = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if n >= tonumber(ARGV[2]) then return -n end
+n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+return n
+"""
