@@ -189,6 +189,18 @@ export function standingsHtml(rows, opts = {}) {
   return `<div class="table-scroll"><table class="leaderboard challenge-table">${head}<tbody>${body}</tbody></table></div>${flagsNote(rows)}`;
 }
 
+// Where a challenge ranks accounts only: its guests' attempts, listed apart with places
+// of their own (as of the page's opening while the challenge is open).
+function guestsHtml(d, closed, me) {
+  const rows = d.guest_rows || [];
+  return `<section class="guests-list" aria-labelledby="guests-${escapeHtml(d.index)}">`
+    + `<h4 id="guests-${escapeHtml(d.index)}">Guests, listed apart</h4>`
+    + '<p class="muted small guests-note">This challenge ranks accounts only: guests play and are listed here with places of their own'
+    + `${closed ? '' : ' (as when this page was opened)'}. Claim a name to be ranked.</p>`
+    + (rows.length ? standingsHtml(rows, { me, replay: closed }) : '<p class="muted">No guests.</p>')
+    + '</section>';
+}
+
 function describe(settings) {
   if (!settings) return '';
   const bits = [`Draw ${settings.draw}`];
@@ -254,6 +266,7 @@ export function challengeHtml(c, ctx) {
         out += '<h4>Your place</h4>' + standingsHtml(mine, { me: ctx.me, watch, live: true });
       }
     }
+    if (c.ranks === 'accounts') out += guestsHtml(d, closed, ctx.me);
     out += '</section>';
   }
   return out;

@@ -322,7 +322,11 @@ export class Renderer {
         what = '<span class="daily-state" data-state="playing">In progress</span>'
           + `<button type="button" class="btn primary" data-continue="${escapeHtml(ref)}" aria-label="Continue ${label}">Continue</button>`;
       } else {
-        what = `<span class="daily-state" data-state="done">Done: rank ${escapeHtml(you.rank ?? '?')} of ${escapeHtml(thousands(d.players || 0))}`
+        // a guest where accounts are ranked has a place on the guests' list
+        const place = you.guests
+          ? `guest place ${escapeHtml(you.rank ?? '?')} of ${escapeHtml(thousands(d.guests || 0))}`
+          : `rank ${escapeHtml(you.rank ?? '?')} of ${escapeHtml(thousands(d.players || 0))}`;
+        what = `<span class="daily-state" data-state="done">Done: ${place}`
           + ` · ${escapeHtml(you.foundation ?? 0)}/52 · ${escapeHtml(statusWord(you.status))}</span>`
           + `<button type="button" class="btn small" data-practice="${escapeHtml(ref)}" aria-label="Practice ${label}">Practice this deal</button>`;
       }

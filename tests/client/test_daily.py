@@ -306,3 +306,37 @@ def test_the_home_screen_counts_the_players_and_the_profile_shows_the_dailies(pl
     row.locator("td").first.get_by_role("link").click()
     page.wait_for_selector("#daily-view:not([hidden]) tr.me")
     assert page.url.endswith(f"#/challenges/{cid}")
+
+
+def test_a_challenge_that_ranks_accounts_shows_its_guests_apart(players) -> None:
+    """The challenge page of a challenge that ranks accounts only (`"ranks": "accounts"`,
+    the server's KR_CHALLENGE_RANKING; test_challenge_results.py has the server's side):
+    its guests under their own heading with their own places, flags said in words."""
+    player: Player = players()
+    player.open()
+    html = player.page.evaluate(
+        """async () => {
+          const daily = await import('./js/daily.js');
+          const row = (name, who, guest, flags) => ({rank: 1, who, name, guest, code: 'ABCDEF',
+            foundation: 3, reached_moves: 4, reached_ms: 5000, status: 'resigned',
+            score: null, flags, flagged: flags.length > 0});
+          const c = {id: 'daily-2026-12-05-draw1', title: 'Daily 2026-12-05 Draw 1',
+            daily: true, phase: 'closed', ranks: 'accounts', opens: 0, closes: 1000,
+            final_at: 2000, time_limit: 1800,
+            deals: [{index: 0, settings: {draw: 1}, players: 1, guests: 1, commitment: null,
+              rows: [row('Ann', 'a-' + '1'.repeat(32), false, [])],
+              guest_rows: [row('Gus', 'g-' + '2'.repeat(32), true, ['address'])]}]};
+          const out = document.createElement('div');
+          out.innerHTML = daily.challengeHtml(c, {now: 3000, me: null, live: null,
+            checks: {}, mayWatch: () => false});
+          const guests = out.querySelector('.guests-list');
+          return {heading: guests.querySelector('h4').textContent,
+                  names: [...guests.querySelectorAll('tbody tr')].map((tr) => tr.textContent),
+                  ranked: [...out.querySelectorAll('.challenge-deal > .table-scroll tbody tr')]
+                    .map((tr) => tr.textContent)};
+        }"""
+    )
+    assert html["heading"] == "Guests, listed apart"
+    assert len(html["names"]) == 1 and "Gus" in html["names"][0]
+    assert "flagged: shared address" in html["names"][0]
+    assert len(html["ranked"]) == 1 and "Ann" in html["ranked"][0]

@@ -473,3 +473,71 @@ async def test_attempts_sent_together_from_one_address_keep_to_the_limit(limited
     assert sorted(len(r["flags"]) for r in body["deals"][0]["rows"]) == [0, 1, 1]
     for p in players:
         await p.close()
+
+
+# ---- accounts-only ranking ------------------------------------------------------------
+async def test_a_challenge_that_ranks_accounts_lists_guests_apart(redis_url, clocked) -> None:
+    configure(json=False, level="warning")
+    node = Node(node_config(redis_url, challenge_ranking="accounts"), redis_url)
+    port = await node.start()
+    other = Node(node_config(redis_url), redis_url)  # set otherwise: the first one decided
+    other_port = await other.start()
+    try:
+        cid = day_id()
+        gus = await guest(port)
+        ann = await guest(port)
+        got = await ann.request(
+            "register", "identity", name="Ann" + secrets.token_hex(3), password="correct horse"
+        )
+        assert got["player"]["guest"] is False
+        assert (await gus.request("attempt", "welcome", challenge=cid, name="Gus"))[
+            "type"
+        ] == "welcome"
+        assert (await ann.request("attempt", "welcome", challenge=cid, name="x"))[
+            "type"
+        ] == "welcome"
+        assert (await gus.move("draw", seq=1))["type"] == "ack"
+        assert (await ann.move("draw", seq=1))["type"] == "ack"
+        await gus.send("resign", seq=2)
+        await ended(gus)
+        for p in (port, other_port):  # fixed for good once read open, whatever a node says
+            _, body = await get(p, f"/api/challenges/{cid}")
+            assert body["ranks"] == "accounts"
+            deal = body["deals"][0]
+            assert [r["guest"] for r in deal["rows"]] == [False]  # ranked: accounts only
+            assert deal["players"] == 1 and deal["guests"] == 1
+            assert [(r["name"], r["rank"], r["status"]) for r in deal["guest_rows"]] == [
+                ("Gus", 1, "resigned")
+            ]
+        # the live leaderboard ranks the account alone; the guest's own place is on the
+        # guests' list
+        board = await ann.request("watch_board", "leaderboard", challenge=cid)
+        assert [r["guest"] for r in board["rows"]] == [False] and board["players"] == 1
+        listing = await gus.request("challenges", "challenges")
+        mine = next(c for c in listing["challenges"] if c["id"] == cid)["deals"][0]["you"]
+        assert mine["guests"] is True and mine["rank"] == 1 and mine["status"] == "resigned"
+        # an operator takes a guest's row off their list like any other
+        who = deal["guest_rows"][0]["who"]
+        record = {"who": who, "when": 0, "reason": "test", "by": "ops"}
+        taken = await node.store.challenges.remove(cid, 0, who, record)
+        assert taken is not None and taken["row"]["name"] == "Gus"
+        _, body = await get(port, f"/api/challenges/{cid}")
+        assert body["deals"][0]["guest_rows"] == [] and body["deals"][0]["guests"] == 0
+        assert [r["who"] for r in await node.store.challenges.removed(cid, 0)] == [who]
+        for c in (gus, ann):
+            await c.close()
+    finally:
+        await node.stop()
+        await other.stop()
+
+
+async def test_a_challenge_that_ranks_everyone_has_no_guests_list(daily) -> None:
+    cid = day_id()
+    gus = await guest(daily.port)
+    assert (await gus.request("attempt", "welcome", challenge=cid, name="Gus"))["type"] == "welcome"
+    _, body = await get(daily.port, f"/api/challenges/{cid}")
+    assert body["ranks"] == "everyone"
+    deal = body["deals"][0]
+    assert [r["name"] for r in deal["rows"]] == ["Gus"]
+    assert deal["guest_rows"] == [] and deal["guests"] == 0
+    await gus.close()

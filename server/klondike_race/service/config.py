@@ -46,6 +46,7 @@ _CHOICES = {
     "log_level": ("debug", "info", "warning", "error"),
     "appendfsync": ("always", "everysec", "no"),
     "password_profile": ("RFC_9106_LOW_MEMORY", "RFC_9106_HIGH_MEMORY", "CHEAPEST"),
+    "challenge_ranking": ("everyone", "accounts"),
 }
 
 
@@ -103,6 +104,9 @@ class Config:
     challenge_time_limit_s: int = 1800  # KR_CHALLENGE_TIME_LIMIT_S: a daily attempt's time
     # KR_ATTEMPTS_PER_ADDRESS: ranked attempts at one challenge deal from one client address
     attempts_per_address: int = 3
+    # KR_CHALLENGE_RANKING: who a challenge's leaderboards rank: everyone, or accounts
+    # (guests' attempts listed apart)
+    challenge_ranking: str = "everyone"
     challenge_secret: str | None = None  # KR_CHALLENGE_SECRET: challenge seeds derive from it
     challenges_file: str | None = None  # KR_CHALLENGES_FILE: the operator's challenges (JSON)
     solver_challenge_s: float = 10.0  # KR_SOLVER_CHALLENGE_S: budget per challenge candidate

@@ -201,6 +201,10 @@ def flagged(progress: dict[str, Any]) -> bool:
     return last_ms < FLAG_GAME_MS or last_ms < FLAG_MS_PER_MOVE * moves
 
 
+# Who a challenge's leaderboards rank (KR_CHALLENGE_RANKING): everyone, or accounts only,
+# the guests' attempts listed apart with places of their own.
+EVERYONE, ACCOUNTS = "everyone", "accounts"
+
 # Why a row is flagged, in this order: ``address``, made from a client address that had
 # made an attempt at the deal before (decided when the attempt is made); ``speed``, won
 # faster than a person plays (``flagged``).

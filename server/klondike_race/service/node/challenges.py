@@ -65,6 +65,7 @@ class Challenges:
         self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
         self.boards = Boards(config, store, fanout, self.find)
         self._secret: bytes | None = None
+        self._ranks: dict[str, str] = {}  # challenge -> who it ranks, once fixed
         # challenge -> (monotonic time, board versions, overall rows) of the last reading
         self._overall: dict[str, tuple[float, tuple[int, ...], list[dict[str, Any]]]] = {}
 
@@ -92,6 +93,19 @@ class Challenges:
         if not c.daily:
             return True
         return c.opens <= now + ch.DAY_MS and now <= c.closes + self.config.keep_daily_s * 1000
+
+    async def ranks(self, c: Challenge, now: int | None = None) -> str:
+        """Who ``c``'s leaderboards rank (``ch.EVERYONE`` or ``ch.ACCOUNTS``): fixed for
+        good by the first node that reads it once the challenge has opened, as that node
+        is set (``KR_CHALLENGE_RANKING``); before, as this node is set."""
+        if c.phase(now_ms() if now is None else now) == ch.UPCOMING:
+            return self.config.challenge_ranking
+        got = self._ranks.get(c.id)
+        if got is None:
+            got = self._ranks[c.id] = await self.store.challenges.ranking(
+                c.id, self.config.challenge_ranking
+            )
+        return got
 
     async def secret(self) -> bytes:
         if self._secret is None:
@@ -175,6 +189,7 @@ class Challenges:
         out = c.public(now)
         phase = c.phase(now)
         who = conn.identity.key if conn is not None and conn.identity else ""
+        out["ranks"] = ranks = await self.ranks(c, now)
         for d in out["deals"]:
             index = d["index"]
             deal = await self.store.challenges.deal(c.id, index) if phase != ch.UPCOMING else None
@@ -189,8 +204,11 @@ class Challenges:
                 }
             _, players, _ = await self.store.challenges.top(c.id, index, 0)
             d["players"] = players
+            d["guests"] = 0
+            if ranks == ch.ACCOUNTS:
+                d["guests"] = (await self.store.challenges.top(c.id, index, 0, True))[1]
             if who:
-                d["you"] = await self._your(c, index, who)
+                d["you"] = await self._your(c, index, who, apart(ranks, who))
         if c.ranking != "single" and conn is not None:
             out["you"] = None
             if who and phase != ch.UPCOMING:
@@ -219,19 +237,21 @@ class Challenges:
         self._overall[c.id] = (at, versions, rows)
         return rows
 
-    async def _your(self, c: Challenge, index: int, who: str) -> dict[str, Any] | None:
+    async def _your(
+        self, c: Challenge, index: int, who: str, guests: bool
+    ) -> dict[str, Any] | None:
         code = await self.store.challenges.attempt(c.id, index, who)
         if code is None:
             return None
-        _, rank, rows = (await self.store.challenges.around(c.id, index, [who], 0)).get(
-            who, (None, None, [])
-        )
+        around = await self.store.challenges.around(c.id, index, [who], 0, guests)
+        _, rank, rows = around.get(who, (None, None, []))
         row = rows[0][2] if rows else None
         return {
             "code": code,
             "status": row["status"] if row else None,
             "rank": rank,
             "foundation": row["foundation"] if row else None,
+            "guests": guests,
         }
 
     # ---- HTTP ---------------------------------------------------------------------------
@@ -269,13 +289,19 @@ class Challenges:
         out = await self.describe(c, now)
         closed = c.phase(now) == CLOSED
         for d in out["deals"]:
-            if closed:
-                rows = (await self.store.challenges.every(c.id, d["index"]))[:ARCHIVE_ROWS]
-            else:
-                rows = (await self.store.challenges.top(c.id, d["index"], TOP))[2]
-            d["rows"] = ranked_rows(rows)
-            for r in d["rows"]:
-                r["replay"] = f"/replay/{r['code']}" if c.revealed(now) else None
+            for field, guests in (("rows", False), ("guest_rows", True)):
+                if guests and out["ranks"] != ch.ACCOUNTS:
+                    d[field] = []
+                    continue
+                if closed:
+                    rows = (await self.store.challenges.every(c.id, d["index"], guests))[
+                        :ARCHIVE_ROWS
+                    ]
+                else:
+                    rows = (await self.store.challenges.top(c.id, d["index"], TOP, guests))[2]
+                d[field] = ranked_rows(rows)
+                for r in d[field]:
+                    r["replay"] = f"/replay/{r['code']}" if c.revealed(now) else None
         out["overall"] = None
         if c.ranking != "single":
             rows = await self.overall(c)
@@ -341,6 +367,7 @@ class Challenges:
         )
         name = seat_name(conn, typed)
         flags = (ch.ADDRESS,) if count > 1 else ()
+        apart = guest and await self.ranks(c) == ch.ACCOUNTS  # listed apart, unranked
         room, pid, _ = await self.rooms.create_seated(
             name,
             options,
@@ -352,11 +379,14 @@ class Challenges:
             challenge=f"{c.id}/{index}",
             reveal_at=c.final_at(),
             flags=flags,
+            apart=apart,
         )
         start = initial_progress(options.settings.scoring)
         row = ch.row(room.code, name, guest, start, flags)
         key = ranking.rank_key(start, "progress", 0)
-        code = await self.store.challenges.claim_attempt(c.id, index, who, room.code, row, key)
+        code = await self.store.challenges.claim_attempt(
+            c.id, index, who, room.code, row, key, apart
+        )
         if code != room.code:  # another device of theirs came first: theirs is the one
             await self.store.challenges.uncount_address(c.id, index, address)
             await self.rooms.finish(room.code, "abandoned")
@@ -417,6 +447,11 @@ class Challenges:
         sealed = ch.sealed(ch.WATCH, c.final_at(), now, own=mine == code)
         if sealed is not None:
             raise sealed
+
+
+def apart(ranks: str, who: str) -> bool:
+    """Whether player ``who``'s attempts are listed apart (a guest, accounts ranked)."""
+    return ranks == ch.ACCOUNTS and not who.startswith(ACCOUNT)
 
 
 def _bad(message: str) -> dict[str, Any]:

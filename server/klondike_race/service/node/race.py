@@ -44,9 +44,11 @@ def _board_of(
         return None
     seat = next(p for p in hub.public["players"] if p["id"] == player)
     challenge, _, index = attempt.rpartition("/")
-    flags = hub.room.flags if hub.room is not None else ()
+    room = hub.room
+    flags = room.flags if room is not None else ()
     row = challenge_row(hub.code, seat["name"], seat["guest"], prog, flags)
-    return board_key(challenge, int(index), tagged), seat["who"], orjson.dumps(row)
+    guests = room is not None and room.apart  # a guest's, listed apart
+    return board_key(challenge, int(index), tagged, guests), seat["who"], orjson.dumps(row)
 
 
 class Queued(NamedTuple):

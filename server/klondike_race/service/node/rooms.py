@@ -166,7 +166,9 @@ class RoomOps:
                     if self.store.challenges.cluster
                     else None
                 )
-                await self.store.challenges.set_row(challenge, int(index), seat.who, row, score)
+                await self.store.challenges.set_row(
+                    challenge, int(index), seat.who, row, score, room.apart
+                )
                 if challenge.startswith("daily-"):  # the player's daily results, streaks
                     result = {
                         "code": room.code,

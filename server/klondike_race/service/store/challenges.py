@@ -19,11 +19,13 @@ from .keys import player_key
 from .scripts import COUNT_ADDRESS, REMOVE_ROW, SET_ROW
 
 
-def board_key(challenge: str, index: int, tagged: bool = False) -> str:
+def board_key(challenge: str, index: int, tagged: bool = False, guests: bool = False) -> str:
     """``ch:ID:N``; on a cluster (``tagged``) ``ch:{ID}:N``: a challenge's keys, every
     deal's, share a slot (its scripts touch several; its boards' versions are read in one
-    ``MGET``)."""
-    return f"ch:{{{challenge}}}:{index}" if tagged else f"ch:{challenge}:{index}"
+    ``MGET``). ``guests``: the leaderboard of the guests listed apart where a challenge
+    ranks accounts only, ``ch:ID:N:guests`` (its ``:board``, ``:rows``, ``:ver``)."""
+    base = f"ch:{{{challenge}}}:{index}" if tagged else f"ch:{challenge}:{index}"
+    return base + ":guests" if guests else base
 
 
 class Challenges(Part):
@@ -41,8 +43,18 @@ class Challenges(Part):
         got: Any = await self._timed(self.redis.get("ch:secret"))
         return bytes(got)
 
-    def board(self, challenge: str, index: int) -> str:
-        return board_key(challenge, index, self.cluster)
+    def board(self, challenge: str, index: int, guests: bool = False) -> str:
+        return board_key(challenge, index, self.cluster, guests)
+
+    async def ranking(self, challenge: str, setting: str) -> str:
+        """Who the challenge's leaderboards rank, ``everyone`` or ``accounts``: as the
+        node that made its first attempt was set (``setting``), for good."""
+        key = f"ch:{{{challenge}}}:ranking" if self.cluster else f"ch:{challenge}:ranking"
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(key, setting, nx=True)
+            pipe.get(key)
+            _, got = await self._replicated(pipe)
+        return str(got.decode())
 
     def _board_keys(self, base: str) -> list[str]:
         """The keys REMOVE_ROW and SET_ROW touch (one slot: the challenge's)."""
@@ -88,38 +100,53 @@ class Challenges(Part):
         await self._timed(self.redis.hincrby(key, address, -1))
 
     async def claim_attempt(
-        self, challenge: str, index: int, who: str, code: str, row: dict[str, Any], key: int
+        self,
+        challenge: str,
+        index: int,
+        who: str,
+        code: str,
+        row: dict[str, Any],
+        key: int,
+        guests: bool = False,
     ) -> str:
         """``who``'s one attempt is room ``code``, unless another of their devices came
-        first: the attempt's room code either way. Its first row goes on the board."""
+        first: the attempt's room code either way. Its first row goes on the board (the
+        guests' list with ``guests``)."""
         base = self.board(challenge, index)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hsetnx(f"{base}:att", who, code)
             pipe.hget(f"{base}:att", who)
             made, got = await self._replicated(pipe)
         if made:
+            listed = self.board(challenge, index, guests)
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.zadd(f"{base}:board", {who: key}, nx=True)
-                pipe.hsetnx(f"{base}:rows", who, orjson.dumps(row))
-                pipe.incr(f"{base}:ver")
+                pipe.zadd(f"{listed}:board", {who: key}, nx=True)
+                pipe.hsetnx(f"{listed}:rows", who, orjson.dumps(row))
+                pipe.incr(f"{listed}:ver")
                 await self._replicated(pipe)
         return str(got.decode())
 
     async def set_row(
-        self, challenge: str, index: int, who: str, row: dict[str, Any], score: int | None = None
+        self,
+        challenge: str,
+        index: int,
+        who: str,
+        row: dict[str, Any],
+        score: int | None = None,
+        guests: bool = False,
     ) -> None:
         """An attempt's row as it ended (its status; the rank does not change, unless
         ``score`` is given: on a cluster the row of the attempt's last move may have
         missed the board, its step being the board's slot's, after the move's)."""
-        base = self.board(challenge, index)
+        base = self.board(challenge, index, guests)
         args: list[Any] = [base, who, orjson.dumps(row)]
         if score is not None:
             args.append(score)
         await self._timed(self._set_row(keys=self._board_keys(base), args=args))
 
     # ---- leaderboards -------------------------------------------------------------------
-    async def version(self, challenge: str, index: int) -> int:
-        raw: Any = await self._timed(self.redis.get(f"{self.board(challenge, index)}:ver"))
+    async def version(self, challenge: str, index: int, guests: bool = False) -> int:
+        raw: Any = await self._timed(self.redis.get(f"{self.board(challenge, index, guests)}:ver"))
         return int(raw or 0)
 
     async def versions(self, challenge: str, deals: int) -> tuple[int, ...]:
@@ -128,9 +155,11 @@ class Challenges(Part):
         raw: Any = await self._timed(self.redis.mget(keys))
         return tuple(int(v or 0) for v in raw)
 
-    async def top(self, challenge: str, index: int, count: int) -> tuple[int, int, list[Any]]:
+    async def top(
+        self, challenge: str, index: int, count: int, guests: bool = False
+    ) -> tuple[int, int, list[Any]]:
         """(version, players, the first ``count`` rows with their scores), best first."""
-        base = self.board(challenge, index)
+        base = self.board(challenge, index, guests)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.get(f"{base}:ver")
             pipe.zcard(f"{base}:board")
@@ -139,12 +168,12 @@ class Challenges(Part):
         return int(ver or 0), int(players), await self._rows(base, ranked)
 
     async def around(
-        self, challenge: str, index: int, whos: list[str], reach: int
+        self, challenge: str, index: int, whos: list[str], reach: int, guests: bool = False
     ) -> dict[str, tuple[int, int, list[Any]]]:
         """For each of ``whos`` on the board: (their 0-based position, the place of the
         first row shown, the rows ``reach`` above and below them). Three round trips
         whatever the number of players asked about."""
-        base = self.board(challenge, index)
+        base = self.board(challenge, index, guests)
         async with self.redis.pipeline(transaction=False) as pipe:
             for who in whos:
                 pipe.zrank(f"{base}:board", who)
@@ -173,11 +202,11 @@ class Challenges(Part):
         return out
 
     async def around_many(
-        self, challenge: str, index: int, whos: list[str], reach: int
+        self, challenge: str, index: int, whos: list[str], reach: int, guests: bool = False
     ) -> dict[str, tuple[int, int, list[Any]]]:
         """``around`` for many players at once (most of a board's): the whole order in
         one read and each row needed once, in two round trips."""
-        base = self.board(challenge, index)
+        base = self.board(challenge, index, guests)
         ranked: Any = await self._timed(self.redis.zrange(f"{base}:board", 0, -1, withscores=True))
         position = {w: i for i, (w, _) in enumerate(ranked)}
         found = [(w, position[w.encode()]) for w in whos if w.encode() in position]
@@ -194,9 +223,9 @@ class Challenges(Part):
             out[who] = (at, place[max(0, at - reach)], span)
         return out
 
-    async def every(self, challenge: str, index: int) -> list[Any]:
+    async def every(self, challenge: str, index: int, guests: bool = False) -> list[Any]:
         """Every row with its score, best first (a closed challenge's archive)."""
-        base = self.board(challenge, index)
+        base = self.board(challenge, index, guests)
         ranked: Any = await self._timed(self.redis.zrange(f"{base}:board", 0, -1, withscores=True))
         return await self._rows(base, ranked)
 
@@ -216,19 +245,26 @@ class Challenges(Part):
         """Take ``who`` off a leaderboard for good (an operator's decision): the removal
         ``record`` (who, when, reason, by) with the removed ``row``, kept in
         ``ch:{ID}:{N}:removed``; None if they were not on it. Their attempt stays
-        theirs: they cannot play again, and its later moves do not put it back."""
-        base = self.board(challenge, index)
-        got: Any = await self._timed(
-            self._remove(keys=self._board_keys(base), args=[base, who, orjson.dumps(record)])
-        )
-        return orjson.loads(got) if got else None
+        theirs: they cannot play again, and its later moves do not put it back. A guest
+        listed apart is taken off the guests' list."""
+        for guests in (False, True):
+            base = self.board(challenge, index, guests)
+            got: Any = await self._timed(
+                self._remove(keys=self._board_keys(base), args=[base, who, orjson.dumps(record)])
+            )
+            if got:
+                taken: dict[str, Any] = orjson.loads(got)
+                return taken
+        return None
 
     async def removed(self, challenge: str, index: int) -> list[dict[str, Any]]:
-        """Every removal from a leaderboard, oldest first."""
-        raw: Any = await self._timed(
-            self.redis.lrange(f"{self.board(challenge, index)}:removed", 0, -1)
-        )
-        return [orjson.loads(r) for r in raw]
+        """Every removal from a leaderboard (the ranked rows, then the guests' list),
+        oldest first in each."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for guests in (False, True):
+                pipe.lrange(f"{self.board(challenge, index, guests)}:removed", 0, -1)
+            lists: Any = await self._timed(pipe.execute())
+        return [orjson.loads(r) for raw in lists for r in raw]
 
     # ---- daily results ------------------------------------------------------------------
     async def record_daily(
