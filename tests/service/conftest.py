@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import secrets
 import time
 import warnings
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -15,7 +18,9 @@ import pytest
 import redis
 from websockets.asyncio.client import ClientConnection, connect
 
+from klondike_race.service import clock
 from klondike_race.service.config import Config
+from klondike_race.service.domain import challenge as ch
 from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
@@ -86,6 +91,65 @@ def make_config(redis_url: str, **overrides: Any) -> Config:
     }
     values.update(overrides)
     return Config(**values)
+
+
+# ---- daily challenges ------------------------------------------------------------------
+SECRET = "test-secret"  # the tests' KR_CHALLENGE_SECRET: their daily seeds are fixed
+
+
+def day_id(offset_days: int = 0) -> str:
+    """The Draw 1 daily of today (on the server's clock), or ``offset_days`` from it."""
+    today = ch.day_of(clock.now_ms())
+    return ch.daily_id(today + timedelta(days=offset_days), 1)
+
+
+def daily_config(redis_url: str, **more: Any) -> Config:
+    """A node with one daily (Draw 1), quick to certify, its leaderboards pushed often."""
+    return make_config(
+        redis_url,
+        daily_draws="1",
+        challenge_secret=SECRET,
+        solver_challenge_s=3.0,
+        solver_challenge_tries=5,
+        board_interval_ms=50,
+        **more,
+    )
+
+
+@pytest.fixture
+def clocked() -> Iterator[None]:
+    """The server clock back to the machine's after a test that shifts or freezes it."""
+    yield
+    clock.freeze(None)
+    clock.shift(0)
+
+
+@asynccontextmanager
+async def running(config: Config) -> AsyncIterator[Node]:
+    """A node of ``config`` started (its port as ``node.port``), stopped after."""
+    configure(json=False, level="warning")
+    assert config.redis_url is not None
+    node = Node(config, config.redis_url)
+    node.port = await node.start()  # type: ignore[attr-defined]
+    try:
+        yield node
+    finally:
+        await node.stop()
+
+
+@pytest.fixture
+async def daily(redis_url: str, clocked: None) -> AsyncIterator[Node]:
+    async with running(daily_config(redis_url)) as node:
+        yield node
+
+
+async def guest(port: int, **headers: str) -> Client:
+    """A new guest (a device of its own) on a new connection; ``headers`` with it."""
+    client = (
+        await Client.open(port, additional_headers=headers) if headers else await Client.open(port)
+    )
+    await client.request("hello", "identity", device=secrets.token_urlsafe(24))
+    return client
 
 
 @pytest.fixture

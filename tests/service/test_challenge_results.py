@@ -9,7 +9,7 @@ import asyncio
 import json
 import secrets
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,53 +24,12 @@ from klondike_race.service.domain import challenge as ch
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 
-from .conftest import Client, http, make_config
-
-SECRET = "test-secret"
+from .conftest import Client, daily_config, day_id, guest, http, running
 
 
 async def get(port: int, path: str) -> tuple[int, Any]:
     status, _, body = await http(port, "GET", path)
     return status, orjson.loads(body)
-
-
-def day_id(offset_days: int = 0) -> str:
-    today = ch.day_of(clock.now_ms())
-    return ch.daily_id(today + timedelta(days=offset_days), 1)
-
-
-@pytest.fixture
-def clocked() -> Iterator[None]:
-    yield
-    clock.freeze(None)
-    clock.shift(0)
-
-
-def node_config(redis_url: str, **more: Any) -> Any:
-    return make_config(
-        redis_url,
-        daily_draws="1",
-        challenge_secret=SECRET,
-        solver_challenge_s=3.0,
-        solver_challenge_tries=5,
-        board_interval_ms=50,
-        **more,
-    )
-
-
-@pytest.fixture
-async def daily(redis_url: str, clocked: None) -> AsyncIterator[Node]:
-    configure(json=False, level="warning")
-    node = Node(node_config(redis_url), redis_url)
-    node.port = await node.start()  # type: ignore[attr-defined]
-    yield node
-    await node.stop()
-
-
-async def guest(port: int) -> Client:
-    client = await Client.open(port)
-    await client.request("hello", "identity", device=secrets.token_urlsafe(24))
-    return client
 
 
 async def ended(client: Client) -> dict:
@@ -168,7 +127,7 @@ async def test_the_overall_ranking_is_served(redis_url, clocked, tmp_path: Path)
     ]
     path = tmp_path / "challenges.json"
     path.write_text(json.dumps(schedule))
-    node = Node(node_config(redis_url, challenges_file=str(path)), redis_url)
+    node = Node(daily_config(redis_url, challenges_file=str(path)), redis_url)
     port = await node.start()
     try:
         ann, bob, cat = await guest(port), await guest(port), await guest(port)
@@ -402,17 +361,14 @@ async def test_a_leaderboard_is_final_exactly_at_final_at(daily) -> None:
 async def limited(redis_url: str, clocked: None) -> AsyncIterator[Node]:
     """A node that takes the client address from X-Forwarded-For (as behind HAProxy), so
     that the test's players come from several addresses, 3 attempts a deal each."""
-    configure(json=False, level="warning")
-    node = Node(node_config(redis_url, attempts_per_address=3, trust_forwarded=True), redis_url)
-    node.port = await node.start()  # type: ignore[attr-defined]
-    yield node
-    await node.stop()
+    async with running(
+        daily_config(redis_url, attempts_per_address=3, trust_forwarded=True)
+    ) as node:
+        yield node
 
 
 async def guest_at(port: int, address: str) -> Client:
-    client = await Client.open(port, additional_headers={"X-Forwarded-For": address})
-    await client.request("hello", "identity", device=secrets.token_urlsafe(24))
-    return client
+    return await guest(port, **{"X-Forwarded-For": address})
 
 
 async def test_attempts_from_one_address_are_limited_and_flagged(limited, redis_url) -> None:
@@ -477,12 +433,11 @@ async def test_attempts_sent_together_from_one_address_keep_to_the_limit(limited
 
 # ---- accounts-only ranking ------------------------------------------------------------
 async def test_a_challenge_that_ranks_accounts_lists_guests_apart(redis_url, clocked) -> None:
-    configure(json=False, level="warning")
-    node = Node(node_config(redis_url, challenge_ranking="accounts"), redis_url)
-    port = await node.start()
-    other = Node(node_config(redis_url), redis_url)  # set otherwise: the first one decided
-    other_port = await other.start()
-    try:
+    async with (
+        running(daily_config(redis_url, challenge_ranking="accounts")) as node,
+        running(daily_config(redis_url)) as other,  # set otherwise: the first one decided
+    ):
+        port, other_port = node.port, other.port
         cid = day_id()
         gus = await guest(port)
         ann = await guest(port)
@@ -526,9 +481,6 @@ async def test_a_challenge_that_ranks_accounts_lists_guests_apart(redis_url, clo
         assert [r["who"] for r in await node.store.challenges.removed(cid, 0)] == [who]
         for c in (gus, ann):
             await c.close()
-    finally:
-        await node.stop()
-        await other.stop()
 
 
 async def test_a_challenge_that_ranks_everyone_has_no_guests_list(daily) -> None:

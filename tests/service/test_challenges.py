@@ -9,7 +9,6 @@ import asyncio
 import hashlib
 import secrets
 import time
-from collections.abc import AsyncIterator, Iterator
 from datetime import date
 
 import orjson
@@ -21,49 +20,12 @@ from klondike_race.service.domain import challenge as ch
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 
-from .conftest import Client, http, make_config
+from .conftest import SECRET, Client, day_id, guest, http, make_config
 
 
 async def get(port: int, path: str) -> tuple[int, dict]:
     status, _, body = await http(port, "GET", path)
     return status, orjson.loads(body)
-
-
-SECRET = "test-secret"
-
-
-def today_id(offset_days: int = 0) -> str:
-    today = ch.day_of(clock.now_ms())
-    return ch.daily_id(date.fromordinal(today.toordinal() + offset_days), 1)
-
-
-@pytest.fixture
-def shifted() -> Iterator[None]:
-    yield
-    clock.shift(0)
-
-
-@pytest.fixture
-async def daily(redis_url: str, shifted: None) -> AsyncIterator[Node]:
-    configure(json=False, level="warning")
-    config = make_config(
-        redis_url,
-        daily_draws="1",
-        challenge_secret=SECRET,
-        solver_challenge_s=3.0,
-        solver_challenge_tries=5,
-        board_interval_ms=50,
-    )
-    node = Node(config, redis_url)
-    node.port = await node.start()  # type: ignore[attr-defined]
-    yield node
-    await node.stop()
-
-
-async def guest(port: int, name: str = "Gus") -> Client:
-    client = await Client.open(port)
-    await client.request("hello", "identity", device=secrets.token_urlsafe(24))
-    return client
 
 
 class Held:
@@ -169,7 +131,7 @@ def test_a_scheduled_challenge_is_read_strictly() -> None:
 
 
 async def test_one_attempt_per_player_through_reconnects_and_devices(daily, redis_url) -> None:
-    cid = today_id()
+    cid = day_id()
     dev = secrets.token_urlsafe(24)
     a = await Client.open(daily.port)
     await a.request("hello", "identity", device=dev)
@@ -217,7 +179,7 @@ async def test_one_attempt_per_player_through_reconnects_and_devices(daily, redi
 
 
 async def test_refusals_change_nothing(daily, redis_url) -> None:
-    cid = today_id()
+    cid = day_id()
     anon = await Client.open(daily.port)
     got = await anon.request("attempt", "welcome", challenge=cid, name="Anon")
     assert got["reason"] == "hello_first", got
@@ -230,12 +192,12 @@ async def test_refusals_change_nothing(daily, redis_url) -> None:
         ({"challenge": cid}, "missing_field"),
         ({"challenge": cid, "name": "G", "extra": 1}, "bad_field"),
         ({"challenge": "x" * 49, "name": "G"}, "bad_field"),
-        ({"challenge": today_id(1), "name": "G"}, "challenge_not_open"),
-        ({"challenge": today_id(-2), "name": "G"}, "challenge_not_open"),
+        ({"challenge": day_id(1), "name": "G"}, "challenge_not_open"),
+        ({"challenge": day_id(-2), "name": "G"}, "challenge_not_open"),
         ({"challenge": cid, "name": "G", "practice": True}, "not_yet"),
         # a daily exists from the day before it opens until KR_KEEP_DAILY_S after it
         # closes: no other day's deal is made on demand
-        ({"challenge": today_id(2), "name": "G"}, "no_challenge"),
+        ({"challenge": day_id(2), "name": "G"}, "no_challenge"),
         ({"challenge": "daily-2001-01-01-draw1", "name": "G", "practice": True}, "no_challenge"),
     ]:
         got = await g.request("attempt", "welcome", **fields)
@@ -261,7 +223,7 @@ async def test_watchers_get_the_rows_that_changed_and_hold_the_whole_board(daily
     """After the first full board a watcher gets only the rows that changed (a move that
     changes no standing changes no row); whenever it joined, what it holds is the board
     a fresh watcher is sent."""
-    cid = today_id()
+    cid = day_id()
     players = [await guest(daily.port) for _ in range(6)]
     for i, p in enumerate(players[:2]):
         await p.request("attempt", "welcome", challenge=cid, name=f"P{i}")
@@ -316,7 +278,7 @@ async def test_watchers_get_the_rows_that_changed_and_hold_the_whole_board(daily
 
 
 async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
-    cid = today_id()
+    cid = day_id()
     ann, bob, eve = await guest(daily.port), await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
     await bob.request("attempt", "welcome", challenge=cid, name="Bob")
@@ -362,7 +324,7 @@ async def test_a_throwaway_attempt_opens_nothing_of_the_deal_until_final(daily, 
     me (the deal's winning line), no practice (hints), no watching, replay or ghost of
     another attempt. Each refusal says when it opens (``not_yet``, ``opens_at``) and makes
     nothing; at ``final_at`` every one of them opens."""
-    cid = today_id()
+    cid = day_id()
     ann, eve = await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
     code = a["room"]["code"]
@@ -417,7 +379,7 @@ async def test_ones_own_attempt_gives_nothing_of_the_deal_but_its_board_and_resu
     and result (``watch`` of it), and nothing else of the deal: no replay of it (over the
     connection, or HTTP: ``opens_at`` and the time in UTC there too), no ghost race of it
     (a practice game on the deal), no par. At ``final_at`` each opens."""
-    cid = today_id()
+    cid = day_id()
     eve = await guest(daily.port)
     e = await eve.request("attempt", "welcome", challenge=cid, name="Eve")
     mine = e["room"]["code"]
@@ -464,7 +426,7 @@ async def test_the_reveal_once_final_and_an_attempt_over_midnight(daily) -> None
     revealed, and the attempts may be watched and the deal practised by anyone, only once
     the last attempt that could start has run out of time (``final_at``): until then a
     player still in their attempt could not be handed the cards."""
-    cid = today_id()
+    cid = day_id()
     to_close(cid, 20_000)  # 20 s before the day closes
     ann, late = await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
@@ -514,7 +476,7 @@ async def test_the_reveal_once_final_and_an_attempt_over_midnight(daily) -> None
 
 
 async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(
-    redis_url, shifted
+    redis_url, clocked
 ) -> None:
     configure(json=False, level="warning")
     config = make_config(
@@ -529,12 +491,12 @@ async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(
         await n.start()
     rds = redis.Redis.from_url(redis_url)
     try:
-        c = nodes[0].challenges.find(today_id(1))  # tomorrow's: not open, made ahead
+        c = nodes[0].challenges.find(day_id(1))  # tomorrow's: not open, made ahead
         made = await asyncio.gather(*(n.challenges.deal(c, 0) for n in nodes))
         assert made[0] == made[1] and made[0]["commitment"]
         assert orjson.loads(rds.get(f"ch:{c.id}:0:deal")) == made[0]
         # a node died holding the preparation lock of the day after: another takes over
-        later = ch.parse_daily(today_id(2), (1,), 1800)  # (no challenge yet: made by hand)
+        later = ch.parse_daily(day_id(2), (1,), 1800)  # (no challenge yet: made by hand)
         assert later is not None
         rds.set(f"ch:{later.id}:0:prep", "dead-node", px=600)
         got = await asyncio.wait_for(nodes[1].challenges.deal(later, 0), 30)
@@ -546,7 +508,7 @@ async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(
 
 
 async def test_a_watching_player_outside_the_top_gets_their_own_place(daily, redis_url) -> None:
-    cid = today_id()
+    cid = day_id()
     rds = redis.Redis.from_url(redis_url)
     dev = secrets.token_urlsafe(24)
     ann = await Client.open(daily.port)
@@ -584,7 +546,7 @@ async def test_a_replay_of_an_attempt_over_the_connection_waits_for_final_as_htt
     """Before the challenge is final, ``replay`` over the connection shows nobody an
     attempt, its own player included (``not_yet``, as HTTP, which knows no player); once
     final, anyone sees it, with its record and the deal."""
-    cid = today_id()
+    cid = day_id()
     ann, bob, eve = await guest(daily.port), await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
     b = await bob.request("attempt", "welcome", challenge=cid, name="Bob")
@@ -626,7 +588,7 @@ async def test_games_on_a_deal_once_final_show_its_cards_to_anyone(daily) -> Non
     """Once the challenge is final, a practice game on its deal and a practice
     continuation of an attempt (finish it for me) are made, and anyone may watch them and
     race an attempt's ghost; none of them can be made before (the throwaway test above)."""
-    cid = today_id()
+    cid = day_id()
     ann, bob = await guest(daily.port), await guest(daily.port)
     anon = await Client.open(daily.port)
     attempt = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
@@ -656,7 +618,7 @@ async def test_a_past_daily_nobody_dealt_is_not_dealt_for_practice(daily, redis_
     """A closed daily whose deal no node prepared stays without one: practice of it is
     refused (no_deal), and its archive still shows no commitment, par or reveal (a
     practice request made the server deal it, certify it and publish all three)."""
-    cid = today_id(-5)
+    cid = day_id(-5)
     gus = await guest(daily.port)
     got = await gus.request("attempt", "welcome", challenge=cid, practice=True, name="Gus")
     assert got["type"] == "error" and got["reason"] == "no_deal", got
@@ -672,7 +634,7 @@ async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily
     """A guest's attempt ended, then the guest claimed a name: the account has made its
     attempt (a new one is attempt_made); its replay, the others' attempts and practice
     open for it, as for anyone, once the challenge is final."""
-    cid = today_id()
+    cid = day_id()
     rival = await guest(daily.port)
     theirs = await rival.request("attempt", "welcome", challenge=cid, name="Rex")
     gus = await guest(daily.port)
@@ -704,6 +666,6 @@ async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily
 
 async def test_practice_of_a_challenge_not_open_yet_says_so(daily) -> None:
     gus = await guest(daily.port)
-    got = await gus.request("attempt", "welcome", challenge=today_id(1), practice=True, name="G")
+    got = await gus.request("attempt", "welcome", challenge=day_id(1), practice=True, name="G")
     assert got["reason"] == "challenge_not_open", got
     await gus.close()

@@ -6,15 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from .conftest import Client, start_race, winnable
-from .test_challenges import (  # noqa: F401  (fixtures)
-    daily,
-    guest,
-    sealed,
-    shifted,
-    to_close,
-    today_id,
-)
+from .conftest import Client, day_id, guest, start_race, winnable
+from .test_challenges import sealed, to_close
 
 
 async def record(port: int, moves: int, gap: float) -> str:
@@ -103,11 +96,11 @@ async def test_ghost_refusals(node) -> None:
         await x.close()
 
 
-async def test_a_daily_ghost_comes_once_the_challenge_is_final(daily) -> None:  # noqa: F811
+async def test_a_daily_ghost_comes_once_the_challenge_is_final(daily) -> None:
     """Racing a daily attempt's ghost is a practice game on its deal: only once the
     challenge is final (``not_yet`` before, whoever asks, one's own attempt ended or not,
     one's own attempt's ghost too)."""
-    cid = today_id()
+    cid = day_id()
     ann, bob = await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
     assert (await ann.request("resign", "ack", seq=1))["type"] == "ack"

@@ -21,7 +21,7 @@ from klondike_race.service.store import moves_key, room_key
 from klondike_race.solver.jobs import solve_job
 from tests.conftest import reference_deals
 
-from .conftest import Client, make_config, start_race, winnable
+from .conftest import Client, make_config, running, start_race, winnable
 
 # a request the solver answers: its budget (up to 5 s) and a loaded machine's slack
 SOLVER_WAIT = 30.0
@@ -200,7 +200,16 @@ async def test_unknown_when_the_budget_runs_out(impatient) -> None:
     await solo.close()
 
 
-async def test_winnable_only_deals_a_proven_winnable_seed(node) -> None:
+@pytest.fixture
+async def patient(redis_url: str) -> AsyncIterator[Node]:
+    """A node that gives a finished race's analysis 10 s a position: on a loaded machine
+    the tests' 1 s may not decide a Draw 3 deal that a quiet one wins in a few ms."""
+    async with running(make_config(redis_url, solver_analysis_s=10.0)) as node:
+        yield node
+
+
+async def test_winnable_only_deals_a_proven_winnable_seed(patient) -> None:
+    node = patient
     a, b = await start_race(node.port, winnable_only=True, settings={"draw": 3})
     start = next(m for m in a.seen if m["type"] == "start")
     assert start["room"]["winnable_only"]

@@ -11,27 +11,12 @@ Compare test_who_sees_what.py (what each role of a race sees) and test_challenge
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
-import pytest
 
-from klondike_race.service.logs import configure
-from klondike_race.service.node import Node
-
-from .conftest import Client, http
-from .test_challenge_results import day_id, node_config
+from .conftest import Client, day_id, http
 from .test_who_sees_what import hello, others_cards, seat_two
-
-
-@pytest.fixture
-async def open_daily(redis_url: str) -> AsyncIterator[Node]:
-    configure(json=False, level="warning")
-    node = Node(node_config(redis_url), redis_url)
-    node.port = await node.start()  # type: ignore[attr-defined]
-    yield node
-    await node.stop()
 
 
 async def ask(c: Client, type: str, **fields: Any) -> dict:
@@ -43,8 +28,8 @@ async def ask(c: Client, type: str, **fields: Any) -> dict:
             return m
 
 
-async def test_throwaway_identities_get_no_card_by_any_route(open_daily) -> None:
-    port = open_daily.port
+async def test_throwaway_identities_get_no_card_by_any_route(daily) -> None:
+    port = daily.port
     cid = day_id()
     # a rated race under way, moves made
     code, p1, p2, _ = await seat_two(port, "public")

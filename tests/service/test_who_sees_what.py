@@ -18,12 +18,15 @@ the challenge is final)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from .conftest import Client, winnable
+from klondike_race.service.node import Node
+
+from .conftest import Client, make_config, running, winnable
 from .test_hidden import card_strings
 
 OWN_BOARD = ("start", "ack", "welcome", "resumed", "resync")  # "board": the receiver's own
@@ -183,10 +186,19 @@ async def test_what_each_role_sees_while_the_race_runs_and_after(node, kind: str
         await client.close()
 
 
+@pytest.fixture
+async def slow_start(redis_url: str) -> AsyncIterator[Node]:
+    """A node with a 1.5 s countdown: a quick match counts down as soon as it is made,
+    and the watcher must arrive before its start, however busy the machine is."""
+    async with running(make_config(redis_url, countdown_ms=1500)) as node:
+        yield node
+
+
 @pytest.mark.parametrize("kind", KINDS)
-async def test_nothing_of_a_board_before_the_start(node, kind: str) -> None:
+async def test_nothing_of_a_board_before_the_start(slow_start, kind: str) -> None:
     """In the waiting room and the countdown there are no boards: a spectator's welcome
     and the room events carry no card, in any kind of room."""
+    node = slow_start
     code, p1, p2, _ = await seat_two(node.port, kind)
     watcher = await hello(node.port)
     welcome = await watcher.request("watch", "welcome", code=code)
