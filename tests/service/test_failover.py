@@ -98,7 +98,8 @@ async def test_a_move_no_replica_holds_is_not_acknowledged(redis_url) -> None:
         a, b = await start_race(port)
         assert await get(port, "/readyz") == (200, "ready\n")
         node.store.replicas = (1, 50)  # from now on a replica must hold each write
-        # a balancer is told: no move can be acknowledged here now
+        # a balancer is told (at the node's next probe): no move can be acknowledged here
+        await node.probe_once()
         assert await get(port, "/readyz") == (
             503,
             "1 replica needed (KR_REPLICA_ACKS), 0 connected\n",

@@ -56,6 +56,9 @@ from .sweeper import Sweeper
 log = structlog.get_logger("klondike_race.node")
 ROOT = Path(__file__).resolve().parents[4]
 SESSIONS_CHECK_S = 2.0  # how often ended sessions are looked for (docs/protocol.md)
+READY_PROBE_S = 0.5  # how often Redis is asked what /readyz answers (each try as long)
+READY_SILENT_S = 1.5  # Redis silent this long: the node is not ready
+UNREACHABLE = "redis unreachable"
 
 
 class Node:
@@ -131,6 +134,9 @@ class Node:
             self.store.rooms.listen = lambda code, on: shards.listen(events_channel(code), on)
             self.store.rooms.live_nodes = self.store.sweeping.live
         self.stopping = False
+        # /readyz answers from the last probe (``_probe``), never waiting on Redis
+        self._answered = 0.0  # when Redis last answered a probe (event-loop time)
+        self._probed: str | None = "not started"  # why the last answer was not ready
 
     # ---- HubHost --------------------------------------------------------------------------
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
@@ -159,23 +165,40 @@ class Node:
             self.spawn(self.ratings.apply(room.code))
 
     async def unready(self) -> str | None:
-        """Why this node cannot serve now, or None: its Redis answers within a second
-        and, when moves wait for replicas (``KR_REPLICA_ACKS``), has that many connected
-        (on a Redis Cluster each primary's replicas are not looked at)."""
-        needed = self.store.replicas[0]
+        """Why this node cannot serve now, or None, at once (/readyz): as the last probe
+        found (``_probe``); unreachable too when no probe has had an answer for
+        ``READY_SILENT_S`` (the probes themselves held up)."""
+        silent = asyncio.get_running_loop().time() - self._answered
+        if self._probed == UNREACHABLE or silent > READY_SILENT_S:
+            return f"{UNREACHABLE}: no answer for {silent:.1f} s"
+        return self._probed
+
+    async def _probe(self) -> None:
+        """``probe_once`` every ``READY_PROBE_S``."""
+        while True:
+            await asyncio.sleep(READY_PROBE_S)
+            await self.probe_once()
+
+    async def probe_once(self) -> None:
+        """Whether Redis answers (within ``READY_PROBE_S``) and, when moves wait for
+        replicas (``KR_REPLICA_ACKS``), has that many connected (on a Redis Cluster each
+        primary's replicas are not looked at), kept for /readyz."""
+        needed = self.store.replicas[0] if self.shards is None else 0
         try:
-            async with asyncio.timeout(1.0):
+            async with asyncio.timeout(READY_PROBE_S):
                 await self.redis.ping()
-                if not needed or self.shards is not None:
-                    return None
-                info = await self.redis.info("replication")
+                info = await self.redis.info("replication") if needed else {}
         except (RedisError, OSError, TimeoutError):
-            return "redis unreachable"
+            self._probed = UNREACHABLE
+            return
+        self._answered = asyncio.get_running_loop().time()
         connected = int(info.get("connected_slaves", 0))
+        self._probed = None
         if connected < needed:
             plural = "s" * (needed > 1)
-            return f"{needed} replica{plural} needed (KR_REPLICA_ACKS), {connected} connected"
-        return None
+            self._probed = (
+                f"{needed} replica{plural} needed (KR_REPLICA_ACKS), {connected} connected"
+            )
 
     async def sweep(self) -> int:
         return await self.sweeper.sweep()
@@ -197,6 +220,8 @@ class Node:
             clock.shift(self.config.clock_offset_ms)
         await self.redis.ping()
         await self.store.sweeping.heartbeat(self.connections.open)
+        await self.probe_once()
+        self.spawn(self._probe())
         self.spawn(self._heartbeat())
         self.spawn(self._sessions_ended())
         self.spawn(self.sweeper.run())
