@@ -162,9 +162,18 @@ def expected(kind: str, role: str) -> str:
     return "outlines" if kind in RATED else "boards"
 
 
+@pytest.fixture
+async def slow_start(redis_url: str) -> AsyncIterator[Node]:
+    """A node with a 1.5 s countdown: a quick match counts down as soon as it is made,
+    and its watchers (and a racer's second connection) must arrive before its start,
+    however busy the machine is."""
+    async with running(make_config(redis_url, countdown_ms=1500)) as node:
+        yield node
+
+
 @pytest.mark.parametrize("kind", KINDS)
-async def test_what_each_role_sees_while_the_race_runs_and_after(node, kind: str) -> None:
-    race = await play(node.port, kind)
+async def test_what_each_role_sees_while_the_race_runs_and_after(slow_start, kind: str) -> None:
+    race = await play(slow_start.port, kind)
     for role, client in race.roles.items():
         running = client.seen[: race.cut[role]]
         seen = others_cards(running)
@@ -184,14 +193,6 @@ async def test_what_each_role_sees_while_the_race_runs_and_after(node, kind: str
         assert others_cards([results[-1]]), cell
     for client in race.roles.values():
         await client.close()
-
-
-@pytest.fixture
-async def slow_start(redis_url: str) -> AsyncIterator[Node]:
-    """A node with a 1.5 s countdown: a quick match counts down as soon as it is made,
-    and the watcher must arrive before its start, however busy the machine is."""
-    async with running(make_config(redis_url, countdown_ms=1500)) as node:
-        yield node
 
 
 @pytest.mark.parametrize("kind", KINDS)

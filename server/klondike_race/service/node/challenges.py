@@ -1,6 +1,6 @@
 """Challenges on a node: the list, each player's one attempt per deal (a room of one seat
 that starts when the deal is first shown), practice of a deal once allowed, the live
-leaderboards (boards.py), who may spectate an attempt, deal preparation.
+leaderboards (leaderboards.py), who may spectate an attempt, deal preparation.
 
 Every deal is prepared once, by whichever node takes its preparation lock first (the
 lock expires if that node dies, and another one takes over): the first HMAC candidate
@@ -33,8 +33,8 @@ from ..domain.room import commitment
 from ..fanout import Fanout
 from ..store import Store
 from ..wire import AttemptRequest, ChallengesRequest, Join, encode
-from .boards import TOP, Boards, ranked_rows
 from .conn import Conn
+from .leaderboards import TOP, Leaderboards, ranked_rows
 from .lobby import Lobby, seat_name, seat_owner
 from .rooms import RoomOps, seat_token
 from .solving import Solving
@@ -63,7 +63,7 @@ class Challenges:
         self.fanout = fanout
         self.draws = tuple(int(d) for d in config.daily_draws.split(",") if d.strip())
         self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
-        self.boards = Boards(config, store, fanout, self.find)
+        self.leaderboards = Leaderboards(config, store, fanout, self.find)
         self._secret: bytes | None = None
         self._ranks: dict[str, str] = {}  # challenge -> who it ranks, once fixed
         # challenge -> (monotonic time, board versions, overall rows) of the last reading

@@ -98,7 +98,7 @@ class Connections:
                 await conn.idle
             self.open -= 1
             self.conns.discard(conn)
-            self.challenges.boards.unwatch(conn)
+            self.challenges.leaderboards.unwatch(conn)
             try:
                 await self.lobby.cancel_quick(conn)  # first: a match may be entering it
                 await self.hubs.detach(conn)
@@ -310,7 +310,7 @@ class Connections:
             case wire.AttemptRequest():
                 await self.challenges.attempt(conn, m)
             case wire.WatchBoard():
-                await self.challenges.boards.watch(conn, m)
+                await self.challenges.leaderboards.watch(conn, m)
             case wire.GhostRequest():
                 await self.ghosts.race(conn, m)
             case wire.ReplayRequest():

@@ -226,7 +226,7 @@ class Node:
         self.spawn(self._sessions_ended())
         self.spawn(self.sweeper.run())
         self.spawn(self.lobby.matcher())
-        self.spawn(self.challenges.boards.run())
+        self.spawn(self.challenges.leaderboards.run())
         self.spawn(self._prepare_challenges())
         self.store.start()
         if self.shards is not None:

@@ -19,7 +19,7 @@ from ..store import Store
 from ..wire import WatchBoard, encode
 from .conn import Conn
 
-log = structlog.get_logger("klondike_race.boards")
+log = structlog.get_logger("klondike_race.leaderboards")
 
 TOP = 100  # rows of a pushed leaderboard
 REACH = 3  # rows above and below a watching player's own
@@ -27,7 +27,7 @@ YOU_EVERY_MS = 2000  # a watching player's own rank, at most this often
 MANY = 8  # players due their rank at once, as a share (1/MANY) of the board: read it whole
 
 
-class Boards:
+class Leaderboards:
     def __init__(
         self, config: Config, store: Store, fanout: Fanout, find: Callable[[str], Challenge]
     ) -> None:
