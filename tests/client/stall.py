@@ -40,6 +40,10 @@ class StallProxy:
             for link in self.links:
                 for w in link.writers:
                     w.transport.abort()
+            # the aborts' connection_lost run on this loop: before it stops, else the
+            # sockets are only found unclosed later, by another test's garbage collection
+            for _ in range(3):
+                await asyncio.sleep(0)
 
         self._call(close)
         self.loop.call_soon_threadsafe(self.loop.stop)
@@ -86,12 +90,13 @@ class StallProxy:
         if not self.frozen:
             link.gate.set()
         self.links.append(link)
+        link.writers = [writer]  # (stop closes it while the server's side is being opened)
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         except OSError:
             writer.close()
             return
-        link.writers = [writer, up_writer]
+        link.writers.append(up_writer)
 
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, way: str) -> None:
             try:

@@ -236,6 +236,8 @@ async def solo_room(port: int, kind: str, device: str) -> tuple[Client, dict]:
     for seq, step in enumerate(ref["line"][:25], start=1):
         assert (await rec.move(step, seq=seq))["type"] == "ack"
     assert (await rec.request("resign", "ack", seq=26))["type"] == "ack"
+    while (await rec.expect("room", timeout=10))["room"]["phase"] != "finished":
+        pass  # a ghost is of a finished game
     await rec.close()
     code = made["room"]["code"]
     welcome = await me.request("ghost", "welcome", code=code, player="p1", name="solo")

@@ -9,7 +9,7 @@ hold every room option (``settings``), moves have a compact notation (``moves``)
 from .cards import NAMES, RANK, SUIT, parse_card
 from .deal import Deal, shuffle
 from .errors import EngineError, IllegalMove, NotationError
-from .game import OUT_OF_TIME, PLAYING, RESIGNED, STUCK, WON, Game, game_over
+from .game import OUT_OF_TIME, PLAYING, RESIGNED, STUCK, WON, Game, game_over, starting_score
 from .moves import (
     BEST,
     CARDS,
@@ -69,4 +69,5 @@ __all__ = [
     "pile_name",
     "progress",
     "shuffle",
+    "starting_score",
 ]

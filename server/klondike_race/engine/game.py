@@ -59,6 +59,11 @@ def game_over(status: str, undo: bool) -> bool:
     return status != PLAYING and not (undo and status == STUCK)
 
 
+def starting_score(scoring: str) -> int:
+    """A game's score before its first move: Vegas pays $52 for the deck."""
+    return -52 if scoring == "vegas" else 0
+
+
 class Game:
     """A Klondike game: the deal, the settings and every move played so far.
 
@@ -103,7 +108,7 @@ class Game:
         self.fan = 0
         self.recycles = 0
         self.moves = 0
-        self.score = -52 if settings.scoring == "vegas" else 0
+        self.score = starting_score(settings.scoring)
         self.found_count = 0
         self.reached_moves = 0
         self.reached_ms = 0

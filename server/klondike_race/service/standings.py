@@ -25,7 +25,7 @@ class Standings:
         if self._of is not public or self._finished != finished:
             self._of, self._finished, self._rows = public, finished, {}
         timed_out = finished and public.get("end_reason") == "time_limit"
-        rank_by = public.get("rank_by", "progress")
+        rank_by = public["rank_by"]
         scoring = public.get("settings", {}).get("scoring", "none")
         rows = self._rows
         keys = []

@@ -11,7 +11,7 @@ from ...engine import Settings
 MIN_CAPACITY, MAX_CAPACITY = 2, 8
 MIN_TIME_LIMIT, MAX_TIME_LIMIT = 10, 4 * 3600  # seconds
 MAX_SPECTATOR_DELAY = 300  # seconds
-RANK_BY = ("progress", "score")
+RANK_BY = ("progress", "score")  # the first is the default
 
 # the options a lobby list shows of each room (besides its code, phase and players)
 LISTED = ("settings", "capacity", "time_limit", "rank_by", "spectator_view")
@@ -23,7 +23,7 @@ class RoomOptions:
     capacity: int = 2
     private: bool = False
     time_limit: int | None = None  # seconds
-    rank_by: str = "progress"  # or "score"
+    rank_by: str = RANK_BY[0]
     quick: bool = False  # made by quick match: seats are ready, the race starts at once
     practice: bool = False  # one player, starts at once, hints and finish allowed
     winnable_only: bool = False  # deal a seed the solver proves winnable

@@ -5,13 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...engine import starting_score
+
 # the fields of engine.views.progress; the stored and sent progress adds ``last_ms``
 PROGRESS_KEYS = ("foundation", "moves", "reached_moves", "reached_ms", "status", "score")
-
-
-# the score of a game before its first move, by the room's ``scoring`` (the engine's
-# Game starts vegas at -52 and standard at 0; without scoring the score is null)
-STARTING_SCORE: dict[str, int | None] = {"none": None, "standard": 0, "vegas": -52}
 
 
 def initial_progress(scoring: str = "none") -> dict[str, Any]:
@@ -22,7 +19,7 @@ def initial_progress(scoring: str = "none") -> dict[str, Any]:
         "reached_moves": 0,
         "reached_ms": 0,
         "status": "playing",
-        "score": STARTING_SCORE[scoring],
+        "score": None if scoring == "none" else starting_score(scoring),  # null: no score
         "last_ms": 0,
     }
 

@@ -18,7 +18,7 @@ from typing import Any
 from ...engine import Game, GameRecord, Move, board_view, progress
 from . import challenge, movelog
 from .errors import ServiceError
-from .room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room
+from .room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, as_ended
 
 END = "end"  # the frame of a race's end when it changed a board (out of time, a timed score)
 
@@ -105,8 +105,7 @@ def player_replay(room: Room, pid: str, log: list[str], now: int) -> dict[str, A
         frames.append({"at_ms": ms, "move": text, "board": delta(last, board)})
         last = board
     elapsed = elapsed_at_end(room, now)
-    if room.end_reason == "time_limit" and not game.over:
-        game.time_out()
+    as_ended(game, room.end_reason)
     final = board_view(game, elapsed)
     if final != last:
         frames.append(

@@ -117,9 +117,7 @@ class Room:
         """A player's game replayed from their move ``log``, as the race's end left it:
         out of time when the time limit ended the race."""
         game = movelog.replay(Game(self.game_deal, self.settings), log)
-        if self.status == FINISHED and self.end_reason == "time_limit" and not game.over:
-            game.time_out()
-        return game
+        return as_ended(game, self.end_reason if self.status == FINISHED else None)
 
     def phase(self, now: int) -> str:
         start_at = None if self.status == WAITING else self.start_at
@@ -229,6 +227,14 @@ class Room:
             flags=tuple(d.get("flags", ())),
             apart=d.get("apart", False),
         )
+
+
+def as_ended(game: Game, end_reason: str | None) -> Game:
+    """``game`` as its race's end (``end_reason``; None: not ended) left it: out of time
+    when the time limit ended the race and the game was still on."""
+    if end_reason == "time_limit" and not game.over:
+        game.time_out()
+    return game
 
 
 # ---- transitions ------------------------------------------------------------------------

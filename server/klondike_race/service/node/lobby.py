@@ -25,6 +25,7 @@ from ..domain.room import (
     add_device,
     add_player,
     all_ready,
+    as_ended,
     remove_player,
     set_ready,
     start,
@@ -153,9 +154,8 @@ class Lobby:
         await self._drop_ticket(conn)  # in a room now: no longer waiting for a quick match
 
         async def welcome(hub: RoomHub) -> None:
-            timed_out = hub.phase() == FINISHED and hub.public.get("end_reason") == "time_limit"
-            if timed_out and not game.over:
-                game.time_out()
+            # the race may have ended since the room was read
+            as_ended(game, hub.public.get("end_reason") if hub.phase() == FINISHED else None)
             if since is None or not await self._send_missed(conn, hub, since):
                 conn.send(await hub.snapshot(conn, "welcome", **extra))
 

@@ -159,7 +159,7 @@ class Race:
             return None
         board = board_view(game, at_ms)  # it includes the progress fields
         prog = of_board(board, game.last_ms)
-        key = ranking.rank_key(prog, hub.public.get("rank_by", "progress"), game.last_ms)
+        key = ranking.rank_key(prog, hub.public["rank_by"], game.last_ms)
         # the stored event names the move, not the board: a node that shows boards keeps
         # every player's game and plays the move itself (boards.py)
         player = conn.player

@@ -120,7 +120,7 @@ def _options(f: _Fields) -> O.RoomOptions:
     capacity = f.int_in("capacity", O.MIN_CAPACITY, O.MAX_CAPACITY, default=2)
     private = f.get("private", (bool,), default=False)
     limit = f.int_in("time_limit", O.MIN_TIME_LIMIT, O.MAX_TIME_LIMIT, nullable=True)
-    rank_by = f.get("rank_by", (str,), default="progress")
+    rank_by = f.get("rank_by", (str,), default=O.RANK_BY[0])
     if rank_by not in O.RANK_BY:
         raise f.fail("bad_field", "create: 'rank_by' must be progress or score")
     if rank_by == "score" and settings.scoring == "none":
