@@ -684,6 +684,11 @@ export class Renderer {
       }
     }
     this.analysis(state, done);
+    // the game's replay, once the server shows it: a finished room's reveal says so (a
+    // game on a challenge's deal has none before the challenge is final)
+    const replay = $('#results-replay');
+    replay.hidden = !reveal || !/^[A-Z0-9]{6}$/.test(room.code);
+    if (!replay.hidden) replay.setAttribute('href', `#/replay/${room.code}`);
     $('#btn-finish-results').hidden = !finishOffered(state);
     const rematch = done && room.rematch ? room.rematch : null;
     const attempt = attemptOf(room);

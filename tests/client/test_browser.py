@@ -142,6 +142,8 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
         p.screen("results")
         p.page.wait_for_selector('#reveal-check[data-ok="true"]')
         assert p.page.text_content("#reveal-seed") == SEED
+        # the game's replay, from its results
+        assert p.page.get_attribute("#results-replay:visible", "href") == f"#/replay/{code}"
     reveal = alice.state("s.room.reveal")
     assert (
         hashlib.sha256(f"{reveal['salt']}:{reveal['deal']}".encode()).hexdigest()

@@ -67,6 +67,7 @@ def sealed_results(player: Player, challenge: str) -> None:
     assert "open once the challenge is final" in note, note
     assert f"at {opens_text(player, challenge)}" in note, note
     assert player.page.is_hidden("#btn-finish-results")
+    assert player.page.is_hidden("#results-replay")  # one's own replay waits too
     assert player.page.is_disabled("#btn-attempt-practice")
 
 
