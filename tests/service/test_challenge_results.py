@@ -376,10 +376,14 @@ async def test_attempts_from_one_address_are_limited_and_flagged(limited, redis_
     first, *others = [await guest_at(limited.port, "203.0.113.7") for _ in range(4)]
     answers = [
         await g.request("attempt", "welcome", challenge=cid, name=f"G{i}")
-        for i, g in enumerate([first, *others])
+        for i, g in enumerate([first, *others[:2]])
     ]
-    assert [a["type"] for a in answers] == ["welcome", "welcome", "welcome", "error"]
-    refused = answers[3]
+    assert [a["type"] for a in answers[:3]] == ["welcome"] * 3
+    rds = redis.Redis.from_url(redis_url)
+    rooms, counts = set(rds.scan_iter("room:*")), rds.hgetall(f"ch:{cid}:0:addr")
+    refused = await others[2].request("attempt", "welcome", challenge=cid, name="G3")
+    answers.append(refused)
+    assert refused["type"] == "error"
     assert refused["reason"] == "rate_limited" and refused["retry_after"] is None
     assert "3 attempts at this deal came from your address" in refused["message"]
     assert refused["about"] == "attempt"
@@ -389,8 +393,9 @@ async def test_attempts_from_one_address_are_limited_and_flagged(limited, redis_
     assert body["deals"][0]["players"] == 3
     assert [rows[n]["flags"] for n in ("G0", "G1", "G2")] == [[], ["address"], ["address"]]
     assert [rows[n]["flagged"] for n in ("G0", "G1", "G2")] == [False, True, True]
-    rds = redis.Redis.from_url(redis_url)
     assert rds.hlen(f"ch:{cid}:0:att") == 3
+    assert set(rds.scan_iter("room:*")) == rooms  # no room made
+    assert rds.hgetall(f"ch:{cid}:0:addr") == counts  # nothing counted
     assert b"203.0.113.7" not in b"".join(rds.hkeys(f"ch:{cid}:0:addr"))  # kept hashed
     # the flag stays through the attempt's moves and its end
     assert (await others[0].move("draw", seq=1))["type"] == "ack"
@@ -429,6 +434,39 @@ async def test_attempts_sent_together_from_one_address_keep_to_the_limit(limited
     assert sorted(len(r["flags"]) for r in body["deals"][0]["rows"]) == [0, 1, 1]
     for p in players:
         await p.close()
+
+
+async def test_a_players_devices_asking_together_count_once_at_an_address(limited) -> None:
+    """Two devices of one player ask for their attempt at once, from an address with one
+    attempt left: the player counts once there, both devices get the one attempt, and it
+    is flagged as the address's third (not refused, not counted as a fourth)."""
+    cid = day_id()
+    for i in range(2):
+        other = await guest_at(limited.port, "192.0.2.80")
+        assert (await other.request("attempt", "welcome", challenge=cid, name=f"O{i}"))[
+            "type"
+        ] == "welcome"
+        await other.close()
+    device = secrets.token_urlsafe(24)
+    devices = []
+    for _ in range(2):
+        c = await Client.open(limited.port, additional_headers={"X-Forwarded-For": "192.0.2.80"})
+        await c.request("hello", "identity", device=device)
+        devices.append(c)
+    answers = await asyncio.gather(
+        *(c.request("attempt", "welcome", challenge=cid, name="Pat") for c in devices)
+    )
+    assert [a["type"] for a in answers] == ["welcome", "welcome"], answers
+    assert answers[0]["room"]["code"] == answers[1]["room"]["code"]
+    _, body = await get(limited.port, f"/api/challenges/{cid}")
+    rows = {r["name"]: r for r in body["deals"][0]["rows"]}
+    assert rows["Pat"]["flags"] == ["address"] and body["deals"][0]["players"] == 3
+    late = await guest_at(limited.port, "192.0.2.80")  # the address's three are made
+    refused = await late.request("attempt", "welcome", challenge=cid, name="Late")
+    assert refused["reason"] == "rate_limited", refused
+    assert "3 attempts at this deal" in refused["message"]
+    for c in (*devices, late):
+        await c.close()
 
 
 # ---- accounts-only ranking ------------------------------------------------------------

@@ -351,10 +351,10 @@ class Challenges:
     ) -> str:
         deal = await self.deal(c, index)
         assert deal is not None
-        address = await self._address(conn)
+        address, mark = await self._address(conn, who)
         limit = self.config.attempts_per_address
         count = await self.store.challenges.count_address(
-            c.id, index, address, limit, c.closes + ch.DAY_MS
+            c.id, index, address, mark, limit, c.closes + ch.DAY_MS
         )
         if count < 0:  # (a second identity costs nothing: docs/rules.md, "Fair play")
             raise RateLimited(
@@ -388,7 +388,7 @@ class Challenges:
             c.id, index, who, room.code, row, key, apart
         )
         if code != room.code:  # another device of theirs came first: theirs is the one
-            await self.store.challenges.uncount_address(c.id, index, address)
+            # (the player stays counted once at this address, as they asked from it)
             await self.rooms.finish(room.code, "abandoned")
         else:
             log.info(
@@ -396,10 +396,13 @@ class Challenges:
             )
         return code
 
-    async def _address(self, conn: Conn) -> str:
-        """The connection's client address as the store keeps it: a keyed hash."""
+    async def _address(self, conn: Conn, who: str) -> tuple[str, str]:
+        """The connection's client address as the store keeps it, a keyed hash, and
+        player ``who``'s mark at it (a keyed hash of both: the store holds neither)."""
         secret = await self.secret()
-        return hmac.new(secret, b"address:" + conn.address.encode(), "sha256").hexdigest()[:24]
+        address = f"address:{conn.address}"
+        mark = f"{address}/player:{who}"
+        return _keyed(secret, address), _keyed(secret, mark)
 
     async def _practice(self, conn: Conn, c: Challenge, index: int, now: int, typed: str) -> None:
         if c.phase(now) == ch.UPCOMING:
@@ -452,6 +455,11 @@ class Challenges:
 def apart(ranks: str, who: str) -> bool:
     """Whether player ``who``'s attempts are listed apart (a guest, accounts ranked)."""
     return ranks == ch.ACCOUNTS and not who.startswith(ACCOUNT)
+
+
+def _keyed(secret: bytes, text: str) -> str:
+    """A keyed hash of ``text`` (HMAC-SHA256 with the challenge secret, 96 bits)."""
+    return hmac.new(secret, text.encode(), "sha256").hexdigest()[:24]
 
 
 def _bad(message: str) -> dict[str, Any]:
