@@ -521,6 +521,55 @@ async def test_a_challenge_that_ranks_accounts_lists_guests_apart(redis_url, clo
             await c.close()
 
 
+async def test_the_live_leaderboard_of_a_challenge_that_ranks_accounts(redis_url, clocked) -> None:
+    """The live frames carry the guests' list beside the ranked rows (a full board, then
+    the changes of each), and a guest outside the guests' top gets their place there."""
+    async with running(daily_config(redis_url, challenge_ranking="accounts")) as node:
+        cid = day_id()
+        ann = await guest(node.port)
+        name = "Ann" + secrets.token_hex(3)
+        await ann.request("register", "identity", name=name, password="correct horse")
+        gus, gil = await guest(node.port), await guest(node.port)
+        for c, who in ((ann, "x"), (gus, "Gus"), (gil, "Gil")):
+            got = await c.request("attempt", "welcome", challenge=cid, name=who)
+            assert got["type"] == "welcome", got
+        board = await gus.request("watch_board", "leaderboard", challenge=cid)
+        assert board["ranks"] == "accounts"
+        assert [r["name"] for r in board["rows"]] == [name] and board["players"] == 1
+        assert sorted(r["name"] for r in board["guest_rows"]) == ["Gil", "Gus"]
+        assert board["guests"] == 2 and {r["rank"] for r in board["guest_rows"]} == {1}
+        assert [r["flags"] for r in board["guest_rows"]] == [["address"]] * 2
+        # a guest's attempt ends: a change on the guests' list alone, the version up
+        await gil.send("resign", seq=1)
+        await ended(gil)
+        changes = await gus.expect("leaderboard_changes")
+        assert changes["base"] == board["v"] and changes["v"] > board["v"]
+        assert changes["changed"] == [] and changes["gone"] == []
+        assert [(r["name"], r["status"]) for r in changes["guest_changed"]] == [("Gil", "resigned")]
+        assert changes["guest_gone"] == [] and changes["guests"] == 2
+        # 100 guests ahead of Gus (rows as the move script writes them): his own place
+        # on the guests' list comes apart from the top
+        row = {"name": "x", "guest": True, "code": "AAAAAA", "foundation": 9, "moves": 9,
+               "reached_moves": 9, "reached_ms": 9, "status": "playing", "score": None,
+               "last_ms": 9, "flagged": False, "flags": []}  # fmt: skip
+        rds = redis.Redis.from_url(redis_url)
+        for i in range(100):
+            rds.zadd(f"ch:{cid}:0:guests:board", {f"g-{i:032x}": i})
+            rds.hset(f"ch:{cid}:0:guests:rows", f"g-{i:032x}", orjson.dumps(row))
+        rds.incr(f"ch:{cid}:0:guests:ver")
+        top = await gus.request("watch_board", "leaderboard", challenge=cid)
+        assert len(top["guest_rows"]) == 100 and top["guests"] == 102
+        assert top["v"] > changes["v"]
+        you = await gus.expect("leaderboard_you")
+        assert you["guests"] is True
+        assert [(r["rank"], r["name"]) for r in you["rows"]][-1] == (101, "Gus")
+        mine = await ann.request("watch_board", "leaderboard", challenge=cid)
+        assert mine["rows"][0]["name"] == name  # on the ranked rows' top: no place apart
+        assert [m for m in await ann.drain(0.3) if m["type"] == "leaderboard_you"] == []
+        for c in (ann, gus, gil):
+            await c.close()
+
+
 async def test_a_challenge_that_ranks_everyone_has_no_guests_list(daily) -> None:
     cid = day_id()
     gus = await guest(daily.port)

@@ -63,7 +63,7 @@ class Challenges:
         self.fanout = fanout
         self.draws = tuple(int(d) for d in config.daily_draws.split(",") if d.strip())
         self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
-        self.leaderboards = Leaderboards(config, store, fanout, self.find)
+        self.leaderboards = Leaderboards(config, store, fanout, self.find, self.ranks)
         self._secret: bytes | None = None
         self._ranks: dict[str, str] = {}  # challenge -> who it ranks, once fixed
         # challenge -> (monotonic time, board versions, overall rows) of the last reading
@@ -208,7 +208,7 @@ class Challenges:
             if ranks == ch.ACCOUNTS:
                 d["guests"] = (await self.store.challenges.top(c.id, index, 0, True))[1]
             if who:
-                d["you"] = await self._your(c, index, who, apart(ranks, who))
+                d["you"] = await self._your(c, index, who, ch.apart(ranks, who))
         if c.ranking != "single" and conn is not None:
             out["you"] = None
             if who and phase != ch.UPCOMING:
@@ -367,7 +367,7 @@ class Challenges:
         )
         name = seat_name(conn, typed)
         flags = (ch.ADDRESS,) if count > 1 else ()
-        apart = guest and await self.ranks(c) == ch.ACCOUNTS  # listed apart, unranked
+        apart = ch.apart(await self.ranks(c), who)  # on the guests' list, unranked
         room, pid, _ = await self.rooms.create_seated(
             name,
             options,
@@ -450,11 +450,6 @@ class Challenges:
         sealed = ch.sealed(ch.WATCH, c.final_at(), now, own=mine == code)
         if sealed is not None:
             raise sealed
-
-
-def apart(ranks: str, who: str) -> bool:
-    """Whether player ``who``'s attempts are listed apart (a guest, accounts ranked)."""
-    return ranks == ch.ACCOUNTS and not who.startswith(ACCOUNT)
 
 
 def _keyed(secret: bytes, text: str) -> str:

@@ -142,9 +142,13 @@ class Challenges(Part):
         await self._timed(self._set_row(keys=self._board_keys(base), args=args))
 
     # ---- leaderboards -------------------------------------------------------------------
-    async def version(self, challenge: str, index: int, guests: bool = False) -> int:
-        raw: Any = await self._timed(self.redis.get(f"{self.board(challenge, index, guests)}:ver"))
-        return int(raw or 0)
+    async def version(self, challenge: str, index: int, apart: bool = False) -> int:
+        """The version of a deal's leaderboard: its board's, plus its guests' list's with
+        ``apart`` (each only goes up, so their sum does, and names one state of both)."""
+        lists = (False, True) if apart else (False,)
+        keys = [f"{self.board(challenge, index, guests)}:ver" for guests in lists]
+        raw: Any = await self._timed(self.redis.mget(keys))
+        return sum(int(v or 0) for v in raw)
 
     async def versions(self, challenge: str, deals: int) -> tuple[int, ...]:
         """The versions of a challenge's ``deals`` boards, in one round trip."""
