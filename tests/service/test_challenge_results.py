@@ -162,6 +162,52 @@ async def test_the_overall_ranking_is_served(redis_url, clocked, tmp_path: Path)
         await node.stop()
 
 
+async def test_the_overall_ranking_of_a_challenge_that_ranks_accounts(
+    redis_url, clocked, tmp_path: Path
+) -> None:
+    """Accounts only: the overall ranking and its places are the accounts' (a guest's
+    attempts count on neither), and a guest has no overall place."""
+    now = clock.now_ms()
+    iso = lambda ms: datetime.fromtimestamp(ms / 1000, UTC).isoformat()  # noqa: E731
+    schedule = [
+        {
+            "id": "weekly-accounts",
+            "opens": iso(now - 3_600_000),
+            "closes": iso(now + 3_600_000),
+            "deals": [{"draw": 1}, {"draw": 1}],
+            "ranking": "places",
+        }
+    ]
+    path = tmp_path / "challenges.json"
+    path.write_text(json.dumps(schedule))
+    config = daily_config(redis_url, challenges_file=str(path), challenge_ranking="accounts")
+    async with running(config) as node:
+        ann, gus = await guest(node.port), await guest(node.port)
+        name = "Ann" + secrets.token_hex(3)
+        await ann.request("register", "identity", name=name, password="correct horse")
+        for c, deal in ((gus, 0), (gus, 1), (ann, 1)):
+            got = await c.request(
+                "attempt", "welcome", challenge="weekly-accounts", deal=deal, name="x"
+            )
+            assert got["type"] == "welcome", got
+        # deal 0: no account played it (0 players + 1 = 1); deal 1: Ann alone, 1
+        status, body = await get(node.port, "/api/challenges/weekly-accounts")
+        assert status == 200 and body["ranks"] == "accounts" and body["overall_players"] == 1
+        assert [(r["name"], r["rank"], r["total"], r["places"]) for r in body["overall"]] == [
+            (name, 1, 2, [None, 1])
+        ]
+        assert [(d["players"], d["guests"]) for d in body["deals"]] == [(0, 1), (1, 1)]
+        for c, you in ((ann, {"rank": 1, "total": 2, "deals": 1, "players": 1}), (gus, None)):
+            listed = await c.request("challenges", "challenges")
+            weekly = next(x for x in listed["challenges"] if x["id"] == "weekly-accounts")
+            assert weekly["you"] == you
+        listed = await gus.request("challenges", "challenges")
+        weekly = next(x for x in listed["challenges"] if x["id"] == "weekly-accounts")
+        assert [d["you"]["guests"] for d in weekly["deals"]] == [True, True]
+        for c in (ann, gus):
+            await c.close()
+
+
 # ---- fair play: the flag and the operator's removal ----------------------------------------
 async def cli(*args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
