@@ -33,6 +33,7 @@ def test_the_defaults_are_sound() -> None:
         ("KR_RATE", "nan", "not a finite number"),
         ("KR_DEV", "maybe", "not one of 1, true"),
         ("KR_TRUST_FORWARDED", "2", "not one of 1, true"),
+        ("KR_ATTEMPTS_PER_ADDRESS", "three", "not a whole number"),
     ],
 )
 def test_a_value_of_the_wrong_kind_is_named(variable, value, words) -> None:
@@ -56,6 +57,9 @@ def test_a_value_of_the_wrong_kind_is_named(variable, value, words) -> None:
         ("KR_DAILY_DRAWS", "2", "1, 3 or 1,3"),
         ("KR_DAILY_DRAWS", "1,x", "1, 3 or 1,3"),
         ("KR_DAILY_DRAWS", "3,3", "1, 3 or 1,3"),
+        ("KR_ATTEMPTS_PER_ADDRESS", "0", "must be 1 or more"),
+        ("KR_CHALLENGE_RANKING", "guests", "one of everyone, accounts"),
+        ("KR_CHALLENGE_RANKING", "Accounts", "one of everyone, accounts"),
     ],
 )
 def test_a_value_out_of_range_is_named(variable, value, words) -> None:

@@ -263,6 +263,11 @@ function onError(msg) {
   if (words && typeof msg.opens_at === 'number') words += ` They open at ${opensText(msg.opens_at)}.`;
   toast(words || msg.message || msg.reason, 'error');
   if (words && state.daily) store.update((s) => { s.daily = { ...s.daily, notice: words }; });
+  if (msg.about === 'attempt' && msg.reason === 'rate_limited' && attemptAsked) {
+    // the address has made its attempts at the deal: the entry says so, in the server's words
+    const ref = attemptAsked;
+    store.update((s) => { s.attemptRefused = { ...s.attemptRefused, [ref]: msg.message || msg.reason }; });
+  }
   if (msg.about === 'join' && (msg.reason === 'room_finished' || msg.reason === 'no_room')) {
     forgetRoom(msg.message && (msg.message.match(/[A-Z0-9]{6}/) || [])[0]);
   }
@@ -633,6 +638,7 @@ setInterval(() => {
 
 // ---- challenges -------------------------------------------------------------------------
 let boardWanted = null; // the challenge leaderboard this connection watches: {id, deal}
+let attemptAsked = null; // the last `attempt` sent (not practice): "ID/N"
 let leaveRouteOnEntry = false; // a watch asked from the challenge page
 function wantBoard(id, deal) {
   if (boardWanted && boardWanted.id === id && boardWanted.deal === deal) return;
@@ -645,6 +651,7 @@ function attempt(ref, practice = false) {
   store.update((s) => { s.confirm = null; });
   const msg = { type: 'attempt', challenge: m[1], deal: Number(m[2]), name: playName(state) };
   if (practice) msg.practice = true;
+  attemptAsked = practice ? null : ref;
   net.send(msg);
 }
 $('#daily-list').addEventListener('click', (e) => {

@@ -106,13 +106,21 @@ const STATUS = {
 };
 export const statusWord = (s) => STATUS[s] || s || '';
 
+// "rank 17 of 2,344"; on the guests' list of a challenge that ranks accounts only
+// (docs/rules.md, "Accounts-only ranking"), "guest place 3 of 41".
+export function placeText(rank, of, guests = false) {
+  return `${guests ? 'guest place' : 'rank'} ${rank ?? '?'} of ${thousands(of || 0)}`;
+}
+
 // The line a player copies after their attempt:
 // "Klondike Race daily 2026-12-02 Draw 3: 52/52 in 118 moves, 3:12, rank 17 of 2,344 https://…?challenge=ID"
 // game: {foundation, moves, ms, status} (a won game: the moves and time of the 52nd card).
-export function shareLine(title, game, rank, players, link) {
+// A guest where the challenge ranks accounts only (`guests`): their place on the guests'
+// list, "guest place 3 of 41".
+export function shareLine(title, game, rank, players, link, guests = false) {
   const m = /^Daily (.*)$/.exec(title || '');
   const what = m ? `daily ${m[1]}` : title;
-  const place = rank != null ? `, rank ${rank} of ${thousands(players || 1)}` : '';
+  const place = rank != null ? `, ${placeText(rank, players || 1, guests)}` : '';
   const status = game.status !== 'won' && game.status !== 'playing' ? ` (${statusWord(game.status)})` : '';
   return `Klondike Race ${what}: ${game.foundation}/52 in ${game.moves} move${game.moves === 1 ? '' : 's'}, ${clockText(game.ms)}${place}${status} ${link}`;
 }
@@ -141,10 +149,15 @@ export function flagsOf(row) {
   return row.flagged ? ['speed'] : [];
 }
 
+// A flag's tag, "flagged: shared address", and its meaning (the tag's title).
+export function flagTag(flag) {
+  return [`flagged: ${FLAG_WORDS[flag][0]}`, FLAG_WORDS[flag][1]];
+}
+
 function nameCell(row) {
   const name = escapeHtml(row.name || '?');
   const link = row.who ? `<a class="profile-link" href="${escapeHtml(profileHref(row.who))}">${name}</a>` : name;
-  const flags = flagsOf(row).map((f) => ` <span class="tag flag" title="${escapeHtml(FLAG_WORDS[f][1])}">flagged: ${escapeHtml(FLAG_WORDS[f][0])}</span>`);
+  const flags = flagsOf(row).map(flagTag).map(([tag, why]) => ` <span class="tag flag" title="${escapeHtml(why)}">${escapeHtml(tag)}</span>`);
   return `<span class="pname">${link}${row.guest ? ' <span class="tag guest">guest</span>' : ''}${flags.join('')}</span>`;
 }
 
@@ -190,15 +203,19 @@ export function standingsHtml(rows, opts = {}) {
 }
 
 // Where a challenge ranks accounts only: its guests' attempts, listed apart with places
-// of their own (as of the page's opening while the challenge is open).
-function guestsHtml(d, closed, me) {
-  const rows = d.guest_rows || [];
-  return `<section class="guests-list" aria-labelledby="guests-${escapeHtml(d.index)}">`
+// of their own (live while the challenge is open, as the ranked rows are). opts: {me,
+// live (the watched leaderboard of this deal, or null), closed, watch}
+function guestsHtml(d, opts) {
+  const live = opts.closed ? null : opts.live;
+  const rows = live ? live.guest_rows : d.guest_rows || [];
+  const table = opts.closed ? { me: opts.me, replay: true } : { me: opts.me, watch: opts.watch, live: true };
+  let out = `<section class="guests-list" aria-labelledby="guests-${escapeHtml(d.index)}">`
     + `<h4 id="guests-${escapeHtml(d.index)}">Guests, listed apart</h4>`
-    + '<p class="muted small guests-note">This challenge ranks accounts only: guests play and are listed here with places of their own'
-    + `${closed ? '' : ' (as when this page was opened)'}. Claim a name to be ranked.</p>`
-    + (rows.length ? standingsHtml(rows, { me, replay: closed }) : '<p class="muted">No guests.</p>')
-    + '</section>';
+    + `<p class="muted small guests-note">This challenge ranks accounts only: guests play and are listed here with places of their own. Claim a name to be ranked.</p>`
+    + (rows.length ? standingsHtml(rows.slice(0, 100), table) : '<p class="muted">No guests.</p>');
+  const mine = live && live.youGuests && opts.me && !rows.some((r) => r.who === opts.me) ? live.you || [] : [];
+  if (mine.length) out += '<h4>Your guest place</h4>' + standingsHtml(mine, table);
+  return out + '</section>';
 }
 
 function describe(settings) {
@@ -233,9 +250,11 @@ export function challengeHtml(c, ctx) {
   for (const d of c.deals || []) {
     const live = ctx.live && ctx.live.challenge === c.id && ctx.live.deal === d.index ? ctx.live : null;
     const players = live ? live.players : d.players;
+    const guests = live ? live.guests : d.guests;
+    const apart = c.ranks === 'accounts' ? ` ranked \u00b7 ${escapeHtml(thousands(guests || 0))} guest${guests === 1 ? '' : 's'} listed apart` : '';
     out += `<section class="challenge-deal" data-deal="${escapeHtml(d.index)}">`;
     if ((c.deals || []).length > 1) out += `<h3>Deal ${escapeHtml(d.index + 1)}</h3>`;
-    out += `<p class="muted">${escapeHtml(describe(d.settings))} \u00b7 <span class="players-count">${escapeHtml(playersText(players))}</span>`
+    out += `<p class="muted">${escapeHtml(describe(d.settings))} \u00b7 <span class="players-count">${escapeHtml(playersText(players))}</span>${apart}`
       + ` \u00b7 <span class="board-state" data-final="${final ? 'true' : 'false'}">${final ? 'final' : closed ? 'attempts begun before the close may still change it' : 'live'}</span></p>`;
     if (closed && d.reveal) {
       const check = ctx.checks[d.commitment];
@@ -261,12 +280,14 @@ export function challengeHtml(c, ctx) {
       out += `<h4>Live leaderboard${live ? '' : ' (connecting\u2026)'}</h4>`;
       if (!watch) out += '<p class="muted small watch-note">Others\u2019 attempts can be watched once the challenge is final: until then they are still playing this deal.</p>';
       out += standingsHtml(rows.slice(0, 100), { me: ctx.me, watch, live: true });
-      const mine = live && ctx.me && !rows.some((r) => r.who === ctx.me) ? (live.you || []) : [];
+      const mine = live && !live.youGuests && ctx.me && !rows.some((r) => r.who === ctx.me) ? (live.you || []) : [];
       if (mine.length) {
         out += '<h4>Your place</h4>' + standingsHtml(mine, { me: ctx.me, watch, live: true });
       }
     }
-    if (c.ranks === 'accounts') out += guestsHtml(d, closed, ctx.me);
+    if (c.ranks === 'accounts') {
+      out += guestsHtml(d, { me: ctx.me, live, closed, watch: ctx.mayWatch(d.index) });
+    }
     out += '</section>';
   }
   return out;

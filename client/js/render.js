@@ -3,12 +3,12 @@
 
 import { BoardView } from './board.js';
 import {
-  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, minutes, opensText, playersText, shareGame, untilText,
-  shareLine, statusWord, thousands, titleOf,
+  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, flagsOf, flagTag, minutes, opensText, placeText,
+  playersText, shareGame, untilText, shareLine, statusWord, thousands, titleOf,
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
-  attemptOf, challengeById, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLiveRow, names,
+  attemptOf, challengeById, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLivePlace, names,
   roomPhase, seats, serverNow, sharesPlace, shownBoard, solvedHere, standings, viewOf, yourRooms,
 } from './state.js';
 
@@ -120,13 +120,26 @@ export function playerName(player, suffix = '') {
   return span;
 }
 
+// A challenge leaderboard row's flags after its name, in words (as the challenge pages
+// write them: daily.js).
+function withFlags(span, row) {
+  for (const [words, why] of flagsOf(row).map(flagTag)) {
+    const tag = document.createElement('span');
+    tag.className = 'tag flag';
+    tag.title = why;
+    tag.textContent = words;
+    span.append(' ', tag);
+  }
+  return span;
+}
+
 // The player's place in the race, "2/3" ("2=/3" shared), from the leaderboard the
 // standings show (an attempt's: the challenge's live leaderboard); null alone or unknown.
 function placeOf(state) {
   if (state.role !== 'player') return null;
   if (attemptOf(state.room)) {
-    const row = myLiveRow(state);
-    return row && state.live ? `${thousands(row.rank)}/${thousands(state.live.players)}` : null;
+    const place = myLivePlace(state); // (a guest's where accounts are ranked: on the guests' list)
+    return place ? `${thousands(place.row.rank)}/${thousands(place.of)}` : null;
   }
   const rows = standings(state);
   const mine = rows.find((r) => r.player === state.player);
@@ -301,7 +314,7 @@ export class Renderer {
     for (const left of list.querySelectorAll('[data-closes]')) {
       text(left, `closes in ${clockText(Number(left.dataset.closes) - now)}`);
     }
-    const key = JSON.stringify([open, state.confirm]);
+    const key = JSON.stringify([open, state.confirm, state.attemptRefused]);
     if (list.dataset.key === key) return;
     list.dataset.key = key;
     list.innerHTML = open.map((c) => (c.deals || []).map((d) => {
@@ -310,7 +323,11 @@ export class Renderer {
       const you = d.you;
       const limit = escapeHtml(minutes(c.time_limit));
       let what;
-      if (!you) {
+      const refused = state.attemptRefused[ref];
+      if (!you && refused) {
+        // (the address's attempts at the deal are made: it does not open again)
+        what = `<span class="daily-state" data-state="refused">Not played: ${escapeHtml(refused)}</span>`;
+      } else if (!you) {
         what = state.confirm === ref
           ? `<div class="attempt-confirm" role="group" aria-label="Start your attempt at ${label}">`
             + `<p><strong>One ranked attempt.</strong> The ${limit} clock starts as soon as the deal is shown and does not stop, even if you leave. It cannot be restarted.</p>`
@@ -323,9 +340,7 @@ export class Renderer {
           + `<button type="button" class="btn primary" data-continue="${escapeHtml(ref)}" aria-label="Continue ${label}">Continue</button>`;
       } else {
         // a guest where accounts are ranked has a place on the guests' list
-        const place = you.guests
-          ? `guest place ${escapeHtml(you.rank ?? '?')} of ${escapeHtml(thousands(d.guests || 0))}`
-          : `rank ${escapeHtml(you.rank ?? '?')} of ${escapeHtml(thousands(d.players || 0))}`;
+        const place = escapeHtml(placeText(you.rank, you.guests ? d.guests : d.players, you.guests));
         what = `<span class="daily-state" data-state="done">Done: ${place}`
           + ` · ${escapeHtml(you.foundation ?? 0)}/52 · ${escapeHtml(statusWord(you.status))}</span>`
           + `<button type="button" class="btn small" data-practice="${escapeHtml(ref)}" aria-label="Practice ${label}">Practice this deal</button>`;
@@ -551,8 +566,10 @@ export class Renderer {
     const list = root.querySelector('.live-rows');
     list.replaceChildren();
     const top = live ? live.rows.slice(0, 10) : [];
-    const mine = live && !top.some((r) => r.who === me) ? myLiveRow(state) : null;
-    const rows = mine ? [...top, null, mine] : top;
+    // this player's row below the top: a guest's where accounts are ranked is on the
+    // guests' list, its place said so
+    const mine = live && !top.some((r) => r.who === me) ? myLivePlace(state) : null;
+    const rows = mine ? [...top, ...(top.length ? [null] : []), mine.row] : top;
     for (const row of rows) {
       const li = document.createElement('li');
       if (!row) {
@@ -562,12 +579,16 @@ export class Renderer {
       } else {
         li.dataset.who = row.who;
         if (row.who === me) li.className = 'me';
-        li.append(`${row.rank}. `, playerName(row, row.who === me ? ' (you)' : ''),
+        const rank = mine && mine.guests && row === mine.row ? `guest place ${row.rank}: ` : `${row.rank}. `;
+        const name = withFlags(playerName(row), row);
+        if (row.who === me) name.append(' (you)');
+        li.append(rank, name,
           ` \u00b7 ${row.foundation}/52 \u00b7 ${row.reached_moves} move${row.reached_moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${statusWord(row.status)}` : ''}`);
       }
       list.append(li);
     }
-    text(root.querySelector('.live-count'), live ? `${playersText(live.players)}${live.final ? ' \u00b7 final' : ''}` : 'loading the leaderboard\u2026');
+    const apart = live && live.ranks === 'accounts' ? ` ranked \u00b7 ${thousands(live.guests)} guest${live.guests === 1 ? '' : 's'} listed apart` : '';
+    text(root.querySelector('.live-count'), live ? `${playersText(live.players)}${apart}${live.final ? ' \u00b7 final' : ''}` : 'loading the leaderboard\u2026');
   }
 
   // Opponents' progress bars and the live leaderboard. Rows are kept per player, so a
@@ -727,14 +748,16 @@ export class Renderer {
     if (box.hidden) return;
     const live = state.live && state.live.challenge === attempt.id && state.live.deal === attempt.deal
       ? state.live : null;
-    const row = live ? myLiveRow(state) : null;
-    text($('#attempt-rank'), row ? `Rank ${row.rank} of ${thousands(live.players)}${live.final ? ' (final)' : ''}`
+    const place = live ? myLivePlace(state) : null;
+    const row = place && place.row;
+    const words = place ? placeText(row.rank, place.of, place.guests) : '';
+    text($('#attempt-rank'), place ? `${words[0].toUpperCase()}${words.slice(1)}${live.final ? ' (final)' : ''}`
       : 'Rank: waiting for the leaderboard\u2026');
     $('#attempt-rank').dataset.rank = row ? String(row.rank) : '';
     const title = titleOf(attempt.id, challengeById(state, attempt.id));
     const board = state.board && state.board.over ? state.board : null;
     const line = row && board
-      ? shareLine(title, shareGame(board), row.rank, live.players, challengeLink(attempt.id)) : '';
+      ? shareLine(title, shareGame(board), row.rank, place.of, challengeLink(attempt.id), place.guests) : '';
     const input = $('#share-line');
     if (input.value !== line) input.value = line;
     $('#btn-share').disabled = !line;

@@ -44,7 +44,11 @@ export function initialState() {
     canHint: false, // the server's can_hint for this player (spectators: false)
     canFinish: false, // the server's can_finish for this player (spectators: false)
     challenges: null, // the server's last `challenges` list (each deal with `you`)
-    live: null, // the watched challenge leaderboard: {challenge, deal, v, players, final, rows, you}
+    // the watched challenge leaderboard: {challenge, deal, v, ranks, players, final, rows,
+    // guests, guest_rows (the guests' list where accounts are ranked), you (this player's
+    // place and neighbours), youGuests (you is on the guests' list)}
+    live: null,
+    attemptRefused: {}, // "ID/N" -> the server's message refusing an attempt there (rate_limited)
     replay: null, // the #/replay/CODE view: the code (the viewer, replay.js, holds the rest)
     daily: null, // the #/challenges/ID or #/archive/DAY view: {kind, id|day, status, data, error}
     confirm: null, // the challenge whose "one ranked attempt" notice is open: "ID/N"
@@ -287,27 +291,29 @@ export function receive(state, msg) {
     case 'leaderboard': {
       const same = state.live && state.live.challenge === msg.challenge && state.live.deal === msg.deal;
       state.live = {
-        challenge: msg.challenge, deal: msg.deal, v: msg.v, players: msg.players,
-        final: msg.final === true, rows: msg.rows || [], you: same ? state.live.you : null,
+        challenge: msg.challenge, deal: msg.deal, v: msg.v, ranks: msg.ranks || 'everyone',
+        players: msg.players, final: msg.final === true, rows: msg.rows || [],
+        guests: msg.guests || 0, guest_rows: msg.guest_rows || [],
+        you: same ? state.live.you : null, youGuests: same ? state.live.youGuests : false,
       };
       return 'leaderboard';
     }
     case 'leaderboard_changes': {
-      // the rows that changed or left since the version this connection holds (`base`)
+      // the rows that changed or left since the version this connection holds (`base`),
+      // on the ranked rows and on the guests' list
       const live = state.live;
       if (!live || live.challenge !== msg.challenge || live.deal !== msg.deal) return null;
       if (live.v !== msg.base) return 'leaderboard_stale';
-      const byWho = new Map(live.rows.map((r) => [r.who, r]));
-      for (const who of msg.gone || []) byWho.delete(who);
-      for (const row of msg.changed || []) byWho.set(row.who, row);
       state.live = {
-        ...live, v: msg.v, players: msg.players, final: msg.final === true, rows: ranked([...byWho.values()]),
+        ...live, v: msg.v, players: msg.players, final: msg.final === true,
+        rows: changedRows(live.rows, msg.changed, msg.gone),
+        guests: msg.guests || 0, guest_rows: changedRows(live.guest_rows, msg.guest_changed, msg.guest_gone),
       };
       return 'leaderboard';
     }
     case 'leaderboard_you': {
       if (state.live && state.live.challenge === msg.challenge && state.live.deal === msg.deal) {
-        state.live = { ...state.live, you: msg.rows || [] };
+        state.live = { ...state.live, you: msg.rows || [], youGuests: msg.guests === true };
       }
       return null;
     }
@@ -325,6 +331,15 @@ export function receive(state, msg) {
 // the client then shows the place as "2=", everywhere it shows it.
 export function sharesPlace(rows, row) {
   return rows.some((r) => r !== row && r.rank === row.rank);
+}
+
+// Leaderboard rows held, with the rows that `changed` (new, or replacing the row of the
+// same `who`) and without those `gone`, ranked again.
+function changedRows(rows, changed, gone) {
+  const byWho = new Map((rows || []).map((r) => [r.who, r]));
+  for (const who of gone || []) byWho.delete(who);
+  for (const row of changed || []) byWho.set(row.who, row);
+  return ranked([...byWho.values()]);
 }
 
 // Leaderboard rows in order (by `key`, then `who`) with their `rank`: 1 + the rows with
@@ -429,12 +444,19 @@ export function myKey(state) {
   return p ? p.id : null;
 }
 
-// This player's row on the watched leaderboard (the top rows, else `leaderboard_you`).
-export function myLiveRow(state) {
+// This player's place on the watched leaderboard (the top rows, else `leaderboard_you`):
+// {row, guests (on the guests' list of a challenge that ranks accounts only), of (how
+// many are on that list)}, or null.
+export function myLivePlace(state) {
   const live = state.live;
   const me = myKey(state);
   if (!live || !me) return null;
-  return live.rows.find((r) => r.who === me) || (live.you || []).find((r) => r.who === me) || null;
+  const lists = [[live.rows, false], [live.guest_rows || [], true], [live.you || [], Boolean(live.youGuests)]];
+  for (const [rows, guests] of lists) {
+    const row = rows.find((r) => r.who === me);
+    if (row) return { row, guests, of: guests ? live.guests : live.players };
+  }
+  return null;
 }
 
 // Whether this player may watch others' attempts at a deal: once the challenge is final

@@ -162,6 +162,52 @@ async def test_the_overall_ranking_is_served(redis_url, clocked, tmp_path: Path)
         await node.stop()
 
 
+async def test_the_overall_ranking_of_a_challenge_that_ranks_accounts(
+    redis_url, clocked, tmp_path: Path
+) -> None:
+    """Accounts only: the overall ranking and its places are the accounts' (a guest's
+    attempts count on neither), and a guest has no overall place."""
+    now = clock.now_ms()
+    iso = lambda ms: datetime.fromtimestamp(ms / 1000, UTC).isoformat()  # noqa: E731
+    schedule = [
+        {
+            "id": "weekly-accounts",
+            "opens": iso(now - 3_600_000),
+            "closes": iso(now + 3_600_000),
+            "deals": [{"draw": 1}, {"draw": 1}],
+            "ranking": "places",
+        }
+    ]
+    path = tmp_path / "challenges.json"
+    path.write_text(json.dumps(schedule))
+    config = daily_config(redis_url, challenges_file=str(path), challenge_ranking="accounts")
+    async with running(config) as node:
+        ann, gus = await guest(node.port), await guest(node.port)
+        name = "Ann" + secrets.token_hex(3)
+        await ann.request("register", "identity", name=name, password="correct horse")
+        for c, deal in ((gus, 0), (gus, 1), (ann, 1)):
+            got = await c.request(
+                "attempt", "welcome", challenge="weekly-accounts", deal=deal, name="x"
+            )
+            assert got["type"] == "welcome", got
+        # deal 0: no account played it (0 players + 1 = 1); deal 1: Ann alone, 1
+        status, body = await get(node.port, "/api/challenges/weekly-accounts")
+        assert status == 200 and body["ranks"] == "accounts" and body["overall_players"] == 1
+        assert [(r["name"], r["rank"], r["total"], r["places"]) for r in body["overall"]] == [
+            (name, 1, 2, [None, 1])
+        ]
+        assert [(d["players"], d["guests"]) for d in body["deals"]] == [(0, 1), (1, 1)]
+        for c, you in ((ann, {"rank": 1, "total": 2, "deals": 1, "players": 1}), (gus, None)):
+            listed = await c.request("challenges", "challenges")
+            weekly = next(x for x in listed["challenges"] if x["id"] == "weekly-accounts")
+            assert weekly["you"] == you
+        listed = await gus.request("challenges", "challenges")
+        weekly = next(x for x in listed["challenges"] if x["id"] == "weekly-accounts")
+        assert [d["you"]["guests"] for d in weekly["deals"]] == [True, True]
+        for c in (ann, gus):
+            await c.close()
+
+
 # ---- fair play: the flag and the operator's removal ----------------------------------------
 async def cli(*args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
@@ -376,10 +422,14 @@ async def test_attempts_from_one_address_are_limited_and_flagged(limited, redis_
     first, *others = [await guest_at(limited.port, "203.0.113.7") for _ in range(4)]
     answers = [
         await g.request("attempt", "welcome", challenge=cid, name=f"G{i}")
-        for i, g in enumerate([first, *others])
+        for i, g in enumerate([first, *others[:2]])
     ]
-    assert [a["type"] for a in answers] == ["welcome", "welcome", "welcome", "error"]
-    refused = answers[3]
+    assert [a["type"] for a in answers[:3]] == ["welcome"] * 3
+    rds = redis.Redis.from_url(redis_url)
+    rooms, counts = set(rds.scan_iter("room:*")), rds.hgetall(f"ch:{cid}:0:addr")
+    refused = await others[2].request("attempt", "welcome", challenge=cid, name="G3")
+    answers.append(refused)
+    assert refused["type"] == "error"
     assert refused["reason"] == "rate_limited" and refused["retry_after"] is None
     assert "3 attempts at this deal came from your address" in refused["message"]
     assert refused["about"] == "attempt"
@@ -389,8 +439,9 @@ async def test_attempts_from_one_address_are_limited_and_flagged(limited, redis_
     assert body["deals"][0]["players"] == 3
     assert [rows[n]["flags"] for n in ("G0", "G1", "G2")] == [[], ["address"], ["address"]]
     assert [rows[n]["flagged"] for n in ("G0", "G1", "G2")] == [False, True, True]
-    rds = redis.Redis.from_url(redis_url)
     assert rds.hlen(f"ch:{cid}:0:att") == 3
+    assert set(rds.scan_iter("room:*")) == rooms  # no room made
+    assert rds.hgetall(f"ch:{cid}:0:addr") == counts  # nothing counted
     assert b"203.0.113.7" not in b"".join(rds.hkeys(f"ch:{cid}:0:addr"))  # kept hashed
     # the flag stays through the attempt's moves and its end
     assert (await others[0].move("draw", seq=1))["type"] == "ack"
@@ -429,6 +480,39 @@ async def test_attempts_sent_together_from_one_address_keep_to_the_limit(limited
     assert sorted(len(r["flags"]) for r in body["deals"][0]["rows"]) == [0, 1, 1]
     for p in players:
         await p.close()
+
+
+async def test_a_players_devices_asking_together_count_once_at_an_address(limited) -> None:
+    """Two devices of one player ask for their attempt at once, from an address with one
+    attempt left: the player counts once there, both devices get the one attempt, and it
+    is flagged as the address's third (not refused, not counted as a fourth)."""
+    cid = day_id()
+    for i in range(2):
+        other = await guest_at(limited.port, "192.0.2.80")
+        assert (await other.request("attempt", "welcome", challenge=cid, name=f"O{i}"))[
+            "type"
+        ] == "welcome"
+        await other.close()
+    device = secrets.token_urlsafe(24)
+    devices = []
+    for _ in range(2):
+        c = await Client.open(limited.port, additional_headers={"X-Forwarded-For": "192.0.2.80"})
+        await c.request("hello", "identity", device=device)
+        devices.append(c)
+    answers = await asyncio.gather(
+        *(c.request("attempt", "welcome", challenge=cid, name="Pat") for c in devices)
+    )
+    assert [a["type"] for a in answers] == ["welcome", "welcome"], answers
+    assert answers[0]["room"]["code"] == answers[1]["room"]["code"]
+    _, body = await get(limited.port, f"/api/challenges/{cid}")
+    rows = {r["name"]: r for r in body["deals"][0]["rows"]}
+    assert rows["Pat"]["flags"] == ["address"] and body["deals"][0]["players"] == 3
+    late = await guest_at(limited.port, "192.0.2.80")  # the address's three are made
+    refused = await late.request("attempt", "welcome", challenge=cid, name="Late")
+    assert refused["reason"] == "rate_limited", refused
+    assert "3 attempts at this deal" in refused["message"]
+    for c in (*devices, late):
+        await c.close()
 
 
 # ---- accounts-only ranking ------------------------------------------------------------
@@ -480,6 +564,55 @@ async def test_a_challenge_that_ranks_accounts_lists_guests_apart(redis_url, clo
         assert body["deals"][0]["guest_rows"] == [] and body["deals"][0]["guests"] == 0
         assert [r["who"] for r in await node.store.challenges.removed(cid, 0)] == [who]
         for c in (gus, ann):
+            await c.close()
+
+
+async def test_the_live_leaderboard_of_a_challenge_that_ranks_accounts(redis_url, clocked) -> None:
+    """The live frames carry the guests' list beside the ranked rows (a full board, then
+    the changes of each), and a guest outside the guests' top gets their place there."""
+    async with running(daily_config(redis_url, challenge_ranking="accounts")) as node:
+        cid = day_id()
+        ann = await guest(node.port)
+        name = "Ann" + secrets.token_hex(3)
+        await ann.request("register", "identity", name=name, password="correct horse")
+        gus, gil = await guest(node.port), await guest(node.port)
+        for c, who in ((ann, "x"), (gus, "Gus"), (gil, "Gil")):
+            got = await c.request("attempt", "welcome", challenge=cid, name=who)
+            assert got["type"] == "welcome", got
+        board = await gus.request("watch_board", "leaderboard", challenge=cid)
+        assert board["ranks"] == "accounts"
+        assert [r["name"] for r in board["rows"]] == [name] and board["players"] == 1
+        assert sorted(r["name"] for r in board["guest_rows"]) == ["Gil", "Gus"]
+        assert board["guests"] == 2 and {r["rank"] for r in board["guest_rows"]} == {1}
+        assert [r["flags"] for r in board["guest_rows"]] == [["address"]] * 2
+        # a guest's attempt ends: a change on the guests' list alone, the version up
+        await gil.send("resign", seq=1)
+        await ended(gil)
+        changes = await gus.expect("leaderboard_changes")
+        assert changes["base"] == board["v"] and changes["v"] > board["v"]
+        assert changes["changed"] == [] and changes["gone"] == []
+        assert [(r["name"], r["status"]) for r in changes["guest_changed"]] == [("Gil", "resigned")]
+        assert changes["guest_gone"] == [] and changes["guests"] == 2
+        # 100 guests ahead of Gus (rows as the move script writes them): his own place
+        # on the guests' list comes apart from the top
+        row = {"name": "x", "guest": True, "code": "AAAAAA", "foundation": 9, "moves": 9,
+               "reached_moves": 9, "reached_ms": 9, "status": "playing", "score": None,
+               "last_ms": 9, "flagged": False, "flags": []}  # fmt: skip
+        rds = redis.Redis.from_url(redis_url)
+        for i in range(100):
+            rds.zadd(f"ch:{cid}:0:guests:board", {f"g-{i:032x}": i})
+            rds.hset(f"ch:{cid}:0:guests:rows", f"g-{i:032x}", orjson.dumps(row))
+        rds.incr(f"ch:{cid}:0:guests:ver")
+        top = await gus.request("watch_board", "leaderboard", challenge=cid)
+        assert len(top["guest_rows"]) == 100 and top["guests"] == 102
+        assert top["v"] > changes["v"]
+        you = await gus.expect("leaderboard_you")
+        assert you["guests"] is True
+        assert [(r["rank"], r["name"]) for r in you["rows"]][-1] == (101, "Gus")
+        mine = await ann.request("watch_board", "leaderboard", challenge=cid)
+        assert mine["rows"][0]["name"] == name  # on the ranked rows' top: no place apart
+        assert [m for m in await ann.drain(0.3) if m["type"] == "leaderboard_you"] == []
+        for c in (ann, gus, gil):
             await c.close()
 
 

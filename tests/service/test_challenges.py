@@ -287,6 +287,11 @@ async def test_the_live_leaderboard_and_who_may_watch(daily) -> None:
     assert board["players"] == 2 and board["final"] is False
     names = [r["name"] for r in board["rows"]]
     assert sorted(names) == ["Ann", "Bob"]
+    # everyone ranked: no guests' list
+    assert board["ranks"] == "everyone" and board["guests"] == 0 and board["guest_rows"] == []
+    # Bob's attempt came from Ann's address (every test client is 127.0.0.1): flagged
+    flags = {r["name"]: (r["flagged"], r["flags"]) for r in board["rows"]}
+    assert flags == {"Ann": (False, []), "Bob": (True, ["address"])}
     for row in board["rows"]:  # a row is a summary: never a card
         assert set(row) == {
             "rank",

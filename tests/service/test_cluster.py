@@ -2,8 +2,9 @@
 three primaries of Debian's redis-server 7 and a replica of one): two nodes sharing it,
 races whose rooms land on every shard, events crossing the nodes by sharded pub/sub,
 ratings applied in per-slot steps, a quick match across the nodes, daily challenge
-attempts, and a primary's failover in the middle of races that lose no acknowledged move
-and play on."""
+attempts (flagged and counted per address, a guests' list where accounts are ranked, in
+the challenge's slot), and a primary's failover in the middle of races that lose no
+acknowledged move and play on."""
 
 from __future__ import annotations
 
@@ -203,8 +204,52 @@ async def test_a_quick_match_across_nodes_and_daily_attempts(cluster, nodes) -> 
         rows = [orjson.loads(r) for r in rds.hvals(board + ":rows")]
         assert len(rows) == 2 and rds.hlen(board + ":att") == 2
         assert sorted(r["status"] for r in rows) == ["playing", "resigned"], rows
+        # both from 127.0.0.1: the second flagged, counted in the challenge's slot
+        assert sorted(r["flags"] for r in rows) == [[], ["address"]], rows
+        assert rds.hlen(board + ":addr") == 3 and rds.pttl(board + ":addr") > 0
     for c in (a, b):
         await c.close()
+
+
+async def test_a_challenge_that_ranks_accounts_on_the_cluster(cluster) -> None:
+    """Accounts ranked: a guest's attempt on the guests' list of the challenge's slot,
+    through its moves and its end, and the live frames reading both lists there."""
+    configure(json=False, level="warning")
+    with cluster.client() as c:
+        c.flushall()
+    config = make_config(
+        "",
+        redis_cluster=cluster.seeds,
+        daily_draws="1",
+        challenge_secret=SECRET,
+        solver_challenge_s=3.0,
+        solver_challenge_tries=5,
+        board_interval_ms=50,
+        challenge_ranking="accounts",
+    )
+    node = Node(config, "")
+    port = await node.start()
+    try:
+        cid = ch.daily_id(ch.day_of(clock.now_ms()), 1)
+        gus, _ = await hello(port)
+        got = await gus.request("attempt", "welcome", challenge=cid, name="Gus", timeout=60)
+        assert got["type"] == "welcome", got
+        assert (await gus.move("draw", seq=1))["type"] == "ack"
+        board = await gus.request("watch_board", "leaderboard", challenge=cid)
+        assert board["ranks"] == "accounts" and board["rows"] == [] and board["guests"] == 1
+        assert (await gus.request("resign", "ack", seq=2))["type"] == "ack"
+        changes = await gus.expect("leaderboard_changes")
+        assert changes["base"] == board["v"] and changes["changed"] == []
+        assert [(r["name"], r["status"]) for r in changes["guest_changed"]] == [("Gus", "resigned")]
+        with cluster.client() as rds:
+            base = f"ch:{{{cid}}}:0"
+            assert rds.get(f"ch:{{{cid}}}:ranking") == b"accounts"
+            assert rds.zcard(base + ":board") == 0 and rds.zcard(base + ":guests:board") == 1
+            (row,) = [orjson.loads(r) for r in rds.hvals(base + ":guests:rows")]
+            assert row["status"] == "resigned" and row["name"] == "Gus"
+        await gus.close()
+    finally:
+        await node.stop()
 
 
 async def test_a_primary_failover_mid_race_loses_no_acknowledged_move(cluster, nodes) -> None:

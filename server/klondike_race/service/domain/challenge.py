@@ -21,6 +21,7 @@ from typing import Any
 
 from ...engine import Settings
 from .errors import NotYet, ServiceError
+from .players import ACCOUNT
 
 UPCOMING, OPEN, CLOSED = "upcoming", "open", "closed"
 RANKINGS = ("single", "places", "foundation")  # one deal; sum of places; sum of cards
@@ -204,6 +205,13 @@ def flagged(progress: dict[str, Any]) -> bool:
 # Who a challenge's leaderboards rank (KR_CHALLENGE_RANKING): everyone, or accounts only,
 # the guests' attempts listed apart with places of their own.
 EVERYONE, ACCOUNTS = "everyone", "accounts"
+
+
+def apart(ranks: str, who: str) -> bool:
+    """Whether player ``who``'s attempts are listed apart, on the guests' list: a guest's,
+    where a challenge ranks accounts only."""
+    return ranks == ACCOUNTS and not who.startswith(ACCOUNT)
+
 
 # Why a row is flagged, in this order: ``address``, made from a client address that had
 # made an attempt at the deal before (decided when the attempt is made); ``speed``, won

@@ -63,7 +63,7 @@ class Challenges:
         self.fanout = fanout
         self.draws = tuple(int(d) for d in config.daily_draws.split(",") if d.strip())
         self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
-        self.leaderboards = Leaderboards(config, store, fanout, self.find)
+        self.leaderboards = Leaderboards(config, store, fanout, self.find, self.ranks)
         self._secret: bytes | None = None
         self._ranks: dict[str, str] = {}  # challenge -> who it ranks, once fixed
         # challenge -> (monotonic time, board versions, overall rows) of the last reading
@@ -208,7 +208,7 @@ class Challenges:
             if ranks == ch.ACCOUNTS:
                 d["guests"] = (await self.store.challenges.top(c.id, index, 0, True))[1]
             if who:
-                d["you"] = await self._your(c, index, who, apart(ranks, who))
+                d["you"] = await self._your(c, index, who, ch.apart(ranks, who))
         if c.ranking != "single" and conn is not None:
             out["you"] = None
             if who and phase != ch.UPCOMING:
@@ -351,10 +351,10 @@ class Challenges:
     ) -> str:
         deal = await self.deal(c, index)
         assert deal is not None
-        address = await self._address(conn)
+        address, mark = await self._address(conn, who)
         limit = self.config.attempts_per_address
         count = await self.store.challenges.count_address(
-            c.id, index, address, limit, c.closes + ch.DAY_MS
+            c.id, index, address, mark, limit, c.closes + ch.DAY_MS
         )
         if count < 0:  # (a second identity costs nothing: docs/rules.md, "Fair play")
             raise RateLimited(
@@ -367,7 +367,7 @@ class Challenges:
         )
         name = seat_name(conn, typed)
         flags = (ch.ADDRESS,) if count > 1 else ()
-        apart = guest and await self.ranks(c) == ch.ACCOUNTS  # listed apart, unranked
+        apart = ch.apart(await self.ranks(c), who)  # on the guests' list, unranked
         room, pid, _ = await self.rooms.create_seated(
             name,
             options,
@@ -388,7 +388,7 @@ class Challenges:
             c.id, index, who, room.code, row, key, apart
         )
         if code != room.code:  # another device of theirs came first: theirs is the one
-            await self.store.challenges.uncount_address(c.id, index, address)
+            # (the player stays counted once at this address, as they asked from it)
             await self.rooms.finish(room.code, "abandoned")
         else:
             log.info(
@@ -396,10 +396,13 @@ class Challenges:
             )
         return code
 
-    async def _address(self, conn: Conn) -> str:
-        """The connection's client address as the store keeps it: a keyed hash."""
+    async def _address(self, conn: Conn, who: str) -> tuple[str, str]:
+        """The connection's client address as the store keeps it, a keyed hash, and
+        player ``who``'s mark at it (a keyed hash of both: the store holds neither)."""
         secret = await self.secret()
-        return hmac.new(secret, b"address:" + conn.address.encode(), "sha256").hexdigest()[:24]
+        address = f"address:{conn.address}"
+        mark = f"{address}/player:{who}"
+        return _keyed(secret, address), _keyed(secret, mark)
 
     async def _practice(self, conn: Conn, c: Challenge, index: int, now: int, typed: str) -> None:
         if c.phase(now) == ch.UPCOMING:
@@ -449,9 +452,9 @@ class Challenges:
             raise sealed
 
 
-def apart(ranks: str, who: str) -> bool:
-    """Whether player ``who``'s attempts are listed apart (a guest, accounts ranked)."""
-    return ranks == ch.ACCOUNTS and not who.startswith(ACCOUNT)
+def _keyed(secret: bytes, text: str) -> str:
+    """A keyed hash of ``text`` (HMAC-SHA256 with the challenge secret, 96 bits)."""
+    return hmac.new(secret, text.encode(), "sha256").hexdigest()[:24]
 
 
 def _bad(message: str) -> dict[str, Any]:

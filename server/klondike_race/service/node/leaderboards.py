@@ -1,19 +1,21 @@
 """The live leaderboards of challenge deals on a node: each watched board read once per
 push and sent to all its watchers on this node (docs/protocol.md, "Leaderboards"): the
 top rows in full once, then only the rows that changed or left; each watching player's
-own place and neighbours at most every ``YOU_EVERY_MS``."""
+own place and neighbours at most every ``YOU_EVERY_MS``. Where a challenge ranks
+accounts only, each frame carries the guests' list beside the ranked rows, and a guest's
+own place is on it."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple
 
 import structlog
 
 from ..clock import now_ms
 from ..config import Config
-from ..domain.challenge import Challenge
+from ..domain.challenge import ACCOUNTS, Challenge, apart
 from ..fanout import Fanout
 from ..store import Store
 from ..wire import WatchBoard, encode
@@ -21,25 +23,40 @@ from .conn import Conn
 
 log = structlog.get_logger("klondike_race.leaderboards")
 
-TOP = 100  # rows of a pushed leaderboard
+TOP = 100  # rows of a pushed leaderboard, and of its guests' list
 REACH = 3  # rows above and below a watching player's own
 YOU_EVERY_MS = 2000  # a watching player's own rank, at most this often
 MANY = 8  # players due their rank at once, as a share (1/MANY) of the board: read it whole
+LISTS = (False, True)  # a deal's ranked rows, then its guests' list (the guests' flag)
+
+
+class Shown(NamedTuple):
+    """What the last push gave every watcher of a deal's leaderboard."""
+
+    v: int
+    ranks: str
+    lists: tuple[dict[str, Any], dict[str, Any]]  # each list's top rows by who, unranked
+    counts: tuple[int, int]  # the players on each list
+    final: bool
 
 
 class Leaderboards:
     def __init__(
-        self, config: Config, store: Store, fanout: Fanout, find: Callable[[str], Challenge]
+        self,
+        config: Config,
+        store: Store,
+        fanout: Fanout,
+        find: Callable[[str], Challenge],
+        ranks: Callable[[Challenge], Awaitable[str]],
     ) -> None:
         self.config = config
         self.store = store
         self.fanout = fanout
         self.find = find
+        self.ranks = ranks
         self.watchers: dict[tuple[str, int], set[Conn]] = {}
         self._seen: dict[tuple[str, int], tuple[int, bool]] = {}  # (version, final) pushed
-        # the top rows last pushed to every watcher: (v, {who: row without rank}, players,
-        # final)
-        self._shown: dict[tuple[str, int], tuple[int, dict[str, Any], int, bool]] = {}
+        self._shown: dict[tuple[str, int], Shown] = {}
 
     async def watch(self, conn: Conn, m: WatchBoard) -> None:
         c = self.find(m.challenge)
@@ -76,42 +93,62 @@ class Leaderboards:
                     log.exception("leaderboard push failed", challenge=key[0], deal=key[1])
 
     async def _push(self, key: tuple[str, int], conns: list[Conn], force: bool = False) -> None:
-        """The top rows: in full to a connection that holds none (or not the last pushed),
-        else as the rows that changed or left since the last push (one frame each, for
-        all)."""
+        """The top rows (and the guests' list's, where accounts are ranked): in full to a
+        connection that holds none (or not the last pushed), else as the rows that changed
+        or left since the last push (one frame each, for all)."""
         challenge_id, index = key
         c = self.find(challenge_id)
         now = now_ms()
         final = now >= c.final_at()  # becoming final changes the board with no move
-        version = await self.store.challenges.version(challenge_id, index)
+        ranks = await self.ranks(c)
+        guests = ranks == ACCOUNTS
+        version = await self.store.challenges.version(challenge_id, index, guests)
         if not conns or (not force and self._seen.get(key) == (version, final)):
             return
         if not force:
             self._seen[key] = (version, final)
-        v, players, rows = await self.store.challenges.top(challenge_id, index, TOP)
-        top = ranked_rows(rows, live=True)
-        standing = {r["who"]: _unranked(r) for r in top}
+        top = self.store.challenges.top
+        none: tuple[int, int, list[Any]] = (0, 0, [])  # (version, players, rows)
+        read = [
+            await top(challenge_id, index, TOP),
+            await top(challenge_id, index, TOP, True) if guests else none,
+        ]
+        v = read[0][0] + read[1][0]  # as ``version``: the sum of the two lists'
+        counts = (read[0][1], read[1][1])
+        tops = [ranked_rows(rows, live=True) for _, _, rows in read]
+        standing = (
+            {r["who"]: _unranked(r) for r in tops[0]},
+            {r["who"]: _unranked(r) for r in tops[1]},
+        )
         last = self._shown.get(key)
-        base = last[0] if last is not None else -1
+        if last is not None and last.ranks != ranks:  # fixed as the challenge opened
+            last = None
+        base = last.v if last is not None else -1
         held = [x for x in conns if last is not None and x.board_v == base]
         fresh = [x for x in conns if last is None or x.board_v != base]
-        changed: list[dict[str, Any]] = []
-        gone: list[str] = []
+        changed: list[list[dict[str, Any]]] = [[], []]
+        gone: list[list[str]] = [[], []]
         same = False
         if last is not None:
-            before = last[1]
-            changed = [r for r in top if before.get(r["who"]) != standing[r["who"]]]
-            gone = [w for w in before if w not in standing]
-            same = not changed and not gone and (players, final) == last[2:]
+            for i in (0, 1):
+                before, after = last.lists[i], standing[i]
+                changed[i] = [r for r in tops[i] if before.get(r["who"]) != after[r["who"]]]
+                gone[i] = [w for w in before if w not in after]
+            same = (
+                not any(changed) and not any(gone) and (counts, final) == (last.counts, last.final)
+            )
         if fresh:
             frame = encode(
                 "leaderboard",
                 challenge=challenge_id,
                 deal=index,
                 v=v,
-                players=players,
+                ranks=ranks,
+                players=counts[0],
                 final=final,
-                rows=top,
+                rows=tops[0],
+                guests=counts[1],
+                guest_rows=tops[1],
             )
             self.fanout.push([x.ws for x in fresh], frame)
             for x in fresh:
@@ -123,31 +160,55 @@ class Leaderboards:
                 deal=index,
                 v=v,
                 base=base,
-                players=players,
+                players=counts[0],
                 final=final,
-                changed=changed,
-                gone=gone,
+                changed=changed[0],
+                gone=gone[0],
+                guests=counts[1],
+                guest_changed=changed[1],
+                guest_gone=gone[1],
             )
             self.fanout.push([x.ws for x in held], frame)
             for x in held:
                 x.board_v = v
         if last is None or (not force and not same):
-            self._shown[key] = (v, standing, players, final)
-        shown = {w for w, _, _ in rows}
-        due: dict[str, list[Conn]] = {}  # watching players outside the top, due an update
+            self._shown[key] = Shown(v, ranks, standing, counts, final)
+        shown = [{w for w, _, _ in rows} for _, _, rows in read]
+        await self._places(c, index, conns, ranks, shown, counts, now, force)
+
+    async def _places(
+        self,
+        c: Challenge,
+        index: int,
+        conns: list[Conn],
+        ranks: str,
+        shown: list[set[str]],
+        counts: tuple[int, int],
+        now: int,
+        force: bool,
+    ) -> None:
+        """Each watching player outside the ``shown`` top rows of their list (a guest's
+        listed apart: the guests' list) due their own place: ``leaderboard_you``."""
+        due: dict[str, list[Conn]] = {}
         for conn in conns:
             who = conn.identity.key if conn.identity else ""
-            if who and who not in shown and (force or now - conn.board_you >= YOU_EVERY_MS):
+            outside = who and who not in shown[apart(ranks, who)]
+            if outside and (force or now - conn.board_you >= YOU_EVERY_MS):
                 conn.board_you = now
                 due.setdefault(who, []).append(conn)
-        if due:
+        for guests in LISTS:
+            whos = [w for w in due if apart(ranks, w) == guests]
+            if not whos:
+                continue
             read = self.store.challenges.around
-            if len(due) * MANY >= players:
+            if len(whos) * MANY >= counts[guests]:
                 read = self.store.challenges.around_many
-            places = await read(c.id, index, list(due), REACH)
+            places = await read(c.id, index, whos, REACH, guests)
             for who, (at, first, near) in places.items():
-                near_rows = ranked_rows(near, first, at - min(at, REACH) + 1, live=True)
-                message = encode("leaderboard_you", challenge=c.id, deal=index, rows=near_rows)
+                rows = ranked_rows(near, first, at - min(at, REACH) + 1, live=True)
+                message = encode(
+                    "leaderboard_you", challenge=c.id, deal=index, guests=guests, rows=rows
+                )
                 self.fanout.push([x.ws for x in due[who]], message)
 
 

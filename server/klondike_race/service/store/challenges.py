@@ -85,19 +85,16 @@ class Challenges(Part):
         return raw.decode() if raw else None
 
     async def count_address(
-        self, challenge: str, index: int, address: str, limit: int, until: int
+        self, challenge: str, index: int, address: str, mark: str, limit: int, until: int
     ) -> int:
-        """One more attempt at a deal from a client ``address`` (a keyed hash, never the
-        address itself): how many it has made with this one, or minus how many it had
-        made when that was ``limit`` already (nothing counted). Kept until ``until``."""
+        """Player ``mark``'s attempt at a deal from a client ``address`` (keyed hashes,
+        never the address or the player): how many the address has made with it (the
+        player counted once: their devices asking together count one), or minus how many
+        it had made when that was ``limit`` already (nothing counted). Kept until
+        ``until``."""
         key = f"{self.board(challenge, index)}:addr"
-        args = [address, limit, until]
+        args = [address, mark, limit, until]
         return int(await self._timed(self._count_address(keys=[key], args=args)))
-
-    async def uncount_address(self, challenge: str, index: int, address: str) -> None:
-        """An attempt counted by ``count_address`` that was not made after all."""
-        key = f"{self.board(challenge, index)}:addr"
-        await self._timed(self.redis.hincrby(key, address, -1))
 
     async def claim_attempt(
         self,
@@ -145,9 +142,13 @@ class Challenges(Part):
         await self._timed(self._set_row(keys=self._board_keys(base), args=args))
 
     # ---- leaderboards -------------------------------------------------------------------
-    async def version(self, challenge: str, index: int, guests: bool = False) -> int:
-        raw: Any = await self._timed(self.redis.get(f"{self.board(challenge, index, guests)}:ver"))
-        return int(raw or 0)
+    async def version(self, challenge: str, index: int, apart: bool = False) -> int:
+        """The version of a deal's leaderboard: its board's, plus its guests' list's with
+        ``apart`` (each only goes up, so their sum does, and names one state of both)."""
+        lists = (False, True) if apart else (False,)
+        keys = [f"{self.board(challenge, index, guests)}:ver" for guests in lists]
+        raw: Any = await self._timed(self.redis.mget(keys))
+        return sum(int(v or 0) for v in raw)
 
     async def versions(self, challenge: str, deals: int) -> tuple[int, ...]:
         """The versions of a challenge's ``deals`` boards, in one round trip."""

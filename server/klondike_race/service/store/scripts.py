@@ -291,14 +291,19 @@ redis.call('INCR', KEYS[3])
 return 1
 """
 
-# KEYS: a challenge deal's attempts by client address (hash: keyed hash -> count). ARGV:
-# the address's keyed hash, the limit, when the count expires (epoch ms). One more attempt
-# from the address: the count with it, or minus the count when it is at the limit
-# (nothing counted).
+# KEYS: a challenge deal's attempts by client address (hash: an address's keyed hash ->
+# its count; a player's mark there, a keyed hash of address and player -> the count their
+# attempt made). ARGV: the address's keyed hash, the player's mark, the limit, when the
+# hash expires (epoch ms). The player's attempt from the address: the count with it
+# (counted once, however many of their devices ask), or minus the count when it is at the
+# limit (nothing counted).
 COUNT_ADDRESS = """
+local mine = redis.call('HGET', KEYS[1], ARGV[2])
+if mine then return tonumber(mine) end
 local n = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if n >= tonumber(ARGV[2]) then return -n end
+if n >= tonumber(ARGV[3]) then return -n end
 n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[2], n)
+redis.call('PEXPIREAT', KEYS[1], ARGV[4])
 return n
 """
