@@ -617,6 +617,35 @@ async def test_signing_out_in_a_race_leaves_the_seat_to_the_account(node) -> Non
         await c.close()
 
 
+@pytest.mark.parametrize("switch", ["hello as another device", "register another name"])
+async def test_a_connection_that_stops_being_the_account_gives_up_its_seat(
+    node, switch: str
+) -> None:
+    """Found by an outside audit: a connection that took the account's seat and then
+    became another identity (a `hello` as another device, a `register`) still moved the
+    seat, after a sign-out everywhere too. Becoming someone else is leaving the account:
+    `left`, its moves act for the seat no more, and the account plays on elsewhere."""
+    ivy, _ = await register(node.port, "Ivy" + secrets.token_hex(2), device())
+    rival = await Client.open(node.port)
+    code = (await rival.request("create", "welcome", name="Rex"))["room"]["code"]
+    await ivy.request("join", "welcome", code=code, name="Ivy")
+    for c in (rival, ivy):
+        await c.send("ready")
+    await ivy.expect("start")
+    assert (await ivy.move("draw", seq=1))["type"] == "ack"
+    if switch == "hello as another device":
+        await ivy.request("hello", "identity", device=device())
+    else:
+        name = "Other" + secrets.token_hex(2)
+        await ivy.request("register", "identity", name=name, password=PASSWORD)
+    assert (await ivy.expect("left"))["code"] == code
+    await ivy.send("move", seq=2, action="draw")
+    refused = await ivy.expect("error", "ack")
+    assert (refused["type"], refused.get("reason")) == ("error", "not_in_room"), refused
+    for c in (ivy, rival):
+        await c.close()
+
+
 async def test_a_player_watches_their_finished_race_from_their_seat(node) -> None:
     """``already_player`` is for a race not finished: once it is, the seated connection
     may watch it (as a new connection of the same device may)."""

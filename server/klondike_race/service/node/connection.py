@@ -295,12 +295,20 @@ class Connections:
                 await self.assist.finish(conn)
             case wire.Rematch():
                 await self.assist.rematch(conn)
-            case wire.Hello():
-                await self.players.hello(conn, m)
-            case wire.Register():
-                await self.players.register(conn, m)
-            case wire.SignIn():
-                await self.players.sign_in(conn, m)
+            case wire.Hello() | wire.Register() | wire.SignIn():
+                # a connection that stops being an account gives up the account's seat, as
+                # a sign-out does: its tokens end with the account's sign-in, and so must
+                # its hold on the seat (a guest's seat is the device's: its token is all)
+                was = conn.identity
+                if isinstance(m, wire.Hello):
+                    await self.players.hello(conn, m)
+                elif isinstance(m, wire.Register):
+                    await self.players.register(conn, m)
+                else:
+                    await self.players.sign_in(conn, m)
+                now = conn.identity
+                if was is not None and not was.guest and (now is None or now.key != was.key):
+                    await self.lobby.unseat(conn, was.key)
             case wire.SignOut():  # no seat of the account's is this connection's now
                 await self.lobby.unseat(conn, await self.players.sign_out(conn, m))
             case wire.ChangePassword():
