@@ -9,14 +9,21 @@ the measured node), then every client leaves. After each round, and then after a
 garbage collection and after ``malloc_trim(0)``, the node reports:
 
   rss           resident memory (VmRSS)
+  rss_peak      the most it has been resident at once (VmHWM)
+  round_peak    the most resident while the round played (read every 50 ms)
   py_used       bytes in pymalloc blocks in use (objects up to 512 bytes)
   py_arenas     pymalloc's 1 MiB arenas held
   malloc_used   bytes glibc malloc has handed out (larger objects, buffers) …
   malloc_free   … and holds free
   hubs          rooms in the node's registry; hubs_alive: RoomHub objects not freed yet
   tasks         asyncio tasks
+  trim_ms       how long the ``malloc_trim(0)`` call took (after it only)
 
-    .venv/bin/python bench/memory_bench.py [--rooms 200] [--rounds 2]
+With ``--trim-each-round`` the node calls ``malloc_trim(0)`` after every round, as it
+would after a sweep that found rooms ended: whether what it gives back stays given back
+through the next round. glibc only (``mallinfo2``, glibc 2.33 or later).
+
+    .venv/bin/python bench/memory_bench.py [--rooms 200] [--rounds 2] [--trim-each-round]
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +89,11 @@ def _pymalloc() -> tuple[int, int]:
     return field("bytes in allocated blocks"), field("arenas allocated current")
 
 
-def _rss_kb() -> int:
-    with open("/proc/self/status") as f:
+def _status_kb(field: str, pid: int | str = "self") -> int:
+    """``field`` of /proc/PID/status (VmRSS, VmHWM) in KiB."""
+    with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
     return -1
 
@@ -93,7 +102,12 @@ def _stats(node: Any, libc: Any) -> dict[str, Any]:
     from klondike_race.service.hub import RoomHub
 
     used, arenas = _pymalloc()
-    out: dict[str, Any] = {"rss_kb": _rss_kb(), "py_used_kb": used // 1024, "py_arenas": arenas}
+    out: dict[str, Any] = {
+        "rss_kb": _status_kb("VmRSS"),
+        "rss_peak_kb": _status_kb("VmHWM"),
+        "py_used_kb": used // 1024,
+        "py_arenas": arenas,
+    }
     if libc is not None:
         info = libc.mallinfo2()
         out["malloc_used_kb"] = info.uordblks // 1024
@@ -125,18 +139,26 @@ async def serve_role(args: argparse.Namespace) -> None:
     await node.start()
     tune_gc()  # as `klondike-race serve` does
     libc = _libc()
+    background = len(node._tasks)  # the node's own loops (sweeper, probe, heartbeat, …)
     print("ready", flush=True)
     while command := (await asyncio.to_thread(sys.stdin.readline)).strip():
         if command == "settle":  # every connection gone, every analysis done
             for _ in range(6000):
-                if node.connections.open == 0 and not len(node.hubs) and len(node._tasks) <= 2:
+                idle = not node.connections.open and not len(node.hubs)
+                if idle and len(node._tasks) <= background:
                     break
                 await asyncio.sleep(0.01)
         elif command == "collect":
             gc.collect()
-        elif command == "trim" and libc is not None:
+        trimmed = None
+        if command == "trim" and libc is not None:
+            began = time.perf_counter()
             libc.malloc_trim(0)
-        print(json.dumps(_stats(node, libc)), flush=True)
+            trimmed = round((time.perf_counter() - began) * 1000, 2)
+        stats = _stats(node, libc)
+        if trimmed is not None:
+            stats["trim_ms"] = trimmed
+        print(json.dumps(stats), flush=True)
     await node.stop()
 
 
@@ -327,6 +349,13 @@ async def one_round(port: int, url: str, rooms: int, concurrency: int) -> None:
     )
 
 
+async def sample_rss(pid: int, peak: list[int], played: asyncio.Event) -> None:
+    """The node's resident memory every 50 ms while a round plays: its most in ``peak``."""
+    while not played.is_set():
+        peak[0] = max(peak[0], _status_kb("VmRSS", pid))
+        await asyncio.sleep(0.05)
+
+
 async def load_main(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(ROOT / "server"))
     from klondike_race.service.embedded import EmbeddedRedis, free_port
@@ -362,8 +391,15 @@ async def load_main(args: argparse.Namespace) -> int:
     try:
         show("started", ask("stats"))
         for n in range(1, args.rounds + 1):
+            peak, played = [0], asyncio.Event()
+            sampler = asyncio.create_task(sample_rss(node.pid, peak, played))
             await one_round(port, redis.url, args.rooms, args.concurrency)
-            show(f"after {n * args.rooms} rooms, all left", ask("settle"))
+            played.set()
+            await sampler
+            after = ask("settle")
+            show(f"after {n * args.rooms} rooms, all left", {"round_peak_kb": peak[0], **after})
+            if args.trim_each_round:
+                show("then malloc_trim(0)", ask("trim"))
         show("after a full collection", ask("collect"))
         show("after malloc_trim(0)", ask("trim"))
     finally:
@@ -383,6 +419,9 @@ def main() -> int:
     parser.add_argument("--rooms", type=int, default=200, help="rooms per round")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=40, help="rooms played at once")
+    parser.add_argument(
+        "--trim-each-round", action="store_true", help="malloc_trim(0) after every round"
+    )
     args = parser.parse_args()
     if args.role == "server":
         asyncio.run(serve_role(args))

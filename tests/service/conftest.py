@@ -8,7 +8,7 @@ import gc
 import secrets
 import time
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
@@ -175,6 +175,22 @@ async def http(port: int, method: str, path: str) -> tuple[int, dict[str, str], 
     lines = head.decode().split("\r\n")
     headers = dict(line.split(": ", 1) for line in lines[1:])
     return int(lines[0].split()[1]), headers, body
+
+
+async def ready_when(
+    port: int, wanted: Callable[[int], bool], within: float = 4.0
+) -> tuple[int, bytes]:
+    """/readyz asked every 0.1 s until ``wanted(status)``: (status, body). Its documented
+    bound (docs/operations.md: the node's probe every 0.5 s, unready after 1.5 s without
+    an answer) with room for a busy machine: ``within`` s."""
+    deadline = time.monotonic() + within
+    while True:
+        status, _, body = await http(port, "GET", "/readyz")
+        if wanted(status):
+            return status, body
+        if time.monotonic() > deadline:
+            raise AssertionError(f"/readyz still {status} {body!r} after {within} s")
+        await asyncio.sleep(0.1)
 
 
 class Client:

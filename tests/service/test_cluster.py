@@ -20,10 +20,11 @@ from klondike_race.service import clock
 from klondike_race.service.domain import challenge as ch
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
+from klondike_race.service.node.node import READY_PROBE_S
 from klondike_race.service.store import moves_key, room_key
 
 from .cluster import NODE_TIMEOUT_MS, Cluster
-from .conftest import Client, make_config, winnable
+from .conftest import Client, http, make_config, ready_when, winnable
 from .test_topology import Racer, until
 from .topology import kill_group
 
@@ -454,3 +455,31 @@ async def test_ratings_steps_repair_a_crash_and_rebase_a_stale_plan(cluster) -> 
         assert orjson.loads(await client.hget(stats[a], "draw1")) == {"games": 6}
     finally:
         await client.aclose()
+
+
+async def test_readyz_follows_the_whole_cluster_gone_and_back(cluster, nodes) -> None:
+    """Every process of the cluster SIGKILLed: redis-py then fails with
+    RedisClusterUnreachableError, which is not a RedisError; the node's readiness probe
+    goes on through it (/readyz 503, redis unreachable) and says ready again once the
+    cluster is back (it once stopped at that error and left the node unready for good)."""
+    port = nodes[0].port  # type: ignore[attr-defined]
+    assert (await http(port, "GET", "/readyz"))[0] == 200
+    for p in cluster.processes:
+        kill_group(p.process)
+    try:
+        _, body = await ready_when(port, lambda status: status == 503)
+        assert body.startswith(b"redis unreachable: no answer for "), body
+        await asyncio.sleep(2 * READY_PROBE_S)  # probes that fail the same way
+    finally:
+        for p in cluster.processes:  # back from their nodes.conf, roles and slots kept
+            p.start()
+        await asyncio.to_thread(
+            _wait,
+            lambda: (
+                all(p.cluster_info()["cluster_state"] == "ok" for p in cluster.processes)
+                and cluster.replica_now().info("replication").get("master_link_status") == "up"
+            ),
+            "the cluster to be whole again",
+            30,
+        )
+    await ready_when(port, lambda status: status == 200, within=10)

@@ -7,7 +7,6 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Callable
 
 import pytest
 
@@ -15,7 +14,7 @@ from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 
-from .conftest import Client, make_config, start_race, winnable
+from .conftest import Client, make_config, ready_when, start_race, winnable
 
 # a Redis is killed under the nodes here (conftest.killed_redis_garbage)
 pytestmark = pytest.mark.usefixtures("killed_redis_garbage")
@@ -65,19 +64,6 @@ def _fields(step) -> dict:
     from .conftest import step_fields
 
     return step_fields(step)
-
-
-async def ready_when(port: int, wanted: Callable[[int], bool]) -> tuple[int, bytes]:
-    """/readyz asked until ``wanted(status)``, within its documented bound (the node's
-    probe every 0.5 s; unready after 1.5 s without an answer): (status, body)."""
-    from .conftest import http
-
-    for _ in range(40):
-        status, _, body = await http(port, "GET", "/readyz")
-        if wanted(status):
-            return status, body
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"/readyz still {status} {body!r} after 4 s")
 
 
 async def test_a_redis_outage_is_a_retryable_close_and_the_node_recovers(tmp_path) -> None:

@@ -5,7 +5,9 @@ redis-server (a primary, append-only everysec, and two replicas) and redis-senti
 Races are played through the balancer while a node is SIGKILLed (and restarted), then
 the Redis primary is SIGKILLed while a replica lags: Sentinel promotes the up-to-date
 replica, the nodes follow by themselves, every racer resumes, no acknowledged move is
-lost, and the balancer never fails requests for more than a second."""
+lost, the balancer never fails requests for more than a second, and each node's /readyz
+answers all through the failover, unready for one of the documented reasons meanwhile
+(bench/readyz_failover.py times those answers)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import asyncio
 import contextlib
 import itertools
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -113,26 +116,32 @@ def describe(err: Exception) -> str:
 
 
 class Probe:
-    """A fresh ``GET /healthz`` through the balancer every 50 ms, all through the test. A
-    request fails when it is refused or answered anything but 200, or gets no answer
-    within ``WAIT`` s; a slow 200 (a busy machine) is an answer, timed in ``slowest``."""
+    """A fresh ``GET path`` every 50 ms, all through the test: ``/healthz`` through the
+    balancer, or a node's own ``/readyz``. A request fails when it is refused or answered
+    anything but 200, or gets no answer within ``WAIT`` s; a slow 200 (a busy machine) is
+    an answer, timed in ``slowest`` (as every answer is)."""
 
     WAIT = 5.0
 
-    def __init__(self, port: int) -> None:
-        self.port = port
+    def __init__(self, port: int, path: str = "/healthz") -> None:
+        self.port, self.path = port, path
         self.results: list[tuple[float, int]] = []  # (sent at, status; 0: no answer)
         self.slowest = 0.0
+        self.said: set[str] = set()  # the bodies of answers other than 200, numbers as N
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             sent = time.monotonic()
             try:
-                status = (await asyncio.wait_for(http(self.port, "GET", "/healthz"), self.WAIT))[0]
+                status, _, body = await asyncio.wait_for(
+                    http(self.port, "GET", self.path), self.WAIT
+                )
             except (OSError, TimeoutError, ValueError, IndexError):
-                status = 0
+                status, body = 0, b""
             self.slowest = max(self.slowest, time.monotonic() - sent)
             self.results.append((sent, status))
+            if status != 200:
+                self.said.add(re.sub(r"\d+(\.\d+)?", "N", body.decode(errors="replace").strip()))
             await asyncio.sleep(max(0.0, 0.05 - (time.monotonic() - sent)))
 
     def longest_failure(self) -> float:
@@ -255,6 +264,9 @@ async def test_the_production_topology_loses_no_acknowledged_move(tmp_path) -> N
         nodes[nodes.index(victim)] = restarted
         await asyncio.to_thread(restarted.start)
         await until_served_by(restarted.port, lb_port)
+        # from here each node's own /readyz is asked every 50 ms (how a balancer sees it)
+        readiness = [Probe(n.port, "/readyz") for n in nodes]
+        tasks += [asyncio.create_task(r.run(stop)) for r in readiness]
 
         # ---- the Redis primary SIGKILLed while a replica lags --------------------------------
         named = {s.primary_port() for s in sentinels}
@@ -295,6 +307,9 @@ async def test_the_production_topology_loses_no_acknowledged_move(tmp_path) -> N
             timeout=30,
         )
         recovered_in = time.monotonic() - primary_killed
+        await until(
+            lambda: all(r.results[-1][1] == 200 for r in readiness), "both nodes ready", tasks
+        )
         stop.set()
         await asyncio.gather(*tasks)
         assert all(n.process is not None and n.process.poll() is None for n in nodes)
@@ -325,6 +340,19 @@ async def test_the_production_topology_loses_no_acknowledged_move(tmp_path) -> N
             f" racers lost connections: {lost}; {sum(len(r.acked) for r in racers)} moves"
             f" acknowledged; total {time.monotonic() - began:.1f} s"
         )
+        for i, r in enumerate(readiness):
+            print(
+                f"node {i + 1}'s /readyz through the failover: {len(r.results)} answers;"
+                f" unready for {r.longest_failure():.2f} s at the longest ({r.failures()}),"
+                f" saying {sorted(r.said)}"
+            )
+        # every /readyz was answered, ready or unready for one of the documented reasons
+        for r in readiness:
+            assert set(r.failures()) <= {503}, r.failures()
+            assert r.said <= {
+                "redis unreachable: no answer for N s",
+                "N replica needed (KR_REPLICA_ACKS), N connected",
+            }, r.said
         assert probe.longest_failure() <= 1.0, probe.failures()
     finally:
         stop.set()

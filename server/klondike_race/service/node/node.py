@@ -21,7 +21,7 @@ from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from websockets.asyncio.server import Server, serve
 
@@ -174,10 +174,16 @@ class Node:
         return self._probed
 
     async def _probe(self) -> None:
-        """``probe_once`` every ``READY_PROBE_S``."""
+        """``probe_once`` every ``READY_PROBE_S``, whatever a probe meets: one that fails
+        in a way not foreseen is logged (the first of a run) and counts as no answer."""
         while True:
             await asyncio.sleep(READY_PROBE_S)
-            await self.probe_once()
+            try:
+                await self.probe_once()
+            except Exception:
+                if self._probed != UNREACHABLE:
+                    log.exception("readiness probe failed")
+                self._probed = UNREACHABLE
 
     async def probe_once(self) -> None:
         """Whether Redis answers (within ``READY_PROBE_S``) and, when moves wait for
@@ -188,7 +194,8 @@ class Node:
             async with asyncio.timeout(READY_PROBE_S):
                 await self.redis.ping()
                 info = await self.redis.info("replication") if needed else {}
-        except (RedisError, OSError, TimeoutError):
+        # a whole cluster unreachable is a RedisClusterException, not a RedisError
+        except (RedisError, RedisClusterException, OSError, TimeoutError):
             self._probed = UNREACHABLE
             return
         self._answered = asyncio.get_running_loop().time()
