@@ -203,7 +203,9 @@ async def test_players_away_are_resigned_once_the_other_games_ended(nodes, redis
 
 # KR_AWAY_S 3 for absences of 0.5 s: on a busy machine a reconnection and resume take
 # longer than the 0.5 s the test sleeps, and the test is of absences short of the bound
-@pytest.mark.parametrize("nodes", [{"away_s": 3}], indirect=True, ids=["away_s=3"])
+@pytest.mark.parametrize(
+    "nodes", [{"away_s": 3, "abandoned_s": 10}], indirect=True, ids=["away_s=3"]
+)  # (a connected player's room is never abandoned; 1 s raced a loaded machine's sweeps)
 async def test_a_player_back_in_time_plays_on(nodes, redis_url) -> None:
     """Away less than KR_AWAY_S at a time: never resigned, however long the race."""
     one, two = nodes
@@ -292,7 +294,9 @@ async def test_the_lobby_lists_no_race_nobody_is_connected_to(redis_url) -> None
 
 # KR_AWAY_S 3 and a recording of 4.8 s: its player, moving every 0.6 s, is never away on a
 # busy machine, and a ghost taken for away would be resigned before its end
-@pytest.mark.parametrize("nodes", [{"away_s": 3}], indirect=True, ids=["away_s=3"])
+@pytest.mark.parametrize(
+    "nodes", [{"away_s": 3, "abandoned_s": 10}], indirect=True, ids=["away_s=3"]
+)  # (a connected player's room is never abandoned; 1 s raced a loaded machine's sweeps)
 async def test_a_ghost_is_never_away(nodes) -> None:
     """A ghost's seat has no connection: it is the server's. The player resigning at
     once leaves it to play its recorded game to its end, not resigned for being away."""
