@@ -7,7 +7,8 @@ of the deal, no finish it for me, no watching of others' attempts and no replay,
 own included (the server's ``not_yet``), the page saying when they open; and once final
 (the close, then the attempts' time limit) the archive with the final standings, the
 reveal checked against the commitment and the replay links; the second identity's attempt
-from the same address flagged on its row, in words."""
+from the same address flagged on its row, in words. And two browser profiles on the
+package's server: a fresh guest asking for everything of another's ended attempt."""
 
 from __future__ import annotations
 
@@ -341,3 +342,84 @@ def test_a_challenge_that_ranks_accounts_shows_its_guests_apart(players) -> None
     assert len(html["names"]) == 1 and "Gus" in html["names"][0]
     assert "flagged: shared address" in html["names"][0]
     assert len(html["ranked"]) == 1 and "Ann" in html["ranked"][0]
+
+
+def test_a_second_profile_gets_nothing_of_the_deal_before_final(players) -> None:
+    """Two browser profiles (two guests) on today's daily, on the package's server (its
+    real clock: the daily is open). A plays an attempt and resigns: A's results show A's
+    own result and board, and no replay link, no finish it for me, no practice before the
+    challenge is final, saying when. B, a fresh guest, asks for everything of the deal:
+    watching A's attempt, its replay, a ghost of it (the replay viewer's button, which B
+    never gets, asked on B's connection as the button would) and practice of the deal
+    (A's button, asked the same way): each refused by the server (not_yet), the page
+    naming the time it opens, and B still in the lobby with no attempt of its own."""
+    ann: Player = players()
+    ann.open()
+    page = ann.page
+    page.wait_for_selector("#daily-list li[data-challenge] >> nth=1")
+    cid = ann.state(
+        "s.challenges.find((c) => c.daily && c.phase === 'open' && c.id.endsWith('draw1')).id"
+    )
+    ann.set_name("Ann")
+    page.click(f'[data-attempt="{cid}/0"]')
+    page.click("[data-attempt-go]")
+    ann.wait_racing()
+    ann.play_line(["draw"])
+    code = ann.state("s.room.code")
+    page.click("#btn-resign")
+    page.click("#btn-resign")
+    ann.screen("results")
+    sealed_results(ann, cid)  # no replay link, no finish, no practice: the time said
+    page.wait_for_selector('#attempt-rank[data-rank]:not([data-rank=""])')
+    assert "(resigned)" in page.input_value("#share-line")  # her own result
+    rows = page.locator("#results-table tbody tr")
+    assert rows.count() == 1 and "Ann" in rows.inner_text() and "resigned" in rows.inner_text()
+    assert page.locator("#results-boards .grid-cell").count() == 0  # no other game's board
+    assert page.is_hidden("#reveal") and page.is_hidden("#analysis")  # nothing of the deal
+    opens = opens_text(ann, cid)
+
+    bea: Player = players()
+    wire = bea.wire()
+    bea.expected.append(re.compile(r"not_yet|still playing this deal|403"))
+    bea.open()
+    bea.page.wait_for_selector(f'#daily-list [data-attempt="{cid}/0"]')  # no attempt of hers
+
+    def refused(about: str) -> None:
+        """The server refused B's request (not_yet) and the page says when it opens."""
+        bea.page.wait_for_function(
+            "(o) => (document.querySelector('#toast').textContent || '').includes(o)",
+            arg=f"They open at {opens}.",
+        )
+        errors = [m for way, m in wire.log if way == "in" and m.get("about") == about]
+        assert errors and errors[-1]["reason"] == "not_yet", (about, errors)
+
+    # watching A's attempt: by its address (the challenge page offers no Watch)
+    bea.open(f"?watch={code}")
+    refused("watch")
+    bea.screen("lobby")
+    # A's replay: refused, the time named, and no ghost button in it
+    bea.page.goto(f"{bea.base}#/replay/{code}")
+    bea.page.wait_for_selector('#replay-error[data-error="not_yet"]')
+    assert f"It opens at {opens}." in (bea.page.text_content("#replay-error") or "")
+    assert bea.page.locator("#replay-view [data-ghost]").count() == 0
+    bea.page.click("#replay-back")
+    # a ghost of it and practice of the deal, asked as their buttons would ask
+    for about, message in (
+        ("ghost", {"type": "ghost", "code": code, "player": "p1", "name": "Bea"}),
+        (
+            "attempt",
+            {"type": "attempt", "challenge": cid, "deal": 0, "name": "Bea", "practice": True},
+        ),
+    ):
+        bea.page.evaluate("() => { document.querySelector('#toast').textContent = ''; }")
+        bea.page.evaluate("(m) => window.kr.net.send(m)", message)
+        refused(about)
+    assert bea.state("s.room") is None  # nothing was entered, nothing made
+    bea.open()
+    bea.page.wait_for_selector(f'#daily-list [data-attempt="{cid}/0"]')  # still no attempt
+    # the challenge page: A's row, no Watch, no replay link
+    bea.page.goto(f"{bea.base}#/challenges/{cid}")
+    bea.page.wait_for_selector('#daily-view:not([hidden]) tr[data-who] >> text="Ann"')
+    assert bea.page.locator("[data-watch-attempt]").count() == 0
+    assert bea.page.locator("#daily-view a.replay-link").count() == 0
+    assert bea.page.is_visible("#daily-view .watch-note")

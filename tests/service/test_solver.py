@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import secrets
 import time
 from collections.abc import AsyncIterator
 from functools import cache
@@ -169,6 +170,65 @@ async def test_hints_refused_in_races_and_finish_only_once_the_race_finished(
     seen = await viewer.request("watch", "welcome", code=code)
     assert seen["analysis"] == analysis["analysis"]
     for c in (a, b, viewer):
+        await c.close()
+
+
+async def device(port: int, device_id: str) -> Client:
+    """A connection of the guest of ``device_id`` (another device of the same player)."""
+    client = await Client.open(port)
+    assert (await client.request("hello", "identity", device=device_id))["type"] == "identity"
+    return client
+
+
+async def test_the_help_is_for_the_seats_game_from_any_of_its_devices(node) -> None:
+    """Found by tests/service/test_who_sees_what.py: each connection of a seat kept its
+    own copy of the game, following only its own moves, and answered ``hint`` and
+    ``finish`` and sent its flags from it. From the second device of a practice game the
+    first had played on, finish it for me searched the deal's start, announced its line
+    from seq 1 and stopped at a duplicate; after the second device's seat had won a race,
+    its results said ``can_finish`` and its ``finish`` searched a won game (the rule:
+    never for a won game). The help is for the seat's game as stored."""
+    ref = winnable(draw=1)
+    me = secrets.token_urlsafe(24)
+    first, second = await device(node.port, me), await device(node.port, me)
+    made = await first.request(
+        "create", "welcome", name="solo", practice=True, deal={"cards": ref["cards"]}
+    )
+    code = made["room"]["code"]
+    assert (await second.request("join", "welcome", code=code, name="solo"))["seq"] == 0
+    for step in ref["line"][:20]:
+        assert (await first.move(step))["type"] == "ack"
+    hint = await second.request("hint", "hint", timeout=SOLVER_WAIT)
+    assert hint["type"] == "hint" and hint["line"] < len(ref["line"]), hint
+    finishing = await second.request("finish", "finishing", timeout=SOLVER_WAIT)
+    assert finishing["seq"] == 21, finishing  # from the seat's position, not the start
+    last = None
+    for seq in range(21, 21 + finishing["moves"]):
+        last = await second.expect("ack", timeout=10)
+        assert last["seq"] == seq and not last.get("duplicate"), last
+    assert last is not None and last["board"]["status"] == "won"
+    # a race: the seat wins on its first device, its second one is told nothing to finish
+    racer, other = await device(node.port, me), await device(node.port, secrets.token_urlsafe(24))
+    room = await racer.request(
+        "create", "welcome", name="racer", private=True, deal={"cards": ref["cards"]}
+    )
+    code = room["room"]["code"]
+    assert (await other.request("join", "welcome", code=code, name="other"))["type"] == "welcome"
+    again = await device(node.port, me)
+    assert (await again.request("join", "welcome", code=code, name="racer"))["type"] == "welcome"
+    for c in (racer, other):
+        await c.send("ready")
+    for c in (racer, other, again):
+        await c.expect("start", timeout=10)
+    for step in ref["line"]:
+        last = await racer.move(step)
+    assert last is not None and last["board"]["status"] == "won"
+    assert (await other.request("resign", "ack", seq=1))["type"] == "ack"
+    results = await finished_room(again)
+    assert results["can_finish"] is False and results["can_hint"] is False, results
+    answer = await again.request("finish", "finishing", "welcome", timeout=SOLVER_WAIT)
+    assert (answer["type"], answer.get("reason")) == ("error", "game_over"), answer
+    for c in (first, second, racer, other, again):
         await c.close()
 
 

@@ -479,14 +479,25 @@ class RoomHub:
         role = V.role_of(conn.role == "spectator", conn.over)
         return V.sight(role, phase or self.phase(), V.view_of(self.public))
 
+    def seat_status(self, conn: Recipient) -> str:
+        """The status of ``conn``'s player's game. A connection's copy of it follows only
+        that connection's own moves: once the seat's game has ended on another of its
+        connections (``conn.over`` while the copy plays on), the seat's last progress says
+        how (a game won there has nothing to finish, whichever device asks)."""
+        game = conn.game
+        assert game is not None
+        if conn.over and not game.over:
+            return str((self.progress.get(conn.player or "") or {}).get("status", game.status))
+        return game.status
+
     def flags(self, conn: Recipient) -> dict[str, bool]:
         """A player's ``can_hint`` and ``can_finish`` now (domain/assist.py)."""
-        game = conn.game
-        if conn.role != "player" or game is None:
+        if conn.role != "player" or conn.game is None:
             return {"can_hint": False, "can_finish": False}
         practice = bool(self.public.get("practice"))
         reveal_at = self.room.reveal_at if self.room is not None else None
-        return assist.flags(practice, self.phase(), game.status, conn.over, reveal_at, now_ms())
+        status = self.seat_status(conn)
+        return assist.flags(practice, self.phase(), status, conn.over, reveal_at, now_ms())
 
     def leaderboard(self, progress: dict[str, dict[str, Any]] | None = None) -> list[Any]:
         """The room's standings from ``progress`` (default: the latest)."""

@@ -23,17 +23,6 @@ from .solving import Solving
 TURNS_TRIED = 3  # moves that turn a card searched for a hint, sharing what is left of its budget
 
 
-def _check(what: str, hub: RoomHub, conn: Conn) -> None:
-    assert conn.game is not None
-    practice = bool(hub.public.get("practice"))
-    reveal_at = hub.room.reveal_at if hub.room is not None else None
-    refusal = assist.refusal(
-        what, practice, hub.phase(), conn.game.status, conn.over, reveal_at, now_ms()
-    )
-    if refusal is not None:
-        raise refusal
-
-
 class Assist:
     def __init__(self, solving: Solving, rooms: RoomOps, lobby: Lobby, race: Race) -> None:
         self.solving = solving
@@ -42,14 +31,30 @@ class Assist:
         self.race = race
         self.config = lobby.config
 
+    async def _checked(self, what: str, conn: Conn) -> RoomHub:
+        """The player's room, once the solver may help with ``what`` (domain/assist.py),
+        with their game as stored: a connection's copy follows only its own moves, and
+        another device of the player's may have played on (the help is for the seat's
+        position, as its flags are)."""
+        hub = player_hub(conn)
+        await self.race.reload(conn, hub)
+        practice = bool(hub.public.get("practice"))
+        reveal_at = hub.room.reveal_at if hub.room is not None else None
+        status = hub.seat_status(conn)
+        refusal = assist.refusal(
+            what, practice, hub.phase(), status, conn.over, reveal_at, now_ms()
+        )
+        if refusal is not None:
+            raise refusal
+        return hub
+
     async def hint(self, conn: Conn) -> None:
         """A move that keeps the position won, the one a person would make first: a safe
         card home when there is one; else a move that turns a face-down card, when the
         solver proves the position after it won (up to ``TURNS_TRIED`` of them, the column
         with most face-down cards first, sharing what the first search left of the hint
         budget); else the next move of the solver's line."""
-        hub = player_hub(conn)
-        _check(assist.HINT, hub, conn)
+        hub = await self._checked(assist.HINT, conn)
         assert hub.room is not None and conn.game is not None
         game = conn.game
         moves = [str(m) for m in game.log]
@@ -77,8 +82,7 @@ class Assist:
         acknowledged and counted like any other. In a race the line is played in a new
         practice continuation of the player's final position (its own room, ``parent``
         naming the race), so the race's logs and ranking never change."""
-        hub = player_hub(conn)
-        _check(assist.FINISH, hub, conn)
+        hub = await self._checked(assist.FINISH, conn)
         assert hub.room is not None and conn.game is not None and conn.player is not None
         room = hub.room
         if room.options.practice:

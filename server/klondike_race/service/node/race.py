@@ -214,7 +214,7 @@ class Race:
         hub.feed(RoomEvent(v, q.body, OwnMove(q.board, board_json, ack, conn)))
         return self._game_over(conn, hub) if over else None
 
-    async def _reload(self, conn: Conn, hub: RoomHub) -> Game:
+    async def reload(self, conn: Conn, hub: RoomHub) -> Game:
         """The player's game as stored (another connection of theirs may have moved)."""
         assert hub.room is not None and conn.player is not None
         log = await self.store.log.read(hub.code, conn.player)
@@ -235,11 +235,11 @@ class Race:
         against the stored game (this connection's catches up with it), so that a seq
         stored is acknowledged as such with the current board, and a refusal is of a seq
         still free (a gap's names the stored next number)."""
-        await self._reload(conn, hub)
+        await self.reload(conn, hub)
         return await self.play(conn, seq, player, t0, move, fresh=True)
 
     async def _not_stored(self, conn: Conn, hub: RoomHub, seq: int, v: int) -> bool:
-        game = await self._reload(conn, hub)
+        game = await self.reload(conn, hub)
         if v == 0:
             self._refuse(conn, seq, "race_over", "the race is over")
         elif seq <= movelog.logged(game):
