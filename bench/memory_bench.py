@@ -139,13 +139,13 @@ async def serve_role(args: argparse.Namespace) -> None:
     await node.start()
     tune_gc()  # as `klondike-race serve` does
     libc = _libc()
-    background = len(node._tasks)  # the node's own loops (sweeper, probe, heartbeat, …)
+    background = len(node.background)  # the node's own loops (sweeper, probe, heartbeat, …)
     print("ready", flush=True)
     while command := (await asyncio.to_thread(sys.stdin.readline)).strip():
         if command == "settle":  # every connection gone, every analysis done
             for _ in range(6000):
                 idle = not node.connections.open and not len(node.hubs)
-                if idle and len(node._tasks) <= background:
+                if idle and len(node.background) <= background:
                     break
                 await asyncio.sleep(0.01)
         elif command == "collect":

@@ -215,7 +215,7 @@ async def test_a_node_missing_from_the_node_set_is_back_with_what_it_missed(
         assert (await bob.move("draw", seq=3))["type"] == "ack"
         await asyncio.sleep(0.3)
         assert [m for m in await ann.drain(0.1) if m["type"] == "progress"] == []
-        await one.hubs.rejoin()
+        await one.attendance.rejoin()
         got = await ann.expect("progress")
         assert (got["player"], got["progress"]["moves"]) == ("p2", 3), got
         assert one.id.encode() in rds.smembers(room_key(code) + ":nodes")

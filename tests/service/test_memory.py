@@ -87,10 +87,10 @@ async def rooms_ending_every_way(node: Node, taken: list[list[Client]]) -> int:
         assert (await b.move("draw"))["type"] == "ack"
     assert (await a.request("resign", "ack", seq=1))["type"] == "ack"
     clients += (a, b, watcher)
-    # the time limit ends it (the hub's end timer calls finish_room)
+    # the time limit ends it (the hub's end timer calls rooms.finish)
     a, b = await start_race(port, time_limit=60)
     assert (await a.move("draw"))["type"] == "ack"
-    await node.finish_room(a.seen[0]["room"]["code"], "time_limit")
+    await node.rooms.finish(a.seen[0]["room"]["code"], "time_limit")
     assert (await b.expect("room"))["room"]["phase"] == "finished"
     clients += (a, b)
     # left while waiting
@@ -225,7 +225,7 @@ async def test_a_room_left_while_a_gap_in_its_events_is_filled_is_freed(node) ->
     try:
         hub.feed(RoomEvent(hub.version + 2, {"type": "spectators", "count": 0}))  # v + 1 not yet
         for conn in list(hub.conns):  # everyone leaves before the gap is filled
-            await node.hubs.detach(conn)
+            await node.attendance.detach(conn)
         del hub
         await asyncio.sleep(0.3)
         assert freed() is None

@@ -216,7 +216,7 @@ async def test_practice_abandoned_private_and_lone_races_move_no_rating(node, re
     for c in (a, b):
         await c.send("ready")
     await a.expect("start")
-    await node.finish_room(code, "abandoned")
+    await node.rooms.finish(code, "abandoned")
     await asyncio.sleep(0.3)
     assert rds.zscore("rooms:rating", code) is None
     assert (await profile(node.port, ka))[0] == 404

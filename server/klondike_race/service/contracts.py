@@ -1,10 +1,12 @@
 """What a room hub needs of its node (``HubHost``) and of a connection (``Recipient``): the
-hub depends on these, not on the node."""
+hub depends on these, not on the node; and ``Spawn``, how a part of the node runs work in
+the background (node/tasks.py)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from websockets.asyncio.connection import Connection
@@ -28,13 +30,18 @@ class Recipient(Protocol):
     view_from: int  # spectators: the race time (epoch ms) their view starts from
 
 
-class HubHost(Protocol):
-    """What a hub needs of its node."""
+# runs a coroutine in the background: a failure is logged, the task cancelled at stop
+Spawn = Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]
+
+
+@dataclass(frozen=True)
+class HubHost:
+    """What a hub needs of its node: the store, the fan-out, the settings, background
+    work, and ``finish_room(code, reason)`` (the race's end: its time limit, or every
+    player's game over)."""
 
     store: Store
     fanout: Fanout
     config: Config
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
-
-    async def finish_room(self, code: str, reason: str) -> None: ...
+    spawn: Spawn
+    finish_room: Callable[[str, str], Coroutine[Any, Any, None]]

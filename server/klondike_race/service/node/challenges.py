@@ -33,9 +33,9 @@ from ..domain.room import commitment
 from ..fanout import Fanout
 from ..store import Store
 from ..wire import AttemptRequest, ChallengesRequest, Join, encode
-from .conn import Conn
+from .conn import Conn, seat_name, seat_owner
 from .leaderboards import TOP, Leaderboards, ranked_rows
-from .lobby import Lobby, seat_name, seat_owner
+from .lobby import Lobby
 from .rooms import RoomOps, seat_token
 from .solving import Solving
 

@@ -92,3 +92,16 @@ class Conn:
     def send(self, data: str | bytes) -> None:
         """Queue a message (every server message goes through the node's fan-out, in order)."""
         self.fanout.push((self.ws,), data)
+
+
+def seat_owner(conn: Conn) -> tuple[str, bool]:
+    """(who, guest) of a seat ``conn`` takes: its player's key, "" when anonymous."""
+    if conn.identity is None:
+        return "", True
+    return conn.identity.key, conn.identity.guest
+
+
+def seat_name(conn: Conn, typed: str) -> str:
+    """The name a seat shows: an account's own name, else the one typed."""
+    identity = conn.identity
+    return identity.name if identity is not None and identity.name else typed

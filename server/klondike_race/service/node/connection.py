@@ -31,11 +31,10 @@ from ..transport import MessageConnection
 from .assist import Assist
 from .challenges import Challenges
 from .conn import Conn
-from .ghosts import Ghosts
 from .lobby import Lobby
 from .players import Players
 from .race import Queued, Race
-from .registry import Hubs
+from .registry import Attendance
 from .replays import Replays
 
 # messages a connection may leave waiting behind the one being answered before it is not
@@ -49,34 +48,35 @@ class Connections:
         config: Config,
         metrics: Metrics,
         fanout: Fanout,
-        hubs: Hubs,
+        attendance: Attendance,
         lobby: Lobby,
         race: Race,
         assist: Assist,
         players: Players,
         challenges: Challenges,
-        ghosts: Ghosts,
         replays: Replays,
+        conns: set[Conn],
     ) -> None:
         self.config = config
         self.metrics = metrics
         self.fanout = fanout
-        self.hubs = hubs
+        self.attendance = attendance
         self.lobby = lobby
         self.race = race
         self.assist = assist
         self.players = players
         self.challenges = challenges
-        self.ghosts = ghosts
         self.replays = replays
-        self.open = 0
-        self.conns: set[Conn] = set()  # every open connection here
+        self.conns = conns  # every open connection here
         self._tasks: set[asyncio.Task[Any]] = set()  # answers under way (kept referenced)
+
+    @property
+    def open(self) -> int:
+        return len(self.conns)
 
     async def handler(self, ws: ServerConnection) -> None:
         assert isinstance(ws, MessageConnection)  # the server's create_connection
         conn = Conn(ws, self.config.burst, self.fanout, self.address(ws))
-        self.open += 1
         self.conns.add(conn)
         self.metrics.connections_total.inc()
         ws.on_message = lambda text: self.arrive(conn, text)
@@ -96,12 +96,11 @@ class Connections:
             if conn.busy or conn.inbox:  # the messages received are answered first
                 conn.idle = asyncio.get_running_loop().create_future()
                 await conn.idle
-            self.open -= 1
             self.conns.discard(conn)
             self.challenges.leaderboards.unwatch(conn)
             try:
                 await self.lobby.cancel_quick(conn)  # first: a match may be entering it
-                await self.hubs.detach(conn)
+                await self.attendance.detach(conn)
             except Exception:
                 conn.log.exception("cleanup failed")
 
@@ -320,7 +319,7 @@ class Connections:
             case wire.WatchBoard():
                 await self.challenges.leaderboards.watch(conn, m)
             case wire.GhostRequest():
-                await self.ghosts.race(conn, m)
+                await self.lobby.race_ghost(conn, m)
             case wire.ReplayRequest():
                 await self.replays.send(conn, m)
             case _:

@@ -15,6 +15,7 @@ import structlog
 
 from ...engine import Game, Move, board_view
 from ..clock import now_ms
+from ..contracts import Spawn
 from ..domain import challenge as ch
 from ..domain import movelog, ranking
 from ..domain.errors import ServiceError
@@ -25,8 +26,7 @@ from ..domain.room import FINISHED, Room, add_player
 from ..hub import OwnMove
 from ..store import Store
 from ..wire import GhostRequest
-from .conn import Conn
-from .lobby import Lobby, seat_name, seat_owner
+from .conn import Conn, seat_name, seat_owner
 from .registry import Hubs
 from .rooms import RoomOps, new_token, seat_token
 
@@ -41,23 +41,22 @@ class Ghosts:
         store: Store,
         hubs: Hubs,
         rooms: RoomOps,
-        lobby: Lobby,
-        spawn: Any,
+        spawn: Spawn,
     ) -> None:
         self.store = store
         self.hubs = hubs
         self.rooms = rooms
-        self.lobby = lobby
         self.spawn = spawn
         self.running: dict[str, asyncio.Task[Any]] = {}
 
-    async def race(self, conn: Conn, m: GhostRequest) -> None:
-        """A practice room on the recorded game's deal, the ghost seated against us."""
+    async def new_race(self, conn: Conn, m: GhostRequest) -> tuple[Room, str, str]:
+        """A practice room on the recorded game's deal, the ghost seated against
+        ``conn``'s player: (room, the player's seat, its token). The ghost plays once the
+        player is in (``resume``)."""
         source = await self._source(m.code)
         seat = source.seat(m.player)
         if seat is None:
             raise ServiceError("no_player", f"room {m.code} has no player {m.player}")
-        recorded = await self.store.log.read(source.code, seat.id)
         secret, hashed = new_token(conn.session)
         who, guest = seat_owner(conn)
         name = seat_name(conn, m.name)
@@ -85,8 +84,7 @@ class Ghosts:
             deal_of=source.challenge or source.deal_of,
         )
         log.info("ghost race", room=room.code, ghost_of=source.code, player=seat.id)
-        await self.lobby.enter(conn, room, me, seat_token(room.code, me, secret))
-        self.run(room, recorded)
+        return room, me, seat_token(room.code, me, secret)
 
     async def _source(self, code: str) -> Room:
         """The finished room a ghost comes from, if it may be raced now: as a replay may
@@ -110,24 +108,13 @@ class Ghosts:
     def resume(self, room: Room) -> None:
         """A player of a ghost race is here: make sure its ghost plays on this node."""
         if room.ghost and room.phase(now_ms()) != FINISHED and room.code not in self.running:
+            task = self.running[room.code] = self.spawn(self._play(room))
+            task.add_done_callback(lambda _t: self.running.pop(room.code, None))
 
-            async def go() -> None:
-                ghost = room.ghost or {}
-                recorded = await self.store.log.read(ghost["code"], ghost["player"])
-                self.run(room, recorded)
-
-            self.spawn(go())
-
-    def run(self, room: Room, recorded: list[str]) -> None:
-        if room.code in self.running:
-            return
-        task = self.spawn(self._play(room, recorded))
-        self.running[room.code] = task
-        task.add_done_callback(lambda _t: self.running.pop(room.code, None))
-
-    async def _play(self, room: Room, recorded: list[str]) -> None:
+    async def _play(self, room: Room) -> None:
         """Play the recorded moves at their times, from what the ghost has stored."""
-        assert room.start_at is not None
+        assert room.start_at is not None and room.ghost is not None
+        recorded = await self.store.log.read(room.ghost["code"], room.ghost["player"])
         stored = await self.store.log.read(room.code, GHOST)
         game = movelog.replay(Game(room.game_deal, room.settings), stored)
         for seq, line in enumerate(recorded[len(stored) :], start=len(stored) + 1):

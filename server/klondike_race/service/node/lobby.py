@@ -13,6 +13,7 @@ import structlog
 from ...engine import Deal, EngineError, Settings
 from ..clock import now_ms
 from ..config import Config
+from ..contracts import Spawn
 from ..domain import movelog, rating
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
@@ -34,28 +35,16 @@ from ..domain.visibility import Sight, sees_boards
 from ..hub import RoomHub
 from ..store import Store
 from ..store.matchmaking import Pair
-from ..wire import Create, Join, Watch, encode, encode_text
+from ..wire import Create, GhostRequest, Join, Watch, encode, encode_text
 from ..wire.encode import stored_event
-from .conn import Conn
+from .conn import Conn, seat_name, seat_owner
+from .ghosts import Ghosts
 from .race import player_hub
-from .registry import Hubs
+from .registry import Attendance
 from .rooms import RoomOps, new_token, seat_token, token_parts, token_session
 from .solving import Solving
 
 log = structlog.get_logger("klondike_race.lobby")
-
-
-def seat_owner(conn: Conn) -> tuple[str, bool]:
-    """(who, guest) of a seat ``conn`` takes: its player's key, "" when anonymous."""
-    if conn.identity is None:
-        return "", True
-    return conn.identity.key, conn.identity.guest
-
-
-def seat_name(conn: Conn, typed: str) -> str:
-    """The name a seat shows: an account's own name, else the one typed."""
-    identity = conn.identity
-    return identity.name if identity is not None and identity.name else typed
 
 
 class Lobby:
@@ -63,21 +52,22 @@ class Lobby:
         self,
         config: Config,
         store: Store,
-        hubs: Hubs,
+        attendance: Attendance,
         rooms: RoomOps,
         solving: Solving,
-        spawn: Any,
+        ghosts: Ghosts,
+        spawn: Spawn,
+        open_here: Callable[[], int],
     ) -> None:
         self.config = config
         self.store = store
-        self.hubs = hubs
+        self.attendance = attendance
         self.rooms = rooms
         self.solving = solving
+        self.ghosts = ghosts
         self.spawn = spawn
+        self.open_here = open_here  # connections open on this node
         self.tickets: dict[str, Conn] = {}  # quick-match tickets of connections here
-        self.open_here: Callable[[], int] = lambda: 0  # connections open on this node
-        # called with each room a player enters here (a ghost race's ghost plays on)
-        self.entered: list[Callable[[Room], None]] = []
 
     # ---- new rooms --------------------------------------------------------------------
     async def create(self, conn: Conn, m: Create) -> None:
@@ -137,6 +127,13 @@ class Lobby:
             elapsed=elapsed,
         )
 
+    async def race_ghost(self, conn: Conn, m: GhostRequest) -> None:
+        """A practice race against a recorded game (node/ghosts.py), entered at once: the
+        ghost starts playing as the player enters."""
+        await self._drop_ticket(conn)
+        room, pid, token = await self.ghosts.new_race(conn, m)
+        await self.enter(conn, room, pid, token)
+
     # ---- entering rooms ---------------------------------------------------------------
     async def enter(
         self,
@@ -159,9 +156,8 @@ class Lobby:
             if since is None or not await self._send_missed(conn, hub, since):
                 conn.send(await hub.snapshot(conn, "welcome", **extra))
 
-        await self.hubs.attach(conn, room.code, "player", welcome, pid, game)
-        for hook in self.entered:
-            hook(room)
+        await self.attendance.attach(conn, room.code, "player", welcome, pid, game)
+        self.ghosts.resume(room)  # a ghost race's ghost plays on, on this node
         seat = room.seat(pid)
         if conn.identity is not None and seat is not None and seat.who == conn.identity.key:
             await self.store.accounts.seated(seat.who, room.code, room.created)
@@ -259,7 +255,7 @@ class Lobby:
             if await self.store.rooms.load(m.code) is None:  # (a refusal changes nothing)
                 raise ServiceError("no_room", f"no room {m.code}")
             await self._drop_ticket(conn)
-        await self.hubs.attach(conn, m.code, "spectator", welcome)
+        await self.attendance.attach(conn, m.code, "spectator", welcome)
 
     async def resume(self, conn: Conn, token: str, since: int | None) -> None:
         code, pid, secret = token_parts(token)
@@ -306,7 +302,7 @@ class Lobby:
                 return start(new, now_ms(), countdown) if all_ready(new) else new
 
             await self.rooms.change(hub.code, change)
-        await self.hubs.detach(conn)
+        await self.attendance.detach(conn)
         conn.send(encode_text("left", code=hub.code))
 
     async def unseat(self, conn: Conn, key: str) -> None:
@@ -324,7 +320,7 @@ class Lobby:
             await self.leave(conn)
         except ServiceError as err:  # the countdown began meanwhile, a busy room
             conn.log.info("seat kept, connection out", reason=err.reason)
-            await self.hubs.detach(conn)
+            await self.attendance.detach(conn)
             conn.send(encode_text("left", code=hub.code))
 
     async def list_rooms(self, conn: Conn) -> None:
@@ -346,7 +342,7 @@ class Lobby:
     async def quick(self, conn: Conn, name: str, draw: int = 1) -> None:
         """Queue for a quick match (Draw 1 or Draw 3) by rating (store/matchmaking.py): a
         race at once when a waiting player's window admits this one, else ``queued``."""
-        await self.hubs.detach(conn)
+        await self.attendance.detach(conn)
         await self._drop_ticket(conn)  # asked again: one ticket at a time
         who, guest = seat_owner(conn)
         me: dict[str, Any] = {

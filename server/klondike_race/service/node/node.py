@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from websockets.asyncio.server import Server, serve
 from ... import solver
 from .. import clock
 from ..config import Config
+from ..contracts import HubHost
 from ..domain import rating
 from ..domain.room import Room
 from ..fanout import Fanout
@@ -40,18 +41,20 @@ from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
 from .assist import Assist
 from .challenges import Challenges
+from .conn import Conn
 from .connection import Connections
 from .ghosts import Ghosts
 from .lobby import Lobby
 from .players import Players
 from .race import Race
 from .ratings import RatingOps
-from .registry import Hubs
+from .registry import Attendance, Hubs
 from .replays import Replays
 from .rooms import RoomOps
 from .shards import ShardedEvents
 from .solving import Solving
 from .sweeper import Sweeper
+from .tasks import Background
 
 log = structlog.get_logger("klondike_race.node")
 ROOT = Path(__file__).resolve().parents[4]
@@ -70,50 +73,69 @@ class Node:
         # every script is safe to repeat, its sequence or revision check answers a
         # repeat); the pub/sub connection waits for messages as long as it takes
         self.redis, self.sub_redis, self._sentinel = _clients(config, redis_url)
-        self.metrics = Metrics(lambda: self.connections.open, lambda: len(self.hubs))
-        self.store = Store(self.redis, self.id, self.metrics.redis.observe)
-        self.store.replicas = (config.replica_acks, config.replica_wait_ms)
-        # a cluster's commits go per slot (store/moves.py)
-        if config.commit_connection and not config.redis_cluster:
-            self.store.log.line = _commit_connection(config, redis_url, self._sentinel)
-        self.fanout = Fanout(config.spectator_batch_ms / 1000)
-        self.hubs = Hubs(self, self.store)
-        self.solving = Solving(config, self.store, self.hubs)
-        self.ratings = RatingOps(self.store)
-        self.rooms = RoomOps(config, self.store, self.hubs, self._finished)
-        self.race = Race(self.store, self.rooms, self.metrics)
-        self.lobby = Lobby(config, self.store, self.hubs, self.rooms, self.solving, self.spawn)
-        self.assist = Assist(self.solving, self.rooms, self.lobby, self.race)
-        self.sweeper = Sweeper(
-            config,
-            self.store,
-            self.hubs,
-            self.rooms,
-            self._analyse,
-            self.ratings.apply,
-            self.race.resign_away,
+        self.background = background = Background()
+        spawn = background.spawn
+        # what is counted before the parts that keep it exist (/metrics, the lobby)
+        self.hubs = hubs = Hubs()
+        conns: set[Conn] = set()
+        self.metrics = metrics = Metrics(lambda: len(conns), lambda: len(hubs))
+        # on a Redis Cluster: sharded pub/sub, per room (node/shards.py), and each commit
+        # goes per slot (store/moves.py); else the group commit's own connection
+        self.shards: ShardedEvents | None = None
+        listen: Callable[[str, bool], Awaitable[None]] | None = None
+        line = None
+        if isinstance(self.redis, RedisCluster):
+            self.shards = shards = ShardedEvents(self.redis, self._received, self._resubscribed)
+
+            def listen(code: str, on: bool) -> Awaitable[None]:
+                return shards.listen(events_channel(code), on)
+
+        elif config.commit_connection:
+            line = _commit_connection(config, redis_url, self._sentinel)
+        replicas = (config.replica_acks, config.replica_wait_ms)
+        self.store = store = Store(
+            self.redis, self.id, metrics.redis.observe, replicas, line, listen
         )
-        self.players = Players(self.store, config.password_profile)
-        self.challenges = Challenges(
-            config, self.store, self.rooms, self.lobby, self.solving, self.fanout
+        self.fanout = fanout = Fanout(config.spectator_batch_ms / 1000)
+        self.solving = solving = Solving(config, store, hubs)
+        self.ratings = ratings = RatingOps(store)
+
+        def analyse(room: Room) -> None:
+            spawn(solving.analyse(room))
+
+        def finished(room: Room) -> None:
+            """A race this node finished: its analysis, and (when it counts) its ratings,
+            at once (the sweeper applies them should this node die first)."""
+            analyse(room)
+            if rating.counts(room):
+                spawn(ratings.apply(room.code))
+
+        self.rooms = rooms = RoomOps(config, store, hubs, finished)
+        host = HubHost(store, fanout, config, spawn, rooms.finish)
+        self.attendance = attendance = Attendance(hubs, host)
+        self.race = race = Race(store, rooms, metrics)
+        ghosts = Ghosts(store, hubs, rooms, spawn)
+        self.lobby = lobby = Lobby(
+            config, store, attendance, rooms, solving, ghosts, spawn, lambda: len(conns)
         )
-        self.ghosts = Ghosts(self.store, self.hubs, self.rooms, self.lobby, self.spawn)
-        self.lobby.entered.append(self.ghosts.resume)
-        self.replays = Replays(self.store)
+        self.sweeper = Sweeper(config, store, hubs, rooms, analyse, ratings.apply, race.resign_away)
+        self.players = players = Players(store, config.password_profile)
+        self.challenges = challenges = Challenges(config, store, rooms, lobby, solving, fanout)
+        self.replays = replays = Replays(store)
+        assist = Assist(solving, rooms, lobby, race)
         self.connections = Connections(
             config,
-            self.metrics,
-            self.fanout,
-            self.hubs,
-            self.lobby,
-            self.race,
-            self.assist,
-            self.players,
-            self.challenges,
-            self.ghosts,
-            self.replays,
+            metrics,
+            fanout,
+            attendance,
+            lobby,
+            race,
+            assist,
+            players,
+            challenges,
+            replays,
+            conns,
         )
-        self.lobby.open_here = lambda: self.connections.open
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
         apis: dict[str, Api] = {
             "/api/players/": self.ratings.profile,
@@ -123,46 +145,12 @@ class Node:
         self.routes = Routes(client_dir, self.metrics.render, self.unready, apis)
         self.server: Server | None = None
         self.own_server: Server | None = None  # KR_WORKER_PORT
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._listener: asyncio.Task[None] | None = None
         self._pubsub: Any = None
-        # on a Redis Cluster: sharded pub/sub, per room (node/shards.py)
-        self.shards: ShardedEvents | None = None
-        if isinstance(self.redis, RedisCluster):
-            self.shards = ShardedEvents(self.redis, self._received, self._resubscribed)
-            shards = self.shards
-            self.store.rooms.listen = lambda code, on: shards.listen(events_channel(code), on)
-            self.store.rooms.live_nodes = self.store.sweeping.live
         self.stopping = False
         # /readyz answers from the last probe (``_probe``), never waiting on Redis
         self._answered = 0.0  # when Redis last answered a probe (event-loop time)
         self._probed: str | None = "not started"  # why the last answer was not ready
-
-    # ---- HubHost --------------------------------------------------------------------------
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        """Run ``coro`` in the background; a failure is logged; cancelled at stop."""
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background task failed", exc_info=task.exception())
-
-    async def finish_room(self, code: str, reason: str) -> None:
-        await self.rooms.finish(code, reason)
-
-    def _analyse(self, room: Room) -> None:
-        self.spawn(self.solving.analyse(room))
-
-    def _finished(self, room: Room) -> None:
-        """A race this node finished: its analysis, and (when it counts) its ratings, at
-        once (the sweeper applies them should this node die first)."""
-        self._analyse(room)
-        if rating.counts(room):
-            self.spawn(self.ratings.apply(room.code))
 
     async def unready(self) -> str | None:
         """Why this node cannot serve now, or None, at once (/readyz): as the last probe
@@ -228,13 +216,13 @@ class Node:
         await self.redis.ping()
         await self.store.sweeping.heartbeat(self.connections.open)
         await self.probe_once()
-        self.spawn(self._probe())
-        self.spawn(self._heartbeat())
-        self.spawn(self._sessions_ended())
-        self.spawn(self.sweeper.run())
-        self.spawn(self.lobby.matcher())
-        self.spawn(self.challenges.leaderboards.run())
-        self.spawn(self._prepare_challenges())
+        self.background.spawn(self._probe())
+        self.background.spawn(self._heartbeat())
+        self.background.spawn(self._sessions_ended())
+        self.background.spawn(self.sweeper.run())
+        self.background.spawn(self.lobby.matcher())
+        self.background.spawn(self.challenges.leaderboards.run())
+        self.background.spawn(self._prepare_challenges())
         self.store.start()
         if self.shards is not None:
             self.shards.start()
@@ -275,7 +263,7 @@ class Node:
             if server is not None:
                 server.close()
                 await server.wait_closed()
-        await self.hubs.close_all()
+        await self.attendance.close_all()
         await self.store.close()
         if self._listener is not None:
             self._listener.cancel()
@@ -283,8 +271,7 @@ class Node:
         await self._quietly("closing pub/sub", self._pubsub and self._pubsub.aclose())
         if self.shards is not None:
             await self._quietly("closing sharded pub/sub", self.shards.close())
-        for task in list(self._tasks):
-            task.cancel()
+        self.background.cancel()
         await self._quietly("leaving the live nodes", self.store.sweeping.node_gone())
         await self.solving.close()
         self.fanout.close()
@@ -328,7 +315,7 @@ class Node:
             await asyncio.sleep(10)
             try:
                 await self.store.sweeping.heartbeat(self.connections.open)
-                await self.hubs.rejoin()
+                await self.attendance.rejoin()
             except Exception:
                 log.exception("heartbeat failed")
 
@@ -349,7 +336,7 @@ class Node:
                     await self._pubsub.subscribe(CHANNEL)
                     # what was published meanwhile never came; a restarted Redis may have
                     # lost this node's place in node sets: back in each, caught up
-                    await self.hubs.rejoin(list(self.hubs.hubs.values()))
+                    await self.attendance.rejoin(list(self.hubs.hubs.values()))
                 except Exception as err:
                     log.warning("pubsub resubscribe failed", error=repr(err))
 
@@ -376,7 +363,7 @@ class Node:
             code = channel.partition("{")[2].rstrip("}")
             hub = self.hubs.get(code)
             if channel.startswith("kr:events:") and hub is not None:
-                self.spawn(self._catch_up(code))
+                self.background.spawn(self._catch_up(code))
 
     async def _catch_up(self, code: str) -> None:
         hub = self.hubs.get(code)

@@ -1,5 +1,6 @@
-"""The node's rooms: a hub for each room with a connection here, opened on first use and
-closed with its last connection."""
+"""The node's rooms: a hub for each room with a connection here (``Hubs``, where this node's
+own committed events are delivered), opened with its first connection and closed with its
+last (``Attendance``)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,15 @@ from ..clock import now_ms
 from ..contracts import HubHost
 from ..domain.errors import ServiceError
 from ..hub import OwnMove, RoomEvent, RoomHub
-from ..store import Store
 from .conn import Conn
 
 log = structlog.get_logger("klondike_race.node")
 
 
 class Hubs:
-    def __init__(self, host: HubHost, store: Store) -> None:
-        self.host = host
-        self.store = store
+    """The hubs open on this node, by room code."""
+
+    def __init__(self) -> None:
         self.hubs: dict[str, RoomHub] = {}
 
     def __len__(self) -> int:
@@ -46,6 +46,16 @@ class Hubs:
             if players:
                 out[code] = sorted(players)
         return out
+
+
+class Attendance:
+    """Connections in and out of the rooms here: a room's hub is opened with its first
+    connection (or one arriving) and closed with its last."""
+
+    def __init__(self, hubs: Hubs, host: HubHost) -> None:
+        self.hubs = hubs.hubs  # the one place that adds hubs to it and removes them
+        self.host = host
+        self.store = host.store
 
     async def open(self, code: str) -> RoomHub:
         hub = self.hubs.get(code)

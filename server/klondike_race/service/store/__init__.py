@@ -85,12 +85,13 @@ quick-match news, ``kr:node:{NODE}`` (node/shards.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import redis.asyncio as aioredis
 
 from .accounts import Accounts
 from .challenges import Challenges
+from .commit import CommitConnection
 from .keys import CHANNEL, EVENTS_KEPT, moves_key, room_key
 from .matchmaking import Matchmaking
 from .moves import MoveLog
@@ -103,19 +104,29 @@ __all__ = ["CHANNEL", "EVENTS_KEPT", "Store", "moves_key", "room_key"]
 
 class Store:
     """The node's Redis access, one part per thing stored. ``latency`` is called with the
-    seconds of each round trip."""
+    seconds of each round trip; ``replicas`` is what each write that answers a client
+    waits for (``replicas`` below); ``line`` the group commit's own connection (None: the
+    command client); ``listen(code, on)``, on a Redis Cluster, starts (True) or stops
+    listening to a room's sharded channel as this node enters and leaves the room."""
 
     def __init__(
-        self, redis: aioredis.Redis, node: str, latency: Callable[[float], None] | None = None
+        self,
+        redis: aioredis.Redis,
+        node: str,
+        latency: Callable[[float], None] | None = None,
+        replicas: tuple[int, int] = (0, 0),
+        line: CommitConnection | None = None,
+        listen: Callable[[str, bool], Awaitable[None]] | None = None,
     ) -> None:
-        timing = latency or (lambda _s: None)
-        self.rooms = Rooms(redis, node, timing)
-        self.accounts = Accounts(redis, node, timing)
-        self.challenges = Challenges(redis, node, timing)
-        self.log = MoveLog(redis, node, timing)
-        self.matchmaking = Matchmaking(redis, node, timing)
-        self.sweeping = Sweeping(redis, node, timing)
-        self.ratings = Ratings(redis, node, timing)
+        part = (redis, node, latency or (lambda _s: None), replicas)
+        self.sweeping = Sweeping(*part)
+        live = self.sweeping.live if listen is not None else None
+        self.rooms = Rooms(*part, listen=listen, live_nodes=live)
+        self.accounts = Accounts(*part)
+        self.challenges = Challenges(*part)
+        self.log = MoveLog(*part, line=line)
+        self.matchmaking = Matchmaking(*part)
+        self.ratings = Ratings(*part)
 
     @property
     def replicas(self) -> tuple[int, int]:

@@ -26,7 +26,11 @@ class Part:
     """One part of the store. ``latency`` is called with the seconds of each round trip."""
 
     def __init__(
-        self, redis: aioredis.Redis | RedisCluster, node: str, latency: Callable[[float], None]
+        self,
+        redis: aioredis.Redis | RedisCluster,
+        node: str,
+        latency: Callable[[float], None],
+        replicas: tuple[int, int] = (0, 0),
     ) -> None:
         self.redis: Any = redis
         # on a Redis Cluster every step touches one slot (store/cluster.py)
@@ -35,7 +39,7 @@ class Part:
         self._latency = latency
         # (replicas, ms): a write that answers a client returns only once that many
         # replicas hold it, waiting at most ms (WAIT); (0, _): once the primary has it
-        self.replicas = (0, 0)
+        self.replicas = replicas
 
     async def _timed(self, call: Awaitable[T]) -> T:
         t0 = time.perf_counter()

@@ -32,7 +32,7 @@ Pending = tuple[bytes, "asyncio.Future[int]", str, str, "tuple[str, str, bytes, 
 
 
 class MoveLog(Part):
-    def __init__(self, *args: Any) -> None:
+    def __init__(self, *args: Any, line: CommitConnection | None = None) -> None:
         super().__init__(*args)
         self._append = self._script(APPEND_MOVES)
         self._append_slot = self._script(slot_scripts.APPEND_MOVES)
@@ -42,9 +42,9 @@ class MoveLog(Part):
         self._writer: asyncio.Task[None] | None = None
         self.max_batch = 1000
         self.batches = 0
-        # the group commit's own connection (one Redis or Sentinel's primary; the node sets
-        # it): None writes through the command client
-        self.line: CommitConnection | None = None
+        # the group commit's own connection (one Redis or Sentinel's primary): None writes
+        # through the command client
+        self.line = line
 
     def start(self) -> None:
         self._writer = asyncio.create_task(self._write_loop(), name="group-commit")

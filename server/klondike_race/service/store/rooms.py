@@ -15,7 +15,12 @@ from .scripts import ANALYSIS, ROOM_CAS, SPECTATORS
 
 
 class Rooms(Part):
-    def __init__(self, *args: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        listen: Callable[[str, bool], Awaitable[None]] | None = None,
+        live_nodes: Callable[[], Awaitable[list[str]]] | None = None,
+    ) -> None:
         super().__init__(*args)
         self._cas = self._script(ROOM_CAS)
         self._spect = self._script(SPECTATORS)
@@ -26,8 +31,8 @@ class Rooms(Part):
             self._analysis = self._script(slot_scripts.ANALYSIS)
         # on a cluster: (room code, True to listen / False to stop) for the room's sharded
         # channel, called as this node enters and leaves a room; and the live nodes
-        self.listen: Callable[[str, bool], Awaitable[None]] | None = None
-        self.live_nodes: Callable[[], Awaitable[list[str]]] | None = None
+        self.listen = listen
+        self.live_nodes = live_nodes
 
     async def load(self, code: str) -> tuple[dict[str, Any], int] | None:
         """The room's stored state and its revision, or None."""
