@@ -18,7 +18,7 @@ import orjson
 from websockets.asyncio.client import connect
 
 from klondike_race.engine import Deal, Game, Settings
-from klondike_race.service.clock import now_ms
+from klondike_race.service.clock import Clock
 from klondike_race.service.config import Config
 from klondike_race.service.domain.options import RoomOptions
 from klondike_race.service.embedded import EmbeddedRedis
@@ -95,7 +95,7 @@ async def main(moves: int) -> None:
                 {"seed": "7"},
                 who="g-" + "0" * 32,
                 challenge="bench/0",
-                reveal_at=now_ms() - 1,
+                reveal_at=Clock().now_ms() - 1,
             )
             async with connect(url) as c:
                 token = f"{room.code}.{pid}.{secret}"

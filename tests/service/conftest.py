@@ -18,7 +18,7 @@ import pytest
 import redis
 from websockets.asyncio.client import ClientConnection, connect
 
-from klondike_race.service import clock
+from klondike_race.service.clock import Clock
 from klondike_race.service.config import Config
 from klondike_race.service.domain import challenge as ch
 from klondike_race.service.embedded import EmbeddedRedis
@@ -99,7 +99,7 @@ SECRET = "test-secret"  # the tests' KR_CHALLENGE_SECRET: their daily seeds are 
 
 def day_id(offset_days: int = 0) -> str:
     """The Draw 1 daily of today (on the server's clock), or ``offset_days`` from it."""
-    today = ch.day_of(clock.now_ms())
+    today = ch.day_of(Clock().now_ms())
     return ch.daily_id(today + timedelta(days=offset_days), 1)
 
 
@@ -117,19 +117,18 @@ def daily_config(redis_url: str, **more: Any) -> Config:
 
 
 @pytest.fixture
-def clocked() -> Iterator[None]:
-    """The server clock back to the machine's after a test that shifts or freezes it."""
-    yield
-    clock.freeze(None)
-    clock.shift(0)
+def clocked() -> Clock:
+    """A clock of the test's own, for the nodes it starts, to shift or freeze."""
+    return Clock()
 
 
 @asynccontextmanager
-async def running(config: Config) -> AsyncIterator[Node]:
-    """A node of ``config`` started (its port as ``node.port``), stopped after."""
+async def running(config: Config, clock: Clock | None = None) -> AsyncIterator[Node]:
+    """A node of ``config`` (reading the time from ``clock``: by default a new one)
+    started (its port as ``node.port``), stopped after."""
     configure(json=False, level="warning")
     assert config.redis_url is not None
-    node = Node(config, config.redis_url)
+    node = Node(config, config.redis_url, clock)
     node.port = await node.start()  # type: ignore[attr-defined]
     try:
         yield node
@@ -138,8 +137,8 @@ async def running(config: Config) -> AsyncIterator[Node]:
 
 
 @pytest.fixture
-async def daily(redis_url: str, clocked: None) -> AsyncIterator[Node]:
-    async with running(daily_config(redis_url)) as node:
+async def daily(redis_url: str, clocked: Clock) -> AsyncIterator[Node]:
+    async with running(daily_config(redis_url), clocked) as node:
         yield node
 
 

@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from klondike_race.engine import Move
-from klondike_race.service import clock
+from klondike_race.service.clock import Clock
 from klondike_race.service.domain import challenge as ch
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
@@ -112,9 +112,9 @@ def test_daily_streaks() -> None:
 
 
 # ---- the overall ranking served ------------------------------------------------------------
-async def test_the_overall_ranking_is_served(redis_url, clocked, tmp_path: Path) -> None:
+async def test_the_overall_ranking_is_served(redis_url, tmp_path: Path) -> None:
     configure(json=False, level="warning")
-    now = clock.now_ms()
+    now = Clock().now_ms()
     iso = lambda ms: datetime.fromtimestamp(ms / 1000, UTC).isoformat()  # noqa: E731
     schedule = [
         {
@@ -163,11 +163,11 @@ async def test_the_overall_ranking_is_served(redis_url, clocked, tmp_path: Path)
 
 
 async def test_the_overall_ranking_of_a_challenge_that_ranks_accounts(
-    redis_url, clocked, tmp_path: Path
+    redis_url, tmp_path: Path
 ) -> None:
     """Accounts only: the overall ranking and its places are the accounts' (a guest's
     attempts count on neither), and a guest has no overall place."""
-    now = clock.now_ms()
+    now = Clock().now_ms()
     iso = lambda ms: datetime.fromtimestamp(ms / 1000, UTC).isoformat()  # noqa: E731
     schedule = [
         {
@@ -263,7 +263,7 @@ async def test_a_bot_fast_win_is_flagged_and_an_operator_removes_it(daily, redis
     record = orjson.loads(printed)
     assert record["who"] == bot_who and record["reason"] == "bot: 60 moves in 2 s"
     assert record["by"] == "ops" and record["row"]["code"] == code
-    assert abs(record["when"] - clock.now_ms()) < 60_000
+    assert abs(record["when"] - Clock().now_ms()) < 60_000
     logged = orjson.loads(err.strip().splitlines()[-1])
     assert logged["event"] == "challenge row removed" and logged["player"] == bot_who
     assert logged["reason"] == "bot: 60 moves in 2 s" and logged["challenge"] == cid
@@ -296,11 +296,9 @@ async def test_a_bot_fast_win_is_flagged_and_an_operator_removes_it(daily, redis
 
 
 # ---- daily results and streaks on the profile ----------------------------------------------
-def to_day(day: date, hour: int = 12) -> None:
-    """Shift the clock to ``hour``:00 UTC of ``day``."""
-    at = ch.day_start(day) + hour * 3_600_000
-    clock.shift(0)
-    clock.shift(at - clock.now_ms())
+def to_day(clock: Clock, day: date, hour: int = 12) -> None:
+    """Shift ``clock`` to ``hour``:00 UTC of ``day``."""
+    clock.shift_to(ch.day_start(day) + hour * 3_600_000)
 
 
 async def play_daily(port: int, device: str, day: date) -> str:
@@ -318,9 +316,9 @@ async def play_daily(port: int, device: str, day: date) -> str:
 
 async def test_daily_results_and_streaks_on_the_profile(daily, redis_url) -> None:
     device = secrets.token_urlsafe(24)
-    start = ch.day_of(clock.now_ms()) + timedelta(days=3)
+    start = ch.day_of(daily.clock.now_ms()) + timedelta(days=3)
     rds = redis.Redis.from_url(redis_url)
-    to_day(start)
+    to_day(daily.clock, start)
     first = await play_daily(daily.port, device, start)
     (who,) = [k.decode() for k in rds.hkeys(f"ch:{first}:0:att")]
     status, profile = await get(daily.port, f"/api/players/{who}")
@@ -337,15 +335,15 @@ async def test_daily_results_and_streaks_on_the_profile(daily, redis_url) -> Non
         "time_ms": entry["time_ms"],
     }
     # the next day, late in the evening: two days in a row; the day after, still 2
-    to_day(start + timedelta(days=1), 23)
+    to_day(daily.clock, start + timedelta(days=1), 23)
     second = await play_daily(daily.port, device, start + timedelta(days=1))
     status, profile = await get(daily.port, f"/api/players/{who}")
     assert profile["daily"]["streak"] == 2 and profile["daily"]["best_streak"] == 2
     assert [d["challenge"] for d in profile["daily"]["days"]] == [second, first]
-    to_day(start + timedelta(days=2), 1)  # today not played yet: the streak holds
+    to_day(daily.clock, start + timedelta(days=2), 1)  # today not played yet: the streak holds
     assert (await get(daily.port, f"/api/players/{who}"))[1]["daily"]["streak"] == 2
     # a day missed: the streak is over, the best stays
-    to_day(start + timedelta(days=4))
+    to_day(daily.clock, start + timedelta(days=4))
     status, profile = await get(daily.port, f"/api/players/{who}")
     assert profile["daily"]["streak"] == 0 and profile["daily"]["best_streak"] == 2
     third = await play_daily(daily.port, device, start + timedelta(days=4))
@@ -355,7 +353,7 @@ async def test_daily_results_and_streaks_on_the_profile(daily, redis_url) -> Non
     # once per attempt: one field per daily; 40 days on, only the last 30 days are shown
     assert rds.hlen(f"player:{who}:daily") == 3
     assert rds.ttl(f"player:{who}:daily") > 0  # a guest's: expires as their statistics
-    to_day(start + timedelta(days=33))
+    to_day(daily.clock, start + timedelta(days=33))
     status, profile = await get(daily.port, f"/api/players/{who}")
     assert [d["challenge"] for d in profile["daily"]["days"]] == [third]
     assert profile["daily"]["best_streak"] == 2
@@ -375,13 +373,13 @@ async def test_the_day_opens_exactly_at_midnight_utc(daily) -> None:
     tomorrow = daily.challenges.find(day_id(1))
     await daily.challenges.deal(tomorrow, 0)  # prepared ahead, as every node does
     g = await guest(daily.port)
-    clock.freeze(tomorrow.opens - 1)  # 23:59:59.999 UTC
+    daily.clock.freeze(tomorrow.opens - 1)  # 23:59:59.999 UTC
     got = await g.request("attempt", "welcome", challenge=tomorrow.id, name="Early")
     assert got["type"] == "error" and got["reason"] == "challenge_not_open", got
     listed = await g.request("challenges", "challenges")
     phases = {c["id"]: c["phase"] for c in listed["challenges"]}
     assert phases[tomorrow.id] == "upcoming"
-    clock.freeze(tomorrow.opens)  # 00:00:00.000 UTC
+    daily.clock.freeze(tomorrow.opens)  # 00:00:00.000 UTC
     got = await g.request("attempt", "welcome", challenge=tomorrow.id, name="Early")
     assert got["type"] == "welcome", got
     assert got["room"]["challenge"] == f"{tomorrow.id}/0"
@@ -391,10 +389,10 @@ async def test_the_day_opens_exactly_at_midnight_utc(daily) -> None:
 async def test_a_leaderboard_is_final_exactly_at_final_at(daily) -> None:
     c = daily.challenges.find(day_id())
     g = await guest(daily.port)
-    clock.freeze(c.final_at() - 1)
+    daily.clock.freeze(c.final_at() - 1)
     board = await g.request("watch_board", "leaderboard", challenge=c.id)
     assert board["type"] == "leaderboard" and board["final"] is False
-    clock.freeze(c.final_at())  # no move: the push says so all the same
+    daily.clock.freeze(c.final_at())  # no move: the push says so all the same
     changes = await g.expect("leaderboard_changes")
     assert changes["final"] is True and changes["changed"] == [] and changes["gone"] == []
     board = await g.request("watch_board", "leaderboard", challenge=c.id)
@@ -404,7 +402,7 @@ async def test_a_leaderboard_is_final_exactly_at_final_at(daily) -> None:
 
 # ---- second identities: attempts per client address -------------------------------------
 @pytest.fixture
-async def limited(redis_url: str, clocked: None) -> AsyncIterator[Node]:
+async def limited(redis_url: str) -> AsyncIterator[Node]:
     """A node that takes the client address from X-Forwarded-For (as behind HAProxy), so
     that the test's players come from several addresses, 3 attempts a deal each."""
     async with running(
@@ -516,7 +514,7 @@ async def test_a_players_devices_asking_together_count_once_at_an_address(limite
 
 
 # ---- accounts-only ranking ------------------------------------------------------------
-async def test_a_challenge_that_ranks_accounts_lists_guests_apart(redis_url, clocked) -> None:
+async def test_a_challenge_that_ranks_accounts_lists_guests_apart(redis_url) -> None:
     async with (
         running(daily_config(redis_url, challenge_ranking="accounts")) as node,
         running(daily_config(redis_url)) as other,  # set otherwise: the first one decided
@@ -567,7 +565,7 @@ async def test_a_challenge_that_ranks_accounts_lists_guests_apart(redis_url, clo
             await c.close()
 
 
-async def test_the_live_leaderboard_of_a_challenge_that_ranks_accounts(redis_url, clocked) -> None:
+async def test_the_live_leaderboard_of_a_challenge_that_ranks_accounts(redis_url) -> None:
     """The live frames carry the guests' list beside the ranked rows (a full board, then
     the changes of each), and a guest outside the guests' top gets their place there."""
     async with running(daily_config(redis_url, challenge_ranking="accounts")) as node:

@@ -15,7 +15,7 @@ import orjson
 import pytest
 import redis
 
-from klondike_race.service import clock
+from klondike_race.service.clock import Clock
 from klondike_race.service.domain import challenge as ch
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
@@ -54,11 +54,11 @@ class Held:
         self.v, self.players, self.final, self.rows = m["v"], m["players"], m["final"], rows
 
 
-def to_close(challenge_id: str, ms: int) -> None:
-    """Shift the clock so that the challenge closes ``ms`` from now."""
+def to_close(clock: Clock, challenge_id: str, ms: int) -> None:
+    """Shift ``clock`` so that the challenge closes ``ms`` from now."""
     c = ch.parse_daily(challenge_id, (1,), 1800)
     assert c is not None
-    clock.shift(c.closes - ms - (clock.now_ms() - clock._offset_ms))
+    clock.shift_to(c.closes - ms)
 
 
 def final_at(challenge_id: str) -> int:
@@ -356,7 +356,7 @@ async def test_a_throwaway_attempt_opens_nothing_of_the_deal_until_final(daily, 
         assert sealed(got, cid), (kind, got)
     assert sorted(rds.scan_iter(match="room:{*}")) == rooms_before  # nothing was made
     # final: all of it opens
-    to_close(cid, -1_800_000 - 1_000)
+    to_close(daily.clock, cid, -1_800_000 - 1_000)
     watched = await eve.request("watch", "welcome", code=code)
     assert watched["type"] == "welcome" and "reveal" in watched["room"], watched
     replay = await eve.request("replay", "replay", code=code)
@@ -412,7 +412,7 @@ async def test_ones_own_attempt_gives_nothing_of_the_deal_but_its_board_and_resu
     assert watched["type"] == "welcome" and watched["boards"]["p1"]["columns"], watched
     assert "reveal" not in watched["room"] and "analysis" not in watched, watched
     # final
-    to_close(cid, -1_800_000 - 1_000)
+    to_close(daily.clock, cid, -1_800_000 - 1_000)
     got = await eve.request("replay", "replay", code=mine)
     assert got["type"] == "replay" and got["replay"]["players"][0]["record"], got
     assert "reveal" in got["replay"]["room"]
@@ -432,7 +432,7 @@ async def test_the_reveal_once_final_and_an_attempt_over_midnight(daily) -> None
     the last attempt that could start has run out of time (``final_at``): until then a
     player still in their attempt could not be handed the cards."""
     cid = day_id()
-    to_close(cid, 20_000)  # 20 s before the day closes
+    to_close(daily.clock, cid, 20_000)  # 20 s before the day closes
     ann, late = await guest(daily.port), await guest(daily.port)
     a = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
     assert (await ann.move("draw", seq=1))["type"] == "ack"
@@ -442,7 +442,7 @@ async def test_the_reveal_once_final_and_an_attempt_over_midnight(daily) -> None
     commitment = before["deals"][0]["commitment"]
     assert len(commitment) == 64
     assert before["deals"][0]["rows"][0]["replay"] is None
-    to_close(cid, -1_000)  # the day closed a second ago
+    to_close(daily.clock, cid, -1_000)  # the day closed a second ago
     got = await late.request("attempt", "welcome", challenge=cid, name="Late")
     assert got["reason"] == "challenge_not_open", got
     # Ann's attempt started before the close: it goes on and counts for its day, and
@@ -460,7 +460,7 @@ async def test_the_reveal_once_final_and_an_attempt_over_midnight(daily) -> None
     while room["phase"] != "finished":
         room = (await ann.expect("room"))["room"]
     assert "reveal" not in room  # not final yet
-    to_close(cid, -1_800_000 - 1_000)  # final: the last possible attempt is over
+    to_close(daily.clock, cid, -1_800_000 - 1_000)  # final: the last possible attempt is over
     status, after = await get(daily.port, f"/api/challenges/{cid}")
     deal = after["deals"][0]
     reveal = deal["reveal"]
@@ -480,9 +480,7 @@ async def test_the_reveal_once_final_and_an_attempt_over_midnight(daily) -> None
         await c.close()
 
 
-async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(
-    redis_url, clocked
-) -> None:
+async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(redis_url) -> None:
     configure(json=False, level="warning")
     config = make_config(
         redis_url,
@@ -565,7 +563,7 @@ async def test_a_replay_of_an_attempt_over_the_connection_waits_for_final_as_htt
         assert sealed(await c.request("replay", "replay", code=code), cid)
     status, body = await get(daily.port, f"/api/replays/{code}")
     assert (status, body["error"], body["opens_at"]) == (403, "not_yet", final_at(cid))
-    to_close(cid, -1_800_000 - 1_000)  # final
+    to_close(daily.clock, cid, -1_800_000 - 1_000)  # final
     for c in (ann, eve):
         got = await c.request("replay", "replay", code=code)
         assert got["type"] == "replay", got
@@ -598,7 +596,7 @@ async def test_games_on_a_deal_once_final_show_its_cards_to_anyone(daily) -> Non
     anon = await Client.open(daily.port)
     attempt = await ann.request("attempt", "welcome", challenge=cid, name="Ann")
     assert (await ann.request("resign", "ack", seq=1))["type"] == "ack"
-    to_close(cid, -1_800_000 - 1_000)  # final
+    to_close(daily.clock, cid, -1_800_000 - 1_000)  # final
     practice = await ann.request("attempt", "welcome", challenge=cid, name="Ann", practice=True)
     assert practice["type"] == "welcome" and practice["room"]["practice"], practice
     # her attempt: finish it for me plays on in a practice continuation
@@ -658,7 +656,7 @@ async def test_a_guest_who_claims_a_name_after_the_attempt_goes_on_from_it(daily
     assert sealed(await gus.request("watch", "welcome", code=theirs["room"]["code"]), cid)
     practice = await gus.request("attempt", "welcome", challenge=cid, practice=True, name="G")
     assert sealed(practice, cid), practice
-    to_close(cid, -1_800_000 - 1_000)  # final
+    to_close(daily.clock, cid, -1_800_000 - 1_000)  # final
     replay = await gus.request("replay", "replay", code=mine["room"]["code"])
     assert replay["type"] == "replay", replay
     watched = await gus.request("watch", "welcome", code=theirs["room"]["code"])

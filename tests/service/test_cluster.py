@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 import orjson
 import pytest
 
-from klondike_race.service import clock
+from klondike_race.service.clock import Clock
 from klondike_race.service.domain import challenge as ch
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
@@ -185,7 +185,7 @@ async def test_a_quick_match_across_nodes_and_daily_attempts(cluster, nodes) -> 
             await c.expect("start")
     assert (await a.move("draw"))["type"] == "ack"
     # daily attempts on both nodes: each move's row on the leaderboard of the challenge
-    cid = ch.daily_id(ch.day_of(clock.now_ms()), 1)
+    cid = ch.daily_id(ch.day_of(Clock().now_ms()), 1)
     for node in nodes:
         fresh = await Client.open(node.port)  # type: ignore[attr-defined]
         await fresh.request("hello", "identity", device=secrets.token_urlsafe(24))
@@ -231,7 +231,7 @@ async def test_a_challenge_that_ranks_accounts_on_the_cluster(cluster) -> None:
     node = Node(config, "")
     port = await node.start()
     try:
-        cid = ch.daily_id(ch.day_of(clock.now_ms()), 1)
+        cid = ch.daily_id(ch.day_of(Clock().now_ms()), 1)
         gus, _ = await hello(port)
         got = await gus.request("attempt", "welcome", challenge=cid, name="Gus", timeout=60)
         assert got["type"] == "welcome", got

@@ -115,7 +115,7 @@ async def test_a_daily_ghost_comes_once_the_challenge_is_final(daily) -> None:
     assert sealed(got, cid), got
     own = await ann.request("ghost", "welcome", code=code, player="p1", name="Ann")
     assert sealed(own, cid), own
-    to_close(cid, -1_800_000 - 1_000)  # final
+    to_close(daily.clock, cid, -1_800_000 - 1_000)  # final
     got = await bob.request("ghost", "welcome", code=code, player="p1", name="Bob")
     assert got["type"] == "welcome" and got["room"]["ghost_of"]["code"] == code, got
     for x in (ann, bob):

@@ -13,7 +13,7 @@ import pytest
 
 from klondike_race.cli import main
 from klondike_race.engine import Deal, Game, Move, Settings, board_view
-from klondike_race.service.clock import now_ms
+from klondike_race.service.clock import Clock
 from klondike_race.service.domain import replay as rp
 from klondike_race.service.domain.options import RoomOptions
 from klondike_race.service.node.replays import parse_query
@@ -229,7 +229,7 @@ def test_query_parsing() -> None:
 async def test_a_challenge_attempt_waits_for_the_close(node) -> None:
     """An attempt's replay (and its continuation's) is refused with not_yet until its
     challenge closes (the attempt's reveal_at), then served with the reveal."""
-    now = now_ms()
+    now = Clock().now_ms()
     codes = {}
     for name, reveal_at in (("open", now + 3_600_000), ("closed", now - 1)):
         room, _, _ = await node.rooms.create_seated(

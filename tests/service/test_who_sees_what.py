@@ -25,7 +25,6 @@ import asyncio
 import itertools
 import re
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +34,7 @@ import pytest
 import redis
 
 from klondike_race.engine import NAMES
-from klondike_race.service import clock
+from klondike_race.service.clock import Clock
 from klondike_race.service.domain import challenge as ch
 
 from .conftest import Client, daily_config, day_id, http, make_config, running, winnable
@@ -535,7 +534,7 @@ async def play_race(kind: str, port: int) -> Seen:
     return p.seen
 
 
-async def recorded_game(port: int, lag_ms: int) -> str:
+async def recorded_game(port: int, clock: Clock, lag_ms: int) -> str:
     """A finished practice game whose last move and resignation came ``lag_ms`` after its
     first move (the server's clock moved on meanwhile, not the test): its code."""
     rec = await Identity().connect(port)
@@ -613,12 +612,9 @@ def flags_of(messages: list[dict]) -> dict[str, bool]:
     return {k: flagged[-1][k] for k in ("can_hint", "can_finish")} if flagged else {}
 
 
-def shift_to(instant: int) -> None:
-    """The server clock reads ``instant`` (epoch ms) now."""
-    clock.shift(instant - time.time_ns() // 1_000_000)
-
-
-async def play_daily(port: int, redis_url: str, cid: str, c: ch.Challenge) -> tuple[Seen, Seen]:
+async def play_daily(
+    port: int, clock: Clock, redis_url: str, cid: str, c: ch.Challenge
+) -> tuple[Seen, Seen]:
     """Today's daily, its close 5 minutes away: ``racer`` (and a second device) plays an
     attempt, ``other-racer`` plays theirs through the close, ``finished``'s ended first,
     two spectators made none. Every route of the deal is asked in each phase: the racer's
@@ -672,12 +668,12 @@ async def play_daily(port: int, redis_url: str, cid: str, c: ch.Challenge) -> tu
     for client in (racer, second):
         await until_finished(client)
     await phase(OVER)
-    shift_to(c.closes + 1_000)  # closed: the other racer's attempt goes on
+    clock.shift_to(c.closes + 1_000)  # closed: the other racer's attempt goes on
     assert (await other.move("draw"))["type"] == "ack"
     await phase(CLOSED)
     await must(other, "resign", "ack", seq=other.seq + 1)
     await until_finished(other)
-    shift_to(c.final_at() + 1_000)
+    clock.shift_to(c.final_at() + 1_000)
     await phase(FINAL)
     await p.close()
     rds.close()
@@ -693,18 +689,16 @@ async def observe_kind(kind: str, redis_url: str) -> dict[str, Seen]:
         cid = day_id()
         c = ch.parse_daily(cid, (1,), 1800)
         assert c is not None
-        shift_to(c.closes - 300_000)
-        try:
-            async with running(daily_config(redis_url, solver_finish_s=2.0)) as node:
-                daily, practice = await play_daily(node.port, redis_url, cid, c)
-        finally:
-            clock.shift(0)
+        clock = Clock()
+        clock.shift_to(c.closes - 300_000)
+        async with running(daily_config(redis_url, solver_finish_s=2.0), clock) as node:
+            daily, practice = await play_daily(node.port, clock, redis_url, cid, c)
         return {"daily": daily, "daily-practice": practice}
     config = make_config(
         redis_url, countdown_ms=COUNTDOWN_MS, solver_finish_s=1.0, **KINDS[kind].node
     )
     async with running(config) as node:
-        port = node.port
+        port, clock = node.port, node.clock
         if kind == "practice":
 
             async def practise(client: Client) -> dict:
@@ -712,7 +706,7 @@ async def observe_kind(kind: str, redis_url: str) -> dict[str, Seen]:
 
             return {kind: await play_solo(kind, port, practise)}
         if kind == "ghost":
-            source = await recorded_game(port, GHOST_LAG_MS)
+            source = await recorded_game(port, clock, GHOST_LAG_MS)
 
             async def race_ghost(client: Client) -> dict:
                 return await client.request("ghost", "welcome", code=source, player="p1", name="P")

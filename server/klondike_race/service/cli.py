@@ -204,7 +204,7 @@ def _challenge_remove(args: argparse.Namespace) -> int:
     import orjson
     import structlog
 
-    from .clock import now_ms
+    from .clock import Clock
     from .logs import configure
 
     configure(json=True)
@@ -212,7 +212,7 @@ def _challenge_remove(args: argparse.Namespace) -> int:
     by = args.by or os.environ.get("USER") or "operator"
 
     async def work(store: Any) -> int:
-        record = {"who": args.player, "when": now_ms(), "reason": args.reason, "by": by}
+        record = {"who": args.player, "when": Clock().now_ms(), "reason": args.reason, "by": by}
         got = await store.challenges.remove(args.challenge, args.deal, args.player, record)
         if got is None:
             print(f"{args.player} is not on {args.challenge} deal {args.deal}", file=sys.stderr)

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from websockets.asyncio.connection import Connection
 
 from ..engine import Game
+from .clock import Clock
 from .config import Config
 from .fanout import Fanout
 from .store import Store
@@ -37,11 +38,12 @@ Spawn = Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]
 @dataclass(frozen=True)
 class HubHost:
     """What a hub needs of its node: the store, the fan-out, the settings, background
-    work, and ``finish_room(code, reason)`` (the race's end: its time limit, or every
-    player's game over)."""
+    work, ``finish_room(code, reason)`` (the race's end: its time limit, or every player's
+    game over), and the node's clock."""
 
     store: Store
     fanout: Fanout
     config: Config
     spawn: Spawn
     finish_room: Callable[[str, str], Coroutine[Any, Any, None]]
+    clock: Clock

@@ -22,7 +22,6 @@ from websockets.asyncio.connection import Connection
 
 from ..engine import STUCK, BoardView, Game, board_view, game_over
 from .boards import Boards
-from .clock import now_ms
 from .contracts import HubHost, Recipient
 from .delay import Delayed
 from .domain import assist, movelog
@@ -72,6 +71,7 @@ class RoomEvent:
 class RoomHub:
     def __init__(self, host: HubHost, code: str) -> None:
         self.host = host
+        self.clock = host.clock
         self.store = host.store
         self.push = host.fanout.push
         self.code = code
@@ -109,7 +109,7 @@ class RoomHub:
                 raise LookupError(self.code)
             self.room = Room.from_json(loaded[0])
             version, progress, spectators = await rooms.snapshot(self.code)
-            self.public = self.room.public(now_ms())
+            self.public = self.room.public(self.clock.now_ms())
             self.progress = progress
             self.spectators = spectators
             self.version = version
@@ -225,7 +225,7 @@ class RoomHub:
             analysis = await rooms.load_analysis(self.code)
             if loaded is not None:
                 self.room = Room.from_json(loaded[0])
-                self.public = self.room.public(now_ms())
+                self.public = self.room.public(self.clock.now_ms())
             self.progress, self.spectators, self.version = progress, spectators, version
             self.analysis = analysis
             shown = [v for v in self.pending if v <= version]  # the snapshot has them
@@ -308,7 +308,7 @@ class RoomHub:
         data = encode("progress", **fields, leaderboard=standings)
         self._send_update(live, data)
         if later:
-            sent = now_ms()
+            sent = self.clock.now_ms()
             if not self.delayed.hold(self.behind(), self._send_behind, data, sent):
                 self._boards_behind_later(sent)
 
@@ -409,7 +409,7 @@ class RoomHub:
     def _schedule(self) -> None:
         if self.closed:
             return
-        now = now_ms()
+        now = self.clock.now_ms()
         loop = asyncio.get_running_loop()
         start_at = self.public.get("start_at")
         if start_at is not None and not self._started_sent and "start" not in self._timers:
@@ -442,7 +442,10 @@ class RoomHub:
             if conn.role == "player" and conn.game is not None:
                 fields = {"player": conn.player, "board": board_view(conn.game, 0)}
                 fields.update(self.flags(conn))
-                self.push((conn.ws,), encode("start", **fields, server_time=now_ms(), room=public))
+                self.push(
+                    (conn.ws,),
+                    encode("start", **fields, server_time=self.clock.now_ms(), room=public),
+                )
             else:
                 viewers.setdefault(self.sight(conn, RACING), []).append(conn.ws)
         fresh = self._finish_if_stuck()
@@ -451,7 +454,9 @@ class RoomHub:
             boards = dict.fromkeys(self.players, first)
             for sight, ws in viewers.items():
                 shown = V.shown(boards, sight)
-                self.push(ws, encode("start", boards=shown, server_time=now_ms(), room=public))
+                self.push(
+                    ws, encode("start", boards=shown, server_time=self.clock.now_ms(), room=public)
+                )
 
     # ---- what each connection sees ----------------------------------------------------
     @property
@@ -467,7 +472,7 @@ class RoomHub:
         return game_over((progress or initial_progress())["status"], self.undo)
 
     def phase(self) -> str:
-        return public_phase(self.public, now_ms())
+        return public_phase(self.public, self.clock.now_ms())
 
     def behind(self) -> int:
         """How far behind the race (ms) spectators see it now: the room's
@@ -497,7 +502,9 @@ class RoomHub:
         practice = bool(self.public.get("practice"))
         reveal_at = self.room.reveal_at if self.room is not None else None
         status = self.seat_status(conn)
-        return assist.flags(practice, self.phase(), status, conn.over, reveal_at, now_ms())
+        return assist.flags(
+            practice, self.phase(), status, conn.over, reveal_at, self.clock.now_ms()
+        )
 
     def leaderboard(self, progress: dict[str, dict[str, Any]] | None = None) -> list[Any]:
         """The room's standings from ``progress`` (default: the latest)."""
@@ -535,7 +542,7 @@ class RoomHub:
         """``conn``'s view starts ``spectator_delay`` behind the race now: updates made
         from then on reach it that much later, and once the delay has passed it gets the
         boards again, with any move made before the first such update was on its way."""
-        conn.view_from = now_ms() - self.behind()
+        conn.view_from = self.clock.now_ms() - self.behind()
 
         async def send() -> None:
             if conn in self.conns and self.sight(conn) is V.Sight.DELAYED_BOARDS:
@@ -545,7 +552,7 @@ class RoomHub:
 
     def elapsed(self) -> int:
         start_at = self.public.get("start_at")
-        return max(0, now_ms() - start_at) if start_at else 0
+        return max(0, self.clock.now_ms() - start_at) if start_at else 0
 
     async def snapshot(self, conn: Recipient, kind: str = "welcome", **extra: Any) -> bytes:
         """Everything ``conn`` may see of the room now, as a ``welcome`` (or ``resync``):
@@ -563,7 +570,7 @@ class RoomHub:
             and "reveal" not in self.public
             and room
             and not room.parent
-            and now_ms() >= (room.reveal_at or 0)
+            and self.clock.now_ms() >= (room.reveal_at or 0)
         ):
             self.public = {**self.public, "reveal": room.reveal()}
         fields: dict[str, Any] = {
@@ -573,7 +580,7 @@ class RoomHub:
             "progress": self.progress,
             "leaderboard": self.leaderboard(),
             "spectators": self.spectators,
-            "server_time": now_ms(),
+            "server_time": self.clock.now_ms(),
             **extra,
         }
         fields.update(self.own_fields(conn, phase))

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..engine import EngineError, GameRecord
-from .clock import now_ms
+from .clock import Clock
 from .domain import replay as rp
 from .domain.room import Room
 from .store.keys import moves_key, room_key
@@ -55,7 +55,7 @@ def from_redis(code: str, url: str) -> dict[str, Any] | str:
         if room.parent:
             got = client.hget(room_key(room.parent), "state")
             parent = Room.from_json(json.loads(got)) if got else None
-        now = now_ms()
+        now = Clock().now_ms()
         refused = rp.refusal(room, parent, now)
         if refused is not None:
             return str(refused[1])

@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 
 from ...engine import Game, Move, progress
-from ..clock import now_ms
+from ..clock import Clock
 from ..domain import assist, movelog, ranking
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
@@ -24,7 +24,10 @@ TURNS_TRIED = 3  # moves that turn a card searched for a hint, sharing what is l
 
 
 class Assist:
-    def __init__(self, solving: Solving, rooms: RoomOps, lobby: Lobby, race: Race) -> None:
+    def __init__(
+        self, solving: Solving, rooms: RoomOps, lobby: Lobby, race: Race, clock: Clock
+    ) -> None:
+        self.clock = clock
         self.solving = solving
         self.rooms = rooms
         self.lobby = lobby
@@ -42,7 +45,7 @@ class Assist:
         reveal_at = hub.room.reveal_at if hub.room is not None else None
         status = hub.seat_status(conn)
         refusal = assist.refusal(
-            what, practice, hub.phase(), status, conn.over, reveal_at, now_ms()
+            what, practice, hub.phase(), status, conn.over, reveal_at, self.clock.now_ms()
         )
         if refusal is not None:
             raise refusal
@@ -143,12 +146,14 @@ class Assist:
         if old.rematch is None:
             options = replace(old.options, quick=False)  # a rematch room waits for its players
             new, pid, secret = await self.lobby.new_room(name, options, None, conn)
-            named = await self.rooms.change(old.code, lambda r: set_rematch(r, new.code, now_ms()))
+            named = await self.rooms.change(
+                old.code, lambda r: set_rematch(r, new.code, self.clock.now_ms())
+            )
             if named.rematch == new.code:
                 await self.lobby.enter(conn, new, pid, seat_token(new.code, pid, secret))
                 return
             # another player's rematch came first: ours is dropped, theirs joined
-            await self.rooms.change(new.code, lambda r: finish(r, now_ms(), "abandoned"))
+            await self.rooms.change(new.code, lambda r: finish(r, self.clock.now_ms(), "abandoned"))
             old = named
         assert old.rematch is not None
         await self.lobby.join(conn, Join(old.rematch, name))

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, unquote
 
 import structlog
 
-from ..clock import now_ms
+from ..clock import Clock
 from ..config import Config
 from ..domain import challenge as ch
 from ..domain import ranking
@@ -54,7 +54,9 @@ class Challenges:
         lobby: Lobby,
         solving: Solving,
         fanout: Fanout,
+        clock: Clock,
     ) -> None:
+        self.clock = clock
         self.config = config
         self.store = store
         self.rooms = rooms
@@ -63,7 +65,7 @@ class Challenges:
         self.fanout = fanout
         self.draws = tuple(int(d) for d in config.daily_draws.split(",") if d.strip())
         self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
-        self.leaderboards = Leaderboards(config, store, fanout, self.find, self.ranks)
+        self.leaderboards = Leaderboards(config, store, fanout, self.find, self.ranks, clock)
         self._secret: bytes | None = None
         self._ranks: dict[str, str] = {}  # challenge -> who it ranks, once fixed
         # challenge -> (monotonic time, board versions, overall rows) of the last reading
@@ -82,7 +84,7 @@ class Challenges:
         got = self.scheduled.get(challenge_id) or ch.parse_daily(
             challenge_id, self.draws, self.config.challenge_time_limit_s
         )
-        if got is None or not self.kept(got, now_ms()):
+        if got is None or not self.kept(got, self.clock.now_ms()):
             raise ServiceError("no_challenge", f"no challenge {challenge_id!r}")
         return got
 
@@ -98,7 +100,7 @@ class Challenges:
         """Who ``c``'s leaderboards rank (``ch.EVERYONE`` or ``ch.ACCOUNTS``): fixed for
         good by the first node that reads it once the challenge has opened, as that node
         is set (``KR_CHALLENGE_RANKING``); before, as this node is set."""
-        if c.phase(now_ms() if now is None else now) == ch.UPCOMING:
+        if c.phase(self.clock.now_ms() if now is None else now) == ch.UPCOMING:
             return self.config.challenge_ranking
         got = self._ranks.get(c.id)
         if got is None:
@@ -170,7 +172,7 @@ class Challenges:
     async def prepare_ahead(self) -> None:
         """Today's and tomorrow's dailies (and scheduled challenges not closed): each deal
         prepared by exactly one node, the others moving on."""
-        now = now_ms()
+        now = self.clock.now_ms()
         for c in self.known(now):
             if c.phase(now) == CLOSED:
                 continue
@@ -179,7 +181,7 @@ class Challenges:
 
     # ---- the list -----------------------------------------------------------------------
     async def send_list(self, conn: Conn, m: ChallengesRequest) -> None:
-        now = now_ms()
+        now = self.clock.now_ms()
         out = [await self.describe(c, now, conn) for c in self.known(now)]
         conn.send(encode("challenges", server_time=now, challenges=out))
 
@@ -259,7 +261,7 @@ class Challenges:
         """``/api/challenges`` (``?day=YYYY-MM-DD``: that day's dailies, the archive) and
         ``/api/challenges/ID`` (with each deal's leaderboard: the top 100, every row
         once the challenge has closed, up to ``ARCHIVE_ROWS``)."""
-        now = now_ms()
+        now = self.clock.now_ms()
         if rest in ("", "/"):
             params = parse_qs(query, keep_blank_values=True)
             if set(params) - {"day"} or len(params.get("day", [""])) != 1:
@@ -321,7 +323,7 @@ class Challenges:
         who, guest = seat_owner(conn)
         if not who:
             raise ServiceError("hello_first", "say hello (a device identity) before a challenge")
-        now = now_ms()
+        now = self.clock.now_ms()
         code = await self.store.challenges.attempt(c.id, m.deal, who)
         as_guest = None if code is not None else await self._guest_attempt(c, m.deal, who)
         if m.practice:
@@ -440,7 +442,7 @@ class Challenges:
             return
         challenge_id, _, index = attempt.rpartition("/")
         c = self.find(challenge_id)
-        now = now_ms()
+        now = self.clock.now_ms()
         mine = None
         who = conn.identity.key if conn.identity else ""
         if who and not c.revealed(now):

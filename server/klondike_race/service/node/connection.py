@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import OPEN
 
 from .. import wire
-from ..clock import now_ms
+from ..clock import Clock
 from ..config import Config
 from ..domain.errors import ServiceError
 from ..fanout import Fanout
@@ -56,7 +56,9 @@ class Connections:
         challenges: Challenges,
         replays: Replays,
         conns: set[Conn],
+        clock: Clock,
     ) -> None:
+        self.clock = clock
         self.config = config
         self.metrics = metrics
         self.fanout = fanout
@@ -186,7 +188,7 @@ class Connections:
                 queued.stored.add_done_callback(lambda _: self._stored(queued))
                 return False
             if isinstance(message, wire.Ping):
-                conn.send(wire.encode_text("pong", id=message.id, server_time=now_ms()))
+                conn.send(wire.encode_text("pong", id=message.id, server_time=self.clock.now_ms()))
                 return True
         except ServiceError as err:
             self._refused(conn, err, message)

@@ -14,7 +14,7 @@ import orjson
 import structlog
 
 from ...engine import Game, Move, board_view
-from ..clock import now_ms
+from ..clock import Clock
 from ..contracts import Spawn
 from ..domain import challenge as ch
 from ..domain import movelog, ranking
@@ -42,7 +42,9 @@ class Ghosts:
         hubs: Hubs,
         rooms: RoomOps,
         spawn: Spawn,
+        clock: Clock,
     ) -> None:
+        self.clock = clock
         self.store = store
         self.hubs = hubs
         self.rooms = rooms
@@ -96,7 +98,7 @@ class Ghosts:
         source = Room.from_json(loaded[0])
         if source.parent:
             raise ServiceError("bad_field", "ghost: a practice continuation is no whole game")
-        now = now_ms()
+        now = self.clock.now_ms()
         sealed = ch.sealed(ch.GHOST, source.reveal_at, now)
         if sealed is not None:
             raise sealed
@@ -107,7 +109,11 @@ class Ghosts:
 
     def resume(self, room: Room) -> None:
         """A player of a ghost race is here: make sure its ghost plays on this node."""
-        if room.ghost and room.phase(now_ms()) != FINISHED and room.code not in self.running:
+        if (
+            room.ghost
+            and room.phase(self.clock.now_ms()) != FINISHED
+            and room.code not in self.running
+        ):
             task = self.running[room.code] = self.spawn(self._play(room))
             task.add_done_callback(lambda _t: self.running.pop(room.code, None))
 
@@ -119,7 +125,7 @@ class Ghosts:
         game = movelog.replay(Game(room.game_deal, room.settings), stored)
         for seq, line in enumerate(recorded[len(stored) :], start=len(stored) + 1):
             at_ms = movelog.at_ms(line)
-            wait = room.start_at + at_ms - now_ms()
+            wait = room.start_at + at_ms - self.clock.now_ms()
             if wait > 0:
                 await asyncio.sleep(wait / 1000)
             if movelog.is_resign(line):

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import structlog
 
-from ..clock import now_ms
+from ..clock import Clock
 from ..config import Config
 from ..domain.challenge import ACCOUNTS, Challenge, apart
 from ..fanout import Fanout
@@ -48,7 +48,9 @@ class Leaderboards:
         fanout: Fanout,
         find: Callable[[str], Challenge],
         ranks: Callable[[Challenge], Awaitable[str]],
+        clock: Clock,
     ) -> None:
+        self.clock = clock
         self.config = config
         self.store = store
         self.fanout = fanout
@@ -98,7 +100,7 @@ class Leaderboards:
         or left since the last push (one frame each, for all)."""
         challenge_id, index = key
         c = self.find(challenge_id)
-        now = now_ms()
+        now = self.clock.now_ms()
         final = now >= c.final_at()  # becoming final changes the board with no move
         ranks = await self.ranks(c)
         guests = ranks == ACCOUNTS

@@ -11,7 +11,7 @@ from typing import Any
 import structlog
 
 from ...engine import Deal, EngineError, Settings
-from ..clock import now_ms
+from ..clock import Clock
 from ..config import Config
 from ..contracts import Spawn
 from ..domain import movelog, rating
@@ -58,7 +58,9 @@ class Lobby:
         ghosts: Ghosts,
         spawn: Spawn,
         open_here: Callable[[], int],
+        clock: Clock,
     ) -> None:
+        self.clock = clock
         self.config = config
         self.store = store
         self.attendance = attendance
@@ -186,7 +188,7 @@ class Lobby:
         fields: dict[str, Any] = {
             "v": since,
             "role": conn.role,
-            "server_time": now_ms(),
+            "server_time": self.clock.now_ms(),
             "room": {**hub.public, "phase": phase},
             **hub.own_fields(conn, phase),
         }
@@ -222,7 +224,7 @@ class Lobby:
             if mine is not None:
                 seat[:] = [mine.id]
                 return add_device(room, mine.id, hashed)
-            new, pid = add_player(room, name, hashed, now_ms(), who, guest)
+            new, pid = add_player(room, name, hashed, self.clock.now_ms(), who, guest)
             seat[:] = [pid]
             return new
 
@@ -280,15 +282,17 @@ class Lobby:
         countdown, player = self.config.countdown_ms, conn.player or ""
 
         def change(room: Room) -> Room:
-            new = set_ready(room, player, ready, now_ms())
-            return start(new, now_ms(), countdown) if all_ready(new) else new
+            new = set_ready(room, player, ready, self.clock.now_ms())
+            return start(new, self.clock.now_ms(), countdown) if all_ready(new) else new
 
         await self.rooms.change(hub.code, change)
 
     async def start(self, conn: Conn) -> None:
         hub = player_hub(conn)
         countdown, player = self.config.countdown_ms, conn.player
-        await self.rooms.change(hub.code, lambda r: start(r, now_ms(), countdown, player))
+        await self.rooms.change(
+            hub.code, lambda r: start(r, self.clock.now_ms(), countdown, player)
+        )
 
     async def leave(self, conn: Conn) -> None:
         hub = conn.hub
@@ -298,8 +302,8 @@ class Lobby:
             pid, countdown = conn.player or "", self.config.countdown_ms
 
             def change(room: Room) -> Room:  # the last one not ready left: the countdown
-                new = remove_player(room, pid, now_ms())
-                return start(new, now_ms(), countdown) if all_ready(new) else new
+                new = remove_player(room, pid, self.clock.now_ms())
+                return start(new, self.clock.now_ms(), countdown) if all_ready(new) else new
 
             await self.rooms.change(hub.code, change)
         await self.attendance.detach(conn)
@@ -324,7 +328,7 @@ class Lobby:
             conn.send(encode_text("left", code=hub.code))
 
     async def list_rooms(self, conn: Conn) -> None:
-        now = now_ms()
+        now = self.clock.now_ms()
         rooms = [Room.from_json(state) for state in await self.store.rooms.list_public()]
         # a room whose time limit passed is not a live race
         live = [r for r in rooms if r.phase(now) != FINISHED]
@@ -355,7 +359,7 @@ class Lobby:
         conn.ticket = ticket
         self.tickets[ticket] = conn
         score = await self.quick_rating(who, draw)
-        pairs = await self.store.matchmaking.match(now_ms(), draw, ticket, score, me)
+        pairs = await self.store.matchmaking.match(self.clock.now_ms(), draw, ticket, score, me)
         for pair in pairs:
             await self.pair(pair, conn)
         if conn.ticket == ticket:
@@ -373,7 +377,7 @@ class Lobby:
             await asyncio.sleep(interval)
             try:
                 for draw in sorted({_draw_of(t) for t in self.tickets}):
-                    for pair in await self.store.matchmaking.match(now_ms(), draw):
+                    for pair in await self.store.matchmaking.match(self.clock.now_ms(), draw):
                         await self.pair(pair)
             except asyncio.CancelledError:
                 raise

@@ -26,7 +26,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from websockets.asyncio.server import Server, serve
 
 from ... import solver
-from .. import clock
+from ..clock import Clock
 from ..config import Config
 from ..contracts import HubHost
 from ..domain import rating
@@ -65,9 +65,14 @@ UNREACHABLE = "redis unreachable"
 
 
 class Node:
-    def __init__(self, config: Config, redis_url: str) -> None:
+    def __init__(self, config: Config, redis_url: str, clock: Clock | None = None) -> None:
+        """A node of ``config`` on ``redis_url``, reading the time from ``clock`` (by
+        default a new one: the machine's, shifted by ``KR_CLOCK_OFFSET_MS`` on a dev
+        server)."""
         self.config = config
         self.id = secrets.token_hex(6)
+        offset = config.clock_offset_ms if config.dev else 0
+        self.clock = clock = clock or Clock(offset)
         # commands time out (a hung Redis must not hang a player forever) and are tried
         # again on a broken connection (a Redis restart leaves stale ones in the pool:
         # every script is safe to repeat, its sequence or revision check answers a
@@ -94,11 +99,11 @@ class Node:
             line = _commit_connection(config, redis_url, self._sentinel)
         replicas = (config.replica_acks, config.replica_wait_ms)
         self.store = store = Store(
-            self.redis, self.id, metrics.redis.observe, replicas, line, listen
+            self.redis, self.id, metrics.redis.observe, replicas, line, listen, clock
         )
         self.fanout = fanout = Fanout(config.spectator_batch_ms / 1000)
         self.solving = solving = Solving(config, store, hubs)
-        self.ratings = ratings = RatingOps(store)
+        self.ratings = ratings = RatingOps(store, clock)
 
         def analyse(room: Room) -> None:
             spawn(solving.analyse(room))
@@ -110,19 +115,23 @@ class Node:
             if rating.counts(room):
                 spawn(ratings.apply(room.code))
 
-        self.rooms = rooms = RoomOps(config, store, hubs, finished)
-        host = HubHost(store, fanout, config, spawn, rooms.finish)
+        self.rooms = rooms = RoomOps(config, store, hubs, finished, clock)
+        host = HubHost(store, fanout, config, spawn, rooms.finish, clock)
         self.attendance = attendance = Attendance(hubs, host)
-        self.race = race = Race(store, rooms, metrics)
-        ghosts = Ghosts(store, hubs, rooms, spawn)
+        self.race = race = Race(store, rooms, metrics, clock)
+        ghosts = Ghosts(store, hubs, rooms, spawn, clock)
         self.lobby = lobby = Lobby(
-            config, store, attendance, rooms, solving, ghosts, spawn, lambda: len(conns)
+            config, store, attendance, rooms, solving, ghosts, spawn, lambda: len(conns), clock
         )
-        self.sweeper = Sweeper(config, store, hubs, rooms, analyse, ratings.apply, race.resign_away)
-        self.players = players = Players(store, config.password_profile)
-        self.challenges = challenges = Challenges(config, store, rooms, lobby, solving, fanout)
-        self.replays = replays = Replays(store)
-        assist = Assist(solving, rooms, lobby, race)
+        self.sweeper = Sweeper(
+            config, store, hubs, rooms, analyse, ratings.apply, race.resign_away, clock
+        )
+        self.players = players = Players(store, config.password_profile, clock)
+        self.challenges = challenges = Challenges(
+            config, store, rooms, lobby, solving, fanout, clock
+        )
+        self.replays = replays = Replays(store, clock)
+        assist = Assist(solving, rooms, lobby, race, clock)
         self.connections = Connections(
             config,
             metrics,
@@ -135,6 +144,7 @@ class Node:
             challenges,
             replays,
             conns,
+            clock,
         )
         client_dir = Path(config.client_dir) if config.client_dir else ROOT / "client"
         apis: dict[str, Api] = {
@@ -211,8 +221,6 @@ class Node:
             await asyncio.sleep(self.config.sweep_interval_s)
 
     async def start(self) -> int:
-        if self.config.dev and self.config.clock_offset_ms:
-            clock.shift(self.config.clock_offset_ms)
         await self.redis.ping()
         await self.store.sweeping.heartbeat(self.connections.open)
         await self.probe_once()
@@ -294,11 +302,11 @@ class Node:
     async def _sessions_ended(self) -> None:
         """Every SESSIONS_CHECK_S: connections here signed in with a session that ended
         on any node (sign out everywhere, a new password) are guests again."""
-        since = clock.now_ms()
+        since = self.clock.now_ms()
         while True:
             await asyncio.sleep(SESSIONS_CHECK_S)
             try:
-                now = clock.now_ms()
+                now = self.clock.now_ms()
                 ended = await self.store.accounts.ended_since(since - 1000)  # clocks differ
                 since = now
                 if ended:

@@ -16,7 +16,7 @@ from typing import Any
 from argon2 import PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from ..clock import now_ms
+from ..clock import Clock
 from ..domain import players
 from ..domain.errors import RateLimited, ServiceError
 from ..domain.players import ACCOUNT, Identity
@@ -33,7 +33,8 @@ ACCOUNTS_PER_ADDRESS = (5, 3600)  # accounts created from one address
 
 
 class Players:
-    def __init__(self, store: Store, password_profile: str) -> None:
+    def __init__(self, store: Store, password_profile: str, clock: Clock) -> None:
+        self.clock = clock
         self.store = store
         self.hasher = PasswordHasher.from_parameters(getattr(profiles, password_profile))
         self._hashing = asyncio.Semaphore(2)  # each hash takes 64 MiB for ~50 ms
@@ -86,7 +87,7 @@ class Players:
     async def _rooms(self, identity: Identity) -> list[dict[str, Any]]:
         """The unfinished rooms ``identity`` sits in (finished ones leave the list)."""
         out, done = [], []
-        now = now_ms()
+        now = self.clock.now_ms()
         for code in await self.store.accounts.rooms_of(identity.key):
             loaded = await self.store.rooms.load(code)
             room = Room.from_json(loaded[0]) if loaded else None

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from ...engine import BoardView, Game, IllegalMove, Move, board_view
-from ..clock import now_ms
+from ..clock import Clock
 from ..domain import movelog, ranking
 from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
@@ -66,7 +66,8 @@ class Queued(NamedTuple):
 
 
 class Race:
-    def __init__(self, store: Store, rooms: RoomOps, metrics: Metrics) -> None:
+    def __init__(self, store: Store, rooms: RoomOps, metrics: Metrics, clock: Clock) -> None:
+        self.clock = clock
         self.store = store
         self.rooms = rooms
         self.metrics = metrics
@@ -142,7 +143,7 @@ class Race:
                 return self._after_reload(conn, hub, seq, player, t0, move)
             self._refuse_seq(conn, seq, game)
             return None
-        at_ms = now_ms() - hub.public["start_at"]
+        at_ms = self.clock.now_ms() - hub.public["start_at"]
         try:
             if move is None:
                 game.resign()
@@ -263,7 +264,7 @@ class Race:
         if all(hub.over(stored.get(pid)) for pid in hub.players):
             await self.rooms.finish(hub.code, "all_over")
         else:
-            await self.store.sweeping.partly_over(hub.code, now_ms())
+            await self.store.sweeping.partly_over(hub.code, self.clock.now_ms())
             await hub.send_boards(conn)
         return True
 
@@ -275,7 +276,7 @@ class Race:
         game = room.game_of(await self.store.log.read(room.code, player))
         if game.over:
             return True
-        seq, at_ms = movelog.logged(game) + 1, now_ms() - room.start_at
+        seq, at_ms = movelog.logged(game) + 1, self.clock.now_ms() - room.start_at
         game.resign()
         entry = movelog.entry(movelog.RESIGN, at_ms)
         prog = of_board(board_view(game, at_ms), game.last_ms)

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import structlog
 
-from ..clock import now_ms
+from ..clock import Clock
 from ..domain import challenge, players, rating
 from ..domain.errors import ServiceError
 from ..domain.room import Room
@@ -26,7 +26,8 @@ def _variant_of(state: dict[str, Any]) -> str:
 
 
 class RatingOps:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.clock = clock
         self.store = store
 
     async def apply(self, code: str) -> bool:
@@ -39,7 +40,7 @@ class RatingOps:
             stored: dict[str, Any],
         ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
             room = Room.from_json(state)
-            outcomes = rating.settle(room, progress, composites, stored, now_ms())
+            outcomes = rating.settle(room, progress, composites, stored, self.clock.now_ms())
             return [(o.who, o.stats, o.entry) for o in outcomes]
 
         applied = await self.store.ratings.apply(code, _variant_of, settle)
@@ -83,7 +84,7 @@ class RatingOps:
             "guest": guest,
             "variants": {v: rating.public_variant(stats[v], guest) for v in sorted(stats)},
             "history": races,
-            "daily": daily_summary(dailies, now_ms()),
+            "daily": daily_summary(dailies, self.clock.now_ms()),
         }
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import structlog
 
-from ..clock import now_ms
 from ..contracts import HubHost
 from ..domain.errors import ServiceError
 from ..hub import OwnMove, RoomEvent, RoomHub
@@ -55,6 +54,7 @@ class Attendance:
     def __init__(self, hubs: Hubs, host: HubHost) -> None:
         self.hubs = hubs.hubs  # the one place that adds hubs to it and removes them
         self.host = host
+        self.clock = host.clock
         self.store = host.store
 
     async def open(self, code: str) -> RoomHub:
@@ -108,7 +108,7 @@ class Attendance:
             raise
         hub.arriving.discard(conn)
         if role == "player":
-            await self.store.sweeping.touch([code], now_ms())
+            await self.store.sweeping.touch([code], self.clock.now_ms())
         if role == "spectator":
             conn.watched.add(code)
             await hub.count_spectators()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs
 
-from ..clock import now_ms
+from ..clock import Clock
 from ..domain import replay as rp
 from ..domain.errors import ServiceError
 from ..domain.room import Room
@@ -64,7 +64,8 @@ def parse_query(query: str) -> dict[str, str] | str:
 
 
 class Replays:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.clock = clock
         self.store = store
 
     async def room(self, code: str) -> Room | None:
@@ -97,7 +98,7 @@ class Replays:
     async def read(self, code: str, player: str | None, record: bool) -> dict[str, Any]:
         """The replay of room ``code`` (one ``player``'s, or their ``record``), or
         ``Refused``."""
-        now = now_ms()
+        now = self.clock.now_ms()
         room = await self.room(code)
         if room is None:
             unknown = ServiceError("no_replay", f"no replay of {code} (unknown, or expired)")

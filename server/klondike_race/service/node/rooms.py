@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...engine import board_view, progress
-from ..clock import now_ms
+from ..clock import Clock
 from ..config import Config
 from ..domain import ranking, rating
 from ..domain import visibility as V
@@ -69,8 +69,14 @@ class RoomOps:
     its ratings)."""
 
     def __init__(
-        self, config: Config, store: Store, hubs: Hubs, finished: Callable[[Room], None]
+        self,
+        config: Config,
+        store: Store,
+        hubs: Hubs,
+        finished: Callable[[Room], None],
+        clock: Clock,
     ) -> None:
+        self.clock = clock
         self.config = config
         self.store = store
         self.hubs = hubs
@@ -98,12 +104,12 @@ class RoomOps:
         raise ServiceError("busy", "the room is busy, try again")
 
     async def finish(self, code: str, reason: str) -> None:
-        await self.change(code, lambda r: finish(r, now_ms(), reason), results=True)
+        await self.change(code, lambda r: finish(r, self.clock.now_ms(), reason), results=True)
 
     async def commit(self, code: str, rev: int, room: Room, results: bool) -> int:
         """Store ``room`` over revision ``rev`` and emit its event: the event version, or
         -1 when another writer came first."""
-        now = now_ms()
+        now = self.clock.now_ms()
         body: dict[str, Any] = {"type": "room", "room": room.public(now)}
         ranks: list[tuple[str, dict[str, Any], int]] = []
         if results:
@@ -185,7 +191,7 @@ class RoomOps:
     ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any], int]]]:
         """Final boards and progress, replayed from the logs (out of time where it applies)."""
         boards, progs, ranks = {}, {}, []
-        elapsed = (room.ended or now_ms()) - (room.start_at or 0)
+        elapsed = (room.ended or self.clock.now_ms()) - (room.start_at or 0)
         for seat in room.seats:
             log = await self.store.log.read(room.code, seat.id)
             game = room.game_of(log)
@@ -214,7 +220,7 @@ class RoomOps:
         rated = V.rated_play(options.to_dict()["rated"], bool(attempt.get("challenge")))
         view, delay = V.room_view(rated, options.spectator_delay, self.config.rated_view)
         options = replace(options, spectator_view=view, spectator_delay=delay)
-        now = now_ms()
+        now = self.clock.now_ms()
         for _ in range(20):
             room = Room(
                 new_code(),

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from ...engine import game_over
-from ..clock import now_ms
+from ..clock import Clock
 from ..config import Config
 from ..domain.errors import ServiceError
 from ..domain.progress import initial_progress
@@ -38,7 +38,9 @@ class Sweeper:
         analyse: Callable[[Room], None],
         rate: Callable[[str], Awaitable[bool]],
         resign: Callable[[Room, str], Awaitable[bool]],
+        clock: Clock,
     ) -> None:
+        self.clock = clock
         self.config = config
         self.store = store
         self.hubs = hubs
@@ -54,7 +56,7 @@ class Sweeper:
         while True:
             await asyncio.sleep(interval)
             try:
-                now = now_ms()
+                now = self.clock.now_ms()
                 seated = self.hubs.seated()
                 await self.store.sweeping.touch(list(seated), now)
                 keep = int(2000 * (interval + max(self.config.away_s, self.config.abandoned_s)))
@@ -75,7 +77,7 @@ class Sweeper:
         leave the public list and their keys expire after ``keep_finished_s``. A finished
         race whose analysis is overdue (the node making it died) is analysed here, and
         one whose ratings are overdue is applied here (once: store/ratings.py)."""
-        now = now_ms()
+        now = self.clock.now_ms()
         cfg = self.config
         before = now - 1000 * min(cfg.abandoned_s, cfg.waiting_abandoned_s)
         closed = 0
@@ -132,7 +134,7 @@ class Sweeper:
             return False
         try:
             if phase == WAITING:
-                await self.rooms.change(code, lambda r: finish(r, now_ms(), "abandoned"))
+                await self.rooms.change(code, lambda r: finish(r, self.clock.now_ms(), "abandoned"))
             else:
                 await self.rooms.finish(code, reason)
         except ServiceError as err:

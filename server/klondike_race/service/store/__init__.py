@@ -89,6 +89,7 @@ from collections.abc import Awaitable, Callable
 
 import redis.asyncio as aioredis
 
+from ..clock import Clock
 from .accounts import Accounts
 from .challenges import Challenges
 from .commit import CommitConnection
@@ -107,7 +108,8 @@ class Store:
     seconds of each round trip; ``replicas`` is what each write that answers a client
     waits for (``replicas`` below); ``line`` the group commit's own connection (None: the
     command client); ``listen(code, on)``, on a Redis Cluster, starts (True) or stops
-    listening to a room's sharded channel as this node enters and leaves the room."""
+    listening to a room's sharded channel as this node enters and leaves the room; ``clock``
+    is the node's."""
 
     def __init__(
         self,
@@ -117,8 +119,9 @@ class Store:
         replicas: tuple[int, int] = (0, 0),
         line: CommitConnection | None = None,
         listen: Callable[[str, bool], Awaitable[None]] | None = None,
+        clock: Clock | None = None,
     ) -> None:
-        part = (redis, node, latency or (lambda _s: None), replicas)
+        part = (redis, node, latency or (lambda _s: None), replicas, clock or Clock())
         self.sweeping = Sweeping(*part)
         live = self.sweeping.live if listen is not None else None
         self.rooms = Rooms(*part, listen=listen, live_nodes=live)

@@ -11,7 +11,6 @@ import hashlib
 import secrets
 from typing import Any
 
-from ..clock import now_ms
 from .base import Part
 from .keys import player_key
 from .scripts import CREATE_ACCOUNT, HIT
@@ -36,7 +35,7 @@ class Accounts(Part):
         """A new account under ``canonical`` (unique): its id, or None if the name is
         taken. ``guest``: the guest key whose statistics the account takes over."""
         account = secrets.token_hex(16)
-        now = str(now_ms())
+        now = str(self.clock.now_ms())
         if self.cluster:  # the name and the account are two slots: two steps
             return await self._create_slots(canonical, account, name, password_hash, guest, now)
         made = await self._durably(
@@ -126,7 +125,7 @@ class Accounts(Part):
 
     async def _ended(self, account: str) -> None:
         """Note that sessions of ``account`` ended, for every node's open connections."""
-        now = now_ms()
+        now = self.clock.now_ms()
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(ENDED, {account: now})
             pipe.zremrangebyscore(ENDED, 0, now - ENDED_KEPT_MS)

@@ -11,6 +11,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
+from ..clock import Clock
 from .cluster import script_and_wait
 
 T = TypeVar("T")
@@ -23,7 +24,8 @@ class NotReplicated(RedisError):
 
 
 class Part:
-    """One part of the store. ``latency`` is called with the seconds of each round trip."""
+    """One part of the store. ``latency`` is called with the seconds of each round trip;
+    ``clock`` is the node's (a fresh one reads the machine's time)."""
 
     def __init__(
         self,
@@ -31,6 +33,7 @@ class Part:
         node: str,
         latency: Callable[[float], None],
         replicas: tuple[int, int] = (0, 0),
+        clock: Clock | None = None,
     ) -> None:
         self.redis: Any = redis
         # on a Redis Cluster every step touches one slot (store/cluster.py)
@@ -40,6 +43,7 @@ class Part:
         # (replicas, ms): a write that answers a client returns only once that many
         # replicas hold it, waiting at most ms (WAIT); (0, _): once the primary has it
         self.replicas = replicas
+        self.clock = clock or Clock()  # the node's
 
     async def _timed(self, call: Awaitable[T]) -> T:
         t0 = time.perf_counter()

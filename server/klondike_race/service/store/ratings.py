@@ -30,7 +30,6 @@ from typing import Any
 import orjson
 from redis.exceptions import ResponseError, WatchError
 
-from ..clock import now_ms
 from . import slot_scripts
 from .base import Part
 from .keys import player_key, room_key
@@ -154,7 +153,7 @@ class Ratings(Part):
                     based,
                     orjson.dumps(stats),
                     orjson.dumps(entry),
-                    now_ms(),
+                    self.clock.now_ms(),
                     keep,
                     RACES_KEPT,
                 ]
