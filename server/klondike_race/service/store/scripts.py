@@ -114,7 +114,8 @@ return 0
 """
 )
 
-# ARGV: room, node, count, origin. Returns {event version, total count}.
+# ARGV: room, node, count, origin. Returns {event version, total count of the live nodes,
+# the calling node's included}.
 SPECTATORS = (
     _EMIT
     + """
@@ -125,7 +126,7 @@ else redis.call('HDEL', key, ARGV[2]) end
 local total = 0
 local counts = redis.call('HGETALL', key)
 for i = 1, #counts, 2 do
-  if redis.call('EXISTS', 'node:' .. counts[i]) == 1 then
+  if counts[i] == ARGV[2] or redis.call('EXISTS', 'node:' .. counts[i]) == 1 then
     total = total + tonumber(counts[i + 1])
   else
     redis.call('HDEL', key, counts[i])  -- a node that died without cleaning up
