@@ -117,6 +117,7 @@ async def play(client: Any) -> dict[str, Any]:
             ]  # fmt: skip
             answers.append(await asyncio.gather(*batch))
             assert a.log.batches == 1
+            on_board = await a.challenges.top(CHALLENGE, 0, 10)
             # an operator takes Ann off the board: her next move does not put her back
             removal = {"who": "g-ann", "reason": "test"}
             answers.append(await a.challenges.remove(CHALLENGE, 0, "g-ann", removal))
@@ -157,6 +158,7 @@ async def play(client: Any) -> dict[str, Any]:
                 )
                 await wait_for_version(heard, code, snapshot[0])
             kept["board"] = (
+                on_board,
                 await a.challenges.top(CHALLENGE, 0, 10),
                 await a.challenges.removed(CHALLENGE, 0),
             )
@@ -202,7 +204,8 @@ async def test_the_room_scripts_do_alike_on_one_redis_and_on_a_cluster(
     assert [tuple(x) for x in answers[8:12]] == [(6, 5), (7, 2), (8, 5), (9, 3)]
     assert answers[12:] == [10, 0, [ROOM], [ROOM], 11, 0, 0]
     assert on_one["kept"][ROOM][5] == {"best": 1}  # the first analysis stays
-    assert on_one["kept"]["board"][0] == (3, 0, [])
+    ann = ("g-ann", 39, {"name": "Ann", "moves": 2})
+    assert on_one["kept"]["board"][:2] == ((2, 1, [ann]), (3, 0, []))
     versions = [(code, v) for code, v, _, _ in on_one["heard"]]
     assert versions == [(ROOM, v) for v in (2, 3, 4, 5, 6, 7, 9, 10, 11)] + [
         (OTHER, v) for v in (2, 3, 4)

@@ -75,6 +75,20 @@ end
 """
 
 
+# Lua: ``put_row(board, rows, ver, out, who, score, row)``: a challenge attempt's row on
+# its leaderboard (``ch:ID:N``'s ``:board``, ``:rows``, ``:ver``), unless an operator took
+# the player off it (``:out``): with the move on one Redis, in BOARD_ROWS on a cluster.
+PUT_ROW = """
+local function put_row(board, rows, ver, out, who, score, row)
+  if redis.call('SISMEMBER', out, who) == 0 then
+    redis.call('ZADD', board, score, who)
+    redis.call('HSET', rows, who, row)
+    redis.call('INCR', ver)
+  end
+end
+"""
+
+
 def room_scripts(variant: Variant) -> RoomScripts:
     """The room scripts with ``variant``'s fragments in their places."""
     emit = variant.room_key + variant.publish + EMIT
@@ -87,6 +101,7 @@ def room_scripts(variant: Variant) -> RoomScripts:
     append_moves = (
         emit
         + FIELDS
+        + PUT_ROW
         + """
 local origin = ARGV[1]
 local out = {}
@@ -208,10 +223,8 @@ local function live(node)
 end
 """,
     board_row="""
-    if f[8] and redis.call('SISMEMBER', f[8] .. ':out', f[9]) == 0 then
-      redis.call('ZADD', f[8] .. ':board', f[6], f[9])
-      redis.call('HSET', f[8] .. ':rows', f[9], f[10])
-      redis.call('INCR', f[8] .. ':ver')
+    if f[8] then
+      put_row(f[8] .. ':board', f[8] .. ':rows', f[8] .. ':ver', f[8] .. ':out', f[9], f[6], f[10])
     end
 """,
     follow_ups="""

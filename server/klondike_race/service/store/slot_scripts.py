@@ -18,7 +18,7 @@ Cluster"):
 from __future__ import annotations
 
 from .keys import room_key
-from .scripts import Variant, room_scripts
+from .scripts import PUT_ROW, Variant, room_scripts
 
 ROOM_KEYS = ("", ":ver", ":events", ":nodes")
 
@@ -79,16 +79,15 @@ APPEND_MOVES, ROOM_CAS, SPECTATORS, ANALYSIS = room_scripts(CLUSTER)
 # KEYS: a leaderboard's board, rows, ver, out. ARGV: then per row: player key, score,
 # row JSON, in the order the moves were stored (the last one stays). The rows of an
 # attempt's moves, in the board's slot, after the moves were stored in the room's.
-BOARD_ROWS = """
+BOARD_ROWS = (
+    PUT_ROW
+    + """
 for i = 1, #ARGV, 3 do
-  if redis.call('SISMEMBER', KEYS[4], ARGV[i]) == 0 then
-    redis.call('ZADD', KEYS[1], ARGV[i + 1], ARGV[i])
-    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
-    redis.call('INCR', KEYS[3])
-  end
+  put_row(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[i], ARGV[i + 1], ARGV[i + 2])
 end
 return 1
 """
+)
 
 # KEYS: a player's stats, races, and applied races (zset code -> when). ARGV: room code,
 # variant, the stats the outcome was computed from ('' for none), new stats, history
