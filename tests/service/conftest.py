@@ -1,5 +1,6 @@
-"""Fixtures: a real redis-server on a free port, the race server in-process on port 0 or
-as a subprocess, and a small WebSocket client."""
+"""Fixtures: a real redis-server on a free port, a real Redis Cluster
+(tests/service/cluster.py), the race server in-process on port 0 or as a subprocess,
+and a small WebSocket client."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
@@ -26,6 +27,9 @@ from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 from tests.conftest import reference_deals
 
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
 # Field names of client messages (docs/protocol.md), for the tests that send random ones.
 WIRE_FIELDS = (
     "type", "seq", "from", "to", "count", "action", "name", "code", "settings", "token",
@@ -39,6 +43,16 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedR
     server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), appendfsync="always").start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A real Redis Cluster (tests/service/cluster.py), one per test module that uses it."""
+    from .cluster import Cluster  # it starts its processes with topology.py, which imports us
+
+    made = Cluster(tmp_path_factory.mktemp("cluster"))
+    yield made
+    made.stop()
 
 
 @pytest.fixture

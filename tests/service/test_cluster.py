@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import orjson
 import pytest
@@ -32,13 +32,6 @@ from .topology import kill_group
 pytestmark = pytest.mark.usefixtures("killed_redis_garbage")
 
 SECRET = "cluster-secret"
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    made = Cluster(tmp_path_factory.mktemp("cluster"))
-    yield made
-    made.stop()
 
 
 @pytest.fixture

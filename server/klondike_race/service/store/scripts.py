@@ -1,41 +1,65 @@
 """The Lua scripts: each changes one room's keys atomically and emits its event.
 
-``_EMIT`` (inlined in each) bumps the room's event version, keeps the event in
+``EMIT`` (inlined in each) bumps the room's event version, keeps the event in
 ``room:{CODE}:events`` and publishes it when another node has a connection in the room.
+
+The room scripts (APPEND_MOVES, ROOM_CAS, SPECTATORS, ANALYSIS and their ``emit``) are
+written once, for one Redis and a Redis Cluster alike: ``room_scripts`` puts a
+``Variant``'s fragments, the places where the two differ, into the one text
+(``ONE_REDIS`` here, ``CLUSTER`` in slot_scripts.py).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .keys import CHANNEL, EVENTS_KEPT
 
-_EMIT = """
-local function emit(rid, body, origin)
-  local base = 'room:{' .. rid .. '}'
-  local v = redis.call('INCR', base .. ':ver')
+
+class Variant(NamedTuple):
+    """Where the room scripts differ between one Redis and a Redis Cluster, each a Lua
+    fragment (slot_scripts.py says why the cluster's differ)."""
+
+    # ``room_key(room, at, n, suffix)``: the key ``room`` (``room:{CODE}``) + ``suffix``,
+    # or the one the caller declared as ``KEYS[at + n]``
+    room_key: str
+    # ``publish(nodes, rid, origin, message)``: the event to the other nodes in the room
+    # (``nodes``: its node set), if any
+    publish: str
+    # SPECTATORS: ``live(node)``, whether a node's spectators count
+    live: str
+    # APPEND_MOVES: the challenge attempt's leaderboard row of a stored move (``f``: its
+    # fields), or nothing
+    board_row: str
+    # ROOM_CAS: the room on its follow-up lists (ARGV[7]), or nothing
+    follow_ups: str
+
+
+class RoomScripts(NamedTuple):
+    append_moves: str
+    room_cas: str
+    spectators: str
+    analysis: str
+
+
+# emit(room, rid, at, body, origin): the event's version; its keys are ``room``'s
+# ``:ver``, ``:events`` and ``:nodes``, declared on a cluster as KEYS[at + 2..4]
+EMIT = """
+local function emit(room, rid, at, body, origin)
+  local events = room_key(room, at, 3, ':events')
+  local v = redis.call('INCR', room_key(room, at, 2, ':ver'))
   local payload = '{"v":' .. v .. ',' .. string.sub(body, 2)
-  redis.call('ZADD', base .. ':events', v, payload)
+  redis.call('ZADD', events, v, payload)
   if v % 50 == 0 then
-    redis.call('ZREMRANGEBYSCORE', base .. ':events', '-inf', v - KEPT)
+    redis.call('ZREMRANGEBYSCORE', events, '-inf', v - KEPT)
   end
-  local others = false
-  for _, n in ipairs(redis.call('SMEMBERS', base .. ':nodes')) do
-    if n ~= origin then
-      if redis.call('EXISTS', 'node:' .. n) == 1 then
-        others = true
-      else
-        redis.call('SREM', base .. ':nodes', n)  -- a node that died without leaving
-      end
-    end
-  end
-  if others then
-    redis.call('PUBLISH', 'CHANNEL', rid .. '|' .. origin .. '|' .. payload)
-  end
+  publish(room_key(room, at, 4, ':nodes'), rid, origin, rid .. '|' .. origin .. '|' .. payload)
   return v
 end
-""".replace("KEPT", str(EVENTS_KEPT)).replace("CHANNEL", CHANNEL)
+""".replace("KEPT", str(EVENTS_KEPT))
 
 # Lua: ``fields(s)``, the parts of ``s`` between \x1f separators (a move's fields in
-# APPEND_MOVES, here and in slot_scripts.py).
+# APPEND_MOVES).
 FIELDS = """
 local function fields(s)
   local f, start = {}, 1
@@ -50,103 +74,167 @@ local function fields(s)
 end
 """
 
-# ARGV: origin, then one per move: room, player, seq, entry, progress, rank score and event
-# body joined by \x1f; a challenge attempt's move adds its leaderboard (``ch:ID:N``), the
-# player's key and their row JSON, which go on the board in the same step (unless an
-# operator took the player off that board: ``ch:ID:N:out``).
-# Returns per move, joined by commas (one bulk string parses faster than an array): the
-# event version (> 0) if appended, 0 if the race is finished, or -(length + 1) if seq
-# was not length + 1 (a duplicate or a gap; nothing was written).
-APPEND_MOVES = (
-    _EMIT
-    + FIELDS
-    + """
+
+# Lua: ``put_row(board, rows, ver, out, who, score, row)``: a challenge attempt's row on
+# its leaderboard (``ch:ID:N``'s ``:board``, ``:rows``, ``:ver``), unless an operator took
+# the player off it (``:out``): with the move on one Redis, in BOARD_ROWS on a cluster.
+PUT_ROW = """
+local function put_row(board, rows, ver, out, who, score, row)
+  if redis.call('SISMEMBER', out, who) == 0 then
+    redis.call('ZADD', board, score, who)
+    redis.call('HSET', rows, who, row)
+    redis.call('INCR', ver)
+  end
+end
+"""
+
+
+def room_scripts(variant: Variant) -> RoomScripts:
+    """The room scripts with ``variant``'s fragments in their places."""
+    emit = variant.room_key + variant.publish + EMIT
+    # ARGV: origin, then one per move: room, player, seq, entry, progress, rank score and
+    # event body joined by \x1f; a challenge attempt's move adds its leaderboard
+    # (``ch:ID:N``), the player's key and their row JSON (``board_row``).
+    # Returns per move, joined by commas (one bulk string parses faster than an array):
+    # the event version (> 0) if appended, 0 if the race is finished, or -(length + 1) if
+    # seq was not length + 1 (a duplicate or a gap; nothing was written).
+    append_moves = (
+        emit
+        + FIELDS
+        + PUT_ROW
+        + """
 local origin = ARGV[1]
 local out = {}
 for i = 2, #ARGV do
   local f = fields(ARGV[i])
-  local rid, pid = f[1], f[2]
-  local base = 'room:{' .. rid .. '}'
-  local key = base .. ':moves:' .. pid
-  local len = redis.call('LLEN', key)
-  if redis.call('HGET', base, 'status') == 'finished' then
+  local rid, pid, at = f[1], f[2], (i - 2) * 7
+  local room = 'room:{' .. rid .. '}'
+  local log = room_key(room, at, 5, ':moves:' .. pid)
+  local len = redis.call('LLEN', log)
+  if redis.call('HGET', room_key(room, at, 1, ''), 'status') == 'finished' then
     out[#out + 1] = 0
   elseif len + 1 == tonumber(f[3]) then
-    redis.call('RPUSH', key, f[4])
-    redis.call('HSET', base .. ':prog', pid, f[5])
-    redis.call('ZADD', base .. ':rank', f[6], pid)
-    if f[8] and redis.call('SISMEMBER', f[8] .. ':out', f[9]) == 0 then
-      redis.call('ZADD', f[8] .. ':board', f[6], f[9])
-      redis.call('HSET', f[8] .. ':rows', f[9], f[10])
-      redis.call('INCR', f[8] .. ':ver')
-    end
-    out[#out + 1] = emit(rid, f[7], origin)
+    redis.call('RPUSH', log, f[4])
+    redis.call('HSET', room_key(room, at, 6, ':prog'), pid, f[5])
+    redis.call('ZADD', room_key(room, at, 7, ':rank'), f[6], pid)
+"""
+        + variant.board_row
+        + """
+    out[#out + 1] = emit(room, rid, at, f[7], origin)
   else
     out[#out + 1] = -(len + 1)
   end
 end
 return table.concat(out, ',')
 """
-)
-
-# ARGV: room, expected rev, state JSON, status, event body or '', origin, follow-up lists
-# (space-separated ``zset=due`` pairs, due in epoch ms, or ''), unused, [ranks...].
-# The room goes on each follow-up list (rooms:analysis, rooms:rating) in the same step, so
-# work owed to a finished race is found by the sweeper even if this node dies right after.
-# Returns the event version, 0 when there was no event, -1 when rev did not match.
-ROOM_CAS = (
-    _EMIT
-    + """
+    )
+    # ARGV: room, expected rev, state JSON, status, event body or '', origin, follow-up
+    # lists (space-separated ``zset=due`` pairs, due in epoch ms, or ''), unused,
+    # [ranks...]. Returns the event version, 0 when there was no event, -1 when rev did
+    # not match.
+    room_cas = (
+        emit
+        + """
 local rid = ARGV[1]
-local base = 'room:{' .. rid .. '}'
-local cur = tonumber(redis.call('HGET', base, 'rev') or '0')
+local room = 'room:{' .. rid .. '}'
+local cur = tonumber(redis.call('HGET', room_key(room, 0, 1, ''), 'rev') or '0')
 if cur ~= tonumber(ARGV[2]) then return -1 end
-redis.call('HSET', base, 'state', ARGV[3], 'rev', cur + 1, 'status', ARGV[4])
-for list, due in string.gmatch(ARGV[7], '(%S+)=(%d+)') do
-  redis.call('ZADD', list, due, rid)
-end
+redis.call('HSET', room_key(room, 0, 1, ''), 'state', ARGV[3], 'rev', cur + 1, 'status', ARGV[4])
+"""
+        + variant.follow_ups
+        + """
 for i = 9, #ARGV, 3 do
-  redis.call('HSET', base .. ':prog', ARGV[i], ARGV[i + 1])
-  redis.call('ZADD', base .. ':rank', ARGV[i + 2], ARGV[i])
+  redis.call('HSET', room_key(room, 0, 5, ':prog'), ARGV[i], ARGV[i + 1])
+  redis.call('ZADD', room_key(room, 0, 6, ':rank'), ARGV[i + 2], ARGV[i])
 end
-if ARGV[5] ~= '' then return emit(rid, ARGV[5], ARGV[6]) end
+if ARGV[5] ~= '' then return emit(room, rid, 0, ARGV[5], ARGV[6]) end
 return 0
 """
-)
-
-# ARGV: room, node, count, origin. Returns {event version, total count}.
-SPECTATORS = (
-    _EMIT
-    + """
+    )
+    # ARGV: room, node, count, origin. Returns {event version, total count of the live
+    # nodes, the calling node's included}.
+    spectators = (
+        emit
+        + variant.live
+        + """
 local rid = ARGV[1]
-local key = 'room:{' .. rid .. '}:spect'
+local room = 'room:{' .. rid .. '}'
+local key = room_key(room, 0, 5, ':spect')
 if tonumber(ARGV[3]) > 0 then redis.call('HSET', key, ARGV[2], ARGV[3])
 else redis.call('HDEL', key, ARGV[2]) end
 local total = 0
 local counts = redis.call('HGETALL', key)
 for i = 1, #counts, 2 do
-  if redis.call('EXISTS', 'node:' .. counts[i]) == 1 then
+  if counts[i] == ARGV[2] or live(counts[i]) then
     total = total + tonumber(counts[i + 1])
   else
     redis.call('HDEL', key, counts[i])  -- a node that died without cleaning up
   end
 end
-return {emit(rid, '{"type":"spectators","count":' .. total .. '}', ARGV[4]), total}
+local body = '{"type":"spectators","count":' .. total .. '}'
+return {emit(room, rid, 0, body, ARGV[4]), total}
 """
+    )
+    # ARGV: room, analysis JSON, origin. Stores a finished race's analysis once and emits
+    # it; returns the event version, or 0 when it was already stored or the room is gone.
+    analysis = (
+        emit
+        + """
+local rid = ARGV[1]
+local room = 'room:{' .. rid .. '}'
+if redis.call('EXISTS', room_key(room, 0, 1, '')) == 0 then return 0 end
+if redis.call('HSETNX', room_key(room, 0, 1, ''), 'analysis', ARGV[2]) == 0 then return 0 end
+return emit(room, rid, 0, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
+"""
+    )
+    return RoomScripts(append_moves, room_cas, spectators, analysis)
+
+
+# One Redis: the scripts name a room's keys from its code; an event is published on
+# ``kr:events`` when another live node (its ``node:NODE`` key not expired) is in the
+# room, and a node found dead leaves the room's node set; a challenge attempt's row and
+# the follow-up lists (rooms:analysis, rooms:rating) are written in the same step, so
+# work owed to a finished race is found by the sweeper even if this node dies right
+# after, and a row honours an operator's removal (``ch:ID:N:out``).
+ONE_REDIS = Variant(
+    room_key="""
+local function room_key(room, at, n, suffix)
+  return room .. suffix
+end
+""",
+    publish="""
+local function publish(nodes, rid, origin, message)
+  local others = false
+  for _, n in ipairs(redis.call('SMEMBERS', nodes)) do
+    if n ~= origin then
+      if redis.call('EXISTS', 'node:' .. n) == 1 then
+        others = true
+      else
+        redis.call('SREM', nodes, n)  -- a node that died without leaving
+      end
+    end
+  end
+  if others then redis.call('PUBLISH', 'CHANNEL', message) end
+end
+""".replace("CHANNEL", CHANNEL),
+    live="""
+local function live(node)
+  return redis.call('EXISTS', 'node:' .. node) == 1
+end
+""",
+    board_row="""
+    if f[8] then
+      put_row(f[8] .. ':board', f[8] .. ':rows', f[8] .. ':ver', f[8] .. ':out', f[9], f[6], f[10])
+    end
+""",
+    follow_ups="""
+for list, due in string.gmatch(ARGV[7], '(%S+)=(%d+)') do
+  redis.call('ZADD', list, due, rid)
+end
+""",
 )
 
-# ARGV: room, analysis JSON, origin. Stores a finished race's analysis once and emits it;
-# returns the event version, or 0 when it was already stored or the room is gone.
-ANALYSIS = (
-    _EMIT
-    + """
-local rid = ARGV[1]
-local base = 'room:{' .. rid .. '}'
-if redis.call('EXISTS', base) == 0 then return 0 end
-if redis.call('HSETNX', base, 'analysis', ARGV[2]) == 0 then return 0 end
-return emit(rid, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
-"""
-)
+APPEND_MOVES, ROOM_CAS, SPECTATORS, ANALYSIS = room_scripts(ONE_REDIS)
 
 # KEYS: the queue of a variant (draw count D): ``mm:{D}:rating`` (ticket -> display
 # rating), ``mm:{D}:since`` (ticket -> when it came, ms), ``mm:{D}:players`` (ticket ->
