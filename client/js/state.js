@@ -147,184 +147,226 @@ function takeFlags(state, msg, snapshot) {
   if (snapshot || typeof msg.can_finish === 'boolean') state.canFinish = msg.can_finish === true;
 }
 
-// Fold one server message into the state. Returns an effect name for the app to act
-// on (e.g. "ack", "refused", "token"), or null.
-export function receive(state, msg) {
-  switch (msg.type) {
-    case 'welcome':
-    case 'resync':
-    case 'resumed': {
-      clock(state, msg);
-      state.role = msg.role;
-      state.player = msg.player || null;
-      takeRoom(state, msg.room);
-      takeFlags(state, msg, true);
-      if (msg.leaderboard) state.leaderboard = msg.leaderboard;
-      if (msg.progress) state.progress = msg.progress;
-      if (typeof msg.spectators === 'number') state.spectators = msg.spectators;
-      state.board = msg.board || null;
-      state.boards = msg.boards || null;
-      if (typeof msg.seq === 'number') state.seq = msg.seq;
-      if (typeof msg.v === 'number') state.version = msg.v;
-      state.inflight = null;
-      state.queue = [];
-      state.selection = null;
-      if (msg.token) state.token = msg.token;
-      state.analysis = msg.analysis || (msg.type === 'resumed' ? state.analysis : null);
-      state.hint = null;
-      if (msg.type !== 'resumed' || !state.finishing) state.finishing = null;
-      state.playback = null;
-      return msg.token ? 'token' : 'welcome';
-    }
-    case 'start': {
-      clock(state, msg);
-      takeRoom(state, msg.room);
-      takeFlags(state, msg, false);
-      if (msg.board) state.board = msg.board;
-      if (msg.boards) state.boards = msg.boards;
-      return 'start';
-    }
-    case 'ack': {
-      // a win of the player's own (not the solver's line): the race screen stays a moment
-      const won = msg.board && msg.board.status === 'won' && !(state.board && state.board.status === 'won');
-      if (won && !state.finishing && !state.playback) state.winMoment = Date.now() + WIN_MOMENT_MS;
-      if (msg.board) state.board = msg.board;
-      if (msg.board && state.playback) state.playback.steps.push({ board: msg.board, leaderboard: msg.leaderboard });
-      takeFlags(state, msg, false);
-      // the player's own progress event is not sent: the ack carries the news
-      if (msg.leaderboard) state.leaderboard = msg.leaderboard;
-      if (typeof msg.v === 'number') state.version = Math.max(state.version, msg.v);
-      state.seq = Math.max(state.seq, msg.seq);
-      if (state.inflight && state.inflight.seq === msg.seq) state.inflight = null;
-      state.selection = null;
-      state.hint = null;
-      if (state.finishing && msg.seq >= state.finishing.seq + state.finishing.moves - 1) {
-        state.finishing = null;
-      }
-      return 'ack';
-    }
-    case 'refused': {
-      state.refusal = { reason: msg.reason, message: msg.message, at: Date.now(), seq: msg.seq };
-      if (state.inflight && state.inflight.seq === msg.seq) state.inflight = null;
-      state.queue = [];
-      state.selection = null;
-      return 'refused';
-    }
-    case 'progress': {
-      if (typeof msg.v === 'number') state.version = Math.max(state.version, msg.v);
-      state.progress = { ...state.progress, [msg.player]: msg.progress };
-      if (msg.leaderboard) state.leaderboard = msg.leaderboard;
-      if (msg.board) {
-        state.boards = { ...(state.boards || {}), [msg.player]: msg.board };
-        // our own game, ended on another device of ours: its board is ours now
-        if (msg.player === state.player && state.role === 'player') state.board = msg.board;
-      }
-      return 'progress';
-    }
-    case 'room': {
-      if (typeof msg.v === 'number') state.version = Math.max(state.version, msg.v);
-      takeRoom(state, msg.room);
-      takeFlags(state, msg, false);
-      if (msg.leaderboard) state.leaderboard = msg.leaderboard;
-      if (msg.boards) state.boards = msg.boards;
-      if (msg.boards && state.player && msg.boards[state.player]) {
-        state.board = msg.boards[state.player];
-      }
-      return 'room';
-    }
-    case 'analysis': {
-      state.analysis = msg.analysis;
-      return null;
-    }
-    case 'hint': {
-      state.hint = msg;
-      return 'hint';
-    }
-    case 'finishing': {
-      state.finishing = { seq: msg.seq, moves: msg.moves };
-      state.playback = {
-        steps: [], shown: state.board, leaderboard: state.leaderboard, total: msg.moves, done: 0,
-      };
-      state.solved = { code: state.room && state.room.code, moves: msg.moves };
-      state.hint = null;
-      return 'finishing';
-    }
-    case 'boards': {
-      state.boards = msg.boards;
-      return 'boards';
-    }
-    case 'spectators': {
-      state.spectators = msg.count;
-      return null;
-    }
-    case 'identity': {
-      state.identity = { player: msg.player || null, rooms: msg.rooms || [] };
-      return 'identity';
-    }
-    case 'rooms': {
-      state.rooms = msg.rooms || [];
-      state.counts = { online: msg.online, racing: msg.racing };
-      return null;
-    }
-    case 'queued': {
-      state.view = 'queue';
-      state.quickDraw = msg.draw === 3 ? 3 : 1;
-      return null;
-    }
-    case 'matched': {
-      state.token = msg.token;
-      return 'token';
-    }
-    case 'left': {
-      leaveRoom(state);
-      return 'left';
-    }
-    case 'pong': {
-      clock(state, msg);
-      return null;
-    }
-    case 'challenges': {
-      clock(state, msg);
-      state.challenges = msg.challenges || [];
-      return 'challenges';
-    }
-    case 'leaderboard': {
-      const same = state.live && state.live.challenge === msg.challenge && state.live.deal === msg.deal;
-      state.live = {
-        challenge: msg.challenge, deal: msg.deal, v: msg.v, ranks: msg.ranks || 'everyone',
-        players: msg.players, final: msg.final === true, rows: msg.rows || [],
-        guests: msg.guests || 0, guest_rows: msg.guest_rows || [],
-        you: same ? state.live.you : null, youGuests: same ? state.live.youGuests : false,
-      };
-      return 'leaderboard';
-    }
-    case 'leaderboard_changes': {
-      // the rows that changed or left since the version this connection holds (`base`),
-      // on the ranked rows and on the guests' list
-      const live = state.live;
-      if (!live || live.challenge !== msg.challenge || live.deal !== msg.deal) return null;
-      if (live.v !== msg.base) return 'leaderboard_stale';
-      state.live = {
-        ...live, v: msg.v, players: msg.players, final: msg.final === true,
-        rows: changedRows(live.rows, msg.changed, msg.gone),
-        guests: msg.guests || 0, guest_rows: changedRows(live.guest_rows, msg.guest_changed, msg.guest_gone),
-      };
-      return 'leaderboard';
-    }
-    case 'leaderboard_you': {
-      if (state.live && state.live.challenge === msg.challenge && state.live.deal === msg.deal) {
-        state.live = { ...state.live, you: msg.rows || [], youGuests: msg.guests === true };
-      }
-      return null;
-    }
-    case 'error': {
-      if (msg.about === 'finish') state.finishing = null;
-      state.notice = { text: msg.message || msg.reason, kind: 'error', reason: msg.reason, at: Date.now() };
-      return 'error';
-    }
-    default:
-      return null;
+// ---- folding the server's messages in: one handler a message type -------------------
+// Each takes the state and the message, changes the state, and returns an effect name
+// for the app to act on (e.g. "ack", "refused", "token"), or null.
+
+// A snapshot (welcome, resync, resumed): who this is, the room and every board as they
+// are now; the moves sent before it are forgotten (the app sends again what is left).
+function snapshot(state, msg) {
+  clock(state, msg);
+  state.role = msg.role;
+  state.player = msg.player || null;
+  takeRoom(state, msg.room);
+  takeFlags(state, msg, true);
+  if (msg.leaderboard) state.leaderboard = msg.leaderboard;
+  if (msg.progress) state.progress = msg.progress;
+  if (typeof msg.spectators === 'number') state.spectators = msg.spectators;
+  state.board = msg.board || null;
+  state.boards = msg.boards || null;
+  if (typeof msg.seq === 'number') state.seq = msg.seq;
+  if (typeof msg.v === 'number') state.version = msg.v;
+  state.inflight = null;
+  state.queue = [];
+  state.selection = null;
+  if (msg.token) state.token = msg.token;
+  state.analysis = msg.analysis || (msg.type === 'resumed' ? state.analysis : null);
+  state.hint = null;
+  if (msg.type !== 'resumed' || !state.finishing) state.finishing = null;
+  state.playback = null;
+  return msg.token ? 'token' : 'welcome';
+}
+
+// The race starts: its room says racing.
+function start(state, msg) {
+  clock(state, msg);
+  takeRoom(state, msg.room);
+  takeFlags(state, msg, false);
+  if (msg.board) state.board = msg.board;
+  if (msg.boards) state.boards = msg.boards;
+  return 'start';
+}
+
+// A move of the player's own taken: its board (during finish it for me, the next step
+// of the solver's line to show).
+function ack(state, msg) {
+  // a win of the player's own (not the solver's line): the race screen stays a moment
+  const won = msg.board && msg.board.status === 'won' && !(state.board && state.board.status === 'won');
+  if (won && !state.finishing && !state.playback) state.winMoment = Date.now() + WIN_MOMENT_MS;
+  if (msg.board) state.board = msg.board;
+  if (msg.board && state.playback) state.playback.steps.push({ board: msg.board, leaderboard: msg.leaderboard });
+  takeFlags(state, msg, false);
+  // the player's own progress event is not sent: the ack carries the news
+  if (msg.leaderboard) state.leaderboard = msg.leaderboard;
+  if (typeof msg.v === 'number') state.version = Math.max(state.version, msg.v);
+  state.seq = Math.max(state.seq, msg.seq);
+  if (state.inflight && state.inflight.seq === msg.seq) state.inflight = null;
+  state.selection = null;
+  state.hint = null;
+  if (state.finishing && msg.seq >= state.finishing.seq + state.finishing.moves - 1) {
+    state.finishing = null;
   }
+  return 'ack';
+}
+
+// A move refused: it and the moves queued behind it are not played.
+function refused(state, msg) {
+  state.refusal = { reason: msg.reason, message: msg.message, at: Date.now(), seq: msg.seq };
+  if (state.inflight && state.inflight.seq === msg.seq) state.inflight = null;
+  state.queue = [];
+  state.selection = null;
+  return 'refused';
+}
+
+// Another player's progress (their board too, when this connection may see it).
+function progress(state, msg) {
+  if (typeof msg.v === 'number') state.version = Math.max(state.version, msg.v);
+  state.progress = { ...state.progress, [msg.player]: msg.progress };
+  if (msg.leaderboard) state.leaderboard = msg.leaderboard;
+  if (msg.board) {
+    state.boards = { ...(state.boards || {}), [msg.player]: msg.board };
+    // our own game, ended on another device of ours: its board is ours now
+    if (msg.player === state.player && state.role === 'player') state.board = msg.board;
+  }
+  return 'progress';
+}
+
+// The room changed (players, phase, the finish with every board).
+function room(state, msg) {
+  if (typeof msg.v === 'number') state.version = Math.max(state.version, msg.v);
+  takeRoom(state, msg.room);
+  takeFlags(state, msg, false);
+  if (msg.leaderboard) state.leaderboard = msg.leaderboard;
+  if (msg.boards) state.boards = msg.boards;
+  if (msg.boards && state.player && msg.boards[state.player]) {
+    state.board = msg.boards[state.player];
+  }
+  return 'room';
+}
+
+function analysis(state, msg) {
+  state.analysis = msg.analysis;
+  return null;
+}
+
+function hint(state, msg) {
+  state.hint = msg;
+  return 'hint';
+}
+
+// Finish it for me: the server plays the solver's line; its acks are shown move by move.
+function finishing(state, msg) {
+  state.finishing = { seq: msg.seq, moves: msg.moves };
+  state.playback = {
+    steps: [], shown: state.board, leaderboard: state.leaderboard, total: msg.moves, done: 0,
+  };
+  state.solved = { code: state.room && state.room.code, moves: msg.moves };
+  state.hint = null;
+  return 'finishing';
+}
+
+function boards(state, msg) {
+  state.boards = msg.boards;
+  return 'boards';
+}
+
+function spectators(state, msg) {
+  state.spectators = msg.count;
+  return null;
+}
+
+function identity(state, msg) {
+  state.identity = { player: msg.player || null, rooms: msg.rooms || [] };
+  return 'identity';
+}
+
+// The lobby's live public races and its counts.
+function rooms(state, msg) {
+  state.rooms = msg.rooms || [];
+  state.counts = { online: msg.online, racing: msg.racing };
+  return null;
+}
+
+// In the quick match's queue.
+function queued(state, msg) {
+  state.view = 'queue';
+  state.quickDraw = msg.draw === 3 ? 3 : 1;
+  return null;
+}
+
+// A quick match found: its token (the room follows with a welcome).
+function matched(state, msg) {
+  state.token = msg.token;
+  return 'token';
+}
+
+function left(state) {
+  leaveRoom(state);
+  return 'left';
+}
+
+function pong(state, msg) {
+  clock(state, msg);
+  return null;
+}
+
+function challenges(state, msg) {
+  clock(state, msg);
+  state.challenges = msg.challenges || [];
+  return 'challenges';
+}
+
+// A challenge's whole live leaderboard (the player's own place kept while it is the same).
+function leaderboard(state, msg) {
+  const same = state.live && state.live.challenge === msg.challenge && state.live.deal === msg.deal;
+  state.live = {
+    challenge: msg.challenge, deal: msg.deal, v: msg.v, ranks: msg.ranks || 'everyone',
+    players: msg.players, final: msg.final === true, rows: msg.rows || [],
+    guests: msg.guests || 0, guest_rows: msg.guest_rows || [],
+    you: same ? state.live.you : null, youGuests: same ? state.live.youGuests : false,
+  };
+  return 'leaderboard';
+}
+
+// The rows that changed or left since the version this connection holds (`base`), on
+// the ranked rows and on the guests' list.
+function leaderboardChanges(state, msg) {
+  const live = state.live;
+  if (!live || live.challenge !== msg.challenge || live.deal !== msg.deal) return null;
+  if (live.v !== msg.base) return 'leaderboard_stale';
+  state.live = {
+    ...live, v: msg.v, players: msg.players, final: msg.final === true,
+    rows: changedRows(live.rows, msg.changed, msg.gone),
+    guests: msg.guests || 0, guest_rows: changedRows(live.guest_rows, msg.guest_changed, msg.guest_gone),
+  };
+  return 'leaderboard';
+}
+
+// The player's own place on the watched leaderboard, when outside its top rows.
+function leaderboardYou(state, msg) {
+  if (state.live && state.live.challenge === msg.challenge && state.live.deal === msg.deal) {
+    state.live = { ...state.live, you: msg.rows || [], youGuests: msg.guests === true };
+  }
+  return null;
+}
+
+function error(state, msg) {
+  if (msg.about === 'finish') state.finishing = null;
+  state.notice = { text: msg.message || msg.reason, kind: 'error', reason: msg.reason, at: Date.now() };
+  return 'error';
+}
+
+const RECEIVE = {
+  welcome: snapshot, resync: snapshot, resumed: snapshot, start, ack, refused, progress, room,
+  analysis, hint, finishing, boards, spectators, identity, rooms, queued, matched, left, pong,
+  challenges, leaderboard, leaderboard_changes: leaderboardChanges, leaderboard_you: leaderboardYou,
+  error,
+};
+
+// Fold one server message into the state. Returns an effect name for the app to act
+// on (e.g. "ack", "refused", "token"), or null (a type it does not know included).
+export function receive(state, msg) {
+  return Object.hasOwn(RECEIVE, msg.type) ? RECEIVE[msg.type](state, msg) : null;
 }
 
 // Whether another row shares this row's place (exact ties share a place, docs/rules.md):
