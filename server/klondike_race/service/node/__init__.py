@@ -1,5 +1,9 @@
-"""A server node: its lifecycle (node.py), the connection loop (connection.py) and the
-command handlers by area: lobby.py, race.py (moves), assist.py (the solver's help)."""
+"""A server node (docs/architecture.md): the composition root and lifecycle (node.py), the
+connection loop (connection.py, one connection's state in conn.py), the rooms with a hub
+here and their attendance (registry.py), room changes (rooms.py), and the handlers by
+area: lobby.py, race.py (moves), ghosts.py, assist.py (the solver's help), challenges.py,
+players.py, replays.py, ratings.py; the sweeper, the solver's processes (solving.py),
+Cluster pub/sub (shards.py), background tasks (tasks.py)."""
 
 from .node import Node
 
