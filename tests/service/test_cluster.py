@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 
 import orjson
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 from klondike_race.service.clock import Clock
 from klondike_race.service.domain import challenge as ch
@@ -454,14 +455,22 @@ async def test_readyz_follows_the_whole_cluster_gone_and_back(cluster, nodes) ->
     """Every process of the cluster SIGKILLed: redis-py then fails with
     RedisClusterUnreachableError, which is not a RedisError; the node's readiness probe
     goes on through it (/readyz 503, redis unreachable) and says ready again once the
-    cluster is back (it once stopped at that error and left the node unready for good)."""
+    cluster is back (it once stopped at that error and left the node unready for good).
+    A request that needs Redis meanwhile closes its connection with 1013 (try again
+    later), as on one Redis, not 1011 (a server fault)."""
     port = nodes[0].port  # type: ignore[attr-defined]
     assert (await http(port, "GET", "/readyz"))[0] == 200
+    player = await Client.open(port)
     for p in cluster.processes:
         kill_group(p.process)
     try:
         _, body = await ready_when(port, lambda status: status == 503)
         assert body.startswith(b"redis unreachable: no answer for "), body
+        await player.send("create", name="Ann")
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                assert (await player.recv())["type"] != "welcome"
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013, closed.value
         await asyncio.sleep(2 * READY_PROBE_S)  # probes that fail the same way
     finally:
         for p in cluster.processes:  # back from their nodes.conf, roles and slots kept

@@ -16,7 +16,6 @@ import time
 from collections.abc import Coroutine
 from typing import Any, assert_never
 
-from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import OPEN
@@ -27,6 +26,7 @@ from ..config import Config
 from ..domain.errors import ServiceError
 from ..fanout import Fanout
 from ..metrics import Metrics
+from ..store.base import UNAVAILABLE
 from ..transport import MessageConnection
 from .assist import Assist
 from .challenges import Challenges
@@ -242,7 +242,7 @@ class Connections:
         nothing was acknowledged meanwhile; 1011 for anything unexpected)."""
         if isinstance(err, ConnectionClosed):
             return
-        if isinstance(err, RedisError):
+        if isinstance(err, UNAVAILABLE):
             conn.log.warning("redis unavailable: closing", error=repr(err))
             self._shut(conn, 1013, "try again later")
             return

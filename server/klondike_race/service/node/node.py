@@ -21,7 +21,6 @@ from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisClusterException, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from websockets.asyncio.server import Server, serve
 
@@ -36,6 +35,7 @@ from ..http import Api, Routes
 from ..hub import RoomEvent
 from ..metrics import Metrics
 from ..store import CHANNEL, Store
+from ..store.base import UNAVAILABLE
 from ..store.commit import CommitConnection
 from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
@@ -192,8 +192,7 @@ class Node:
             async with asyncio.timeout(READY_PROBE_S):
                 await self.redis.ping()
                 info = await self.redis.info("replication") if needed else {}
-        # a whole cluster unreachable is a RedisClusterException, not a RedisError
-        except (RedisError, RedisClusterException, OSError, TimeoutError):
+        except (*UNAVAILABLE, OSError, TimeoutError):
             self._probed = UNREACHABLE
             return
         self._answered = asyncio.get_running_loop().time()

@@ -9,12 +9,18 @@ from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from ..clock import Clock
 from .cluster import script_and_wait
 
 T = TypeVar("T")
+
+
+# Redis cannot answer now: redis-py's errors, and a whole Redis Cluster unreachable (a
+# RedisClusterException, which is not a RedisError); a connection closes with 1013 and
+# /readyz says unreachable
+UNAVAILABLE = (RedisError, RedisClusterException)
 
 
 class NotReplicated(RedisError):
