@@ -15,6 +15,7 @@ from ..engine import Game
 from .clock import Clock
 from .config import Config
 from .fanout import Fanout
+from .metrics import Metrics
 from .store import Store
 
 
@@ -39,7 +40,7 @@ Spawn = Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]
 class HubHost:
     """What a hub needs of its node: the store, the fan-out, the settings, background
     work, ``finish_room(code, reason)`` (the race's end: its time limit, or every player's
-    game over), and the node's clock."""
+    game over), the node's clock and its metrics."""
 
     store: Store
     fanout: Fanout
@@ -47,3 +48,4 @@ class HubHost:
     spawn: Spawn
     finish_room: Callable[[str, str], Coroutine[Any, Any, None]]
     clock: Clock
+    metrics: Metrics

@@ -12,7 +12,7 @@ needs of its node only what ``HubHost`` names.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,17 +34,28 @@ from .wire import dumps, encode
 log = structlog.get_logger("klondike_race.hub")
 
 
+@dataclass(slots=True, frozen=True)
+class Ack:
+    """What the ack of a connection's move says beside the event's version, the board and
+    the standings: its seq and move, and when its frame was read (``perf_counter``: the
+    ack's latency is measured from it)."""
+
+    seq: int
+    move: str
+    t0: float
+
+
 @dataclass(slots=True)
 class OwnMove:
     """What this node knows of a move it stored itself, beyond the stored event: the
     player's board (and its JSON, encoded once for every message of the move), and for a
-    connection's move the ack to send in the event's place and that connection (which
-    the ack tells, instead of a progress)."""
+    connection's move that connection (the mover: its ack, sent in the event's place,
+    tells it instead of a progress) and what its ack says."""
 
     board: BoardView
     board_json: orjson.Fragment
-    ack: Callable[[Any], None] | None = None
     mover: Recipient | None = None
+    ack: Ack | None = None
 
 
 @dataclass(slots=True)
@@ -62,10 +73,6 @@ class RoomEvent:
         """An event as published or kept in the store (None: not one)."""
         v = data.get("v") if isinstance(data, dict) else None
         return cls(v, data) if isinstance(v, int) else None
-
-    def ack(self, leaderboard: Any) -> None:
-        if self.own is not None and self.own.ack is not None:
-            self.own.ack(leaderboard)
 
 
 class RoomHub:
@@ -150,7 +157,7 @@ class RoomHub:
         replaces a copy read back from the store)."""
         v = event.v
         if self.closed or (self.version is not None and v <= self.version):
-            event.ack(self.leaderboard())  # our own move's, the room past it (a resync)
+            self._ack(event, self.leaderboard())  # our own move's, the room past it (a resync)
             return
         self.pending[v] = event
         self._drain()
@@ -234,7 +241,7 @@ class RoomHub:
             for conn in list(self.conns):
                 self.push((conn.ws,), await self.snapshot(conn, "resync"))
             for event in acks:  # our own moves': after the snapshot that shows them
-                event.ack(self.leaderboard())
+                self._ack(event, self.leaderboard())
         finally:
             self._resyncing = False
         self._drain()
@@ -252,6 +259,26 @@ class RoomHub:
         elif kind == "spectators":
             self.spectators = body["count"]
             self.push([c.ws for c in self.conns], encode("spectators", v=v, count=self.spectators))
+
+    def _ack(self, event: RoomEvent, leaderboard: Any) -> None:
+        """The ack of a connection's move this node stored, if ``event`` is one: sent when
+        the room delivers the event (after every earlier one: an event another node
+        stored first may still be on its way), never before."""
+        own = event.own
+        if own is None or own.ack is None or own.mover is None:
+            return
+        mover, ack = own.mover, own.ack
+        data = encode(
+            "ack",
+            seq=ack.seq,
+            move=ack.move,
+            v=event.v,
+            board=own.board_json,
+            leaderboard=leaderboard,
+            **self.flags(mover),
+        )
+        self.push((mover.ws,), data)
+        self.host.metrics.ack.observe(time.perf_counter() - ack.t0)
 
     def _by_delivery(self, kind: str, skip: Any = None) -> dict[V.Delivery, list[Any]]:
         """This room's connections grouped by what they get of an event of ``kind``."""
@@ -283,7 +310,7 @@ class RoomHub:
                 self._refresh_boards()
         # encoded once for every message of this move (the mover's ack too)
         standings = orjson.Fragment(dumps(self.leaderboard()))
-        event.ack(standings)  # our own commit's: its ack, in its place among the events
+        self._ack(event, standings)  # our own commit's: its ack, in its place among the events
         groups = self._by_delivery("progress", None if own is None else own.mover)
         fields = {"v": v, "player": player, "progress": body["progress"]}
         plain = groups.get(V.Delivery.PLAIN)

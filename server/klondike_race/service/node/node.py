@@ -116,7 +116,7 @@ class Node:
                 spawn(ratings.apply(room.code))
 
         self.rooms = rooms = RoomOps(config, store, hubs, finished, clock)
-        host = HubHost(store, fanout, config, spawn, rooms.finish, clock)
+        host = HubHost(store, fanout, config, spawn, rooms.finish, clock, metrics)
         self.attendance = attendance = Attendance(hubs, host)
         self.race = race = Race(store, rooms, metrics, clock)
         ghosts = Ghosts(store, hubs, rooms, spawn, clock)

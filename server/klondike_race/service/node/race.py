@@ -4,7 +4,6 @@ acknowledge it, and tell the room."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Coroutine
 from typing import Any, NamedTuple
 
@@ -17,7 +16,7 @@ from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
 from ..domain.progress import of_board
 from ..domain.room import FINISHED, RACING, Room
-from ..hub import OwnMove, RoomEvent, RoomHub
+from ..hub import Ack, OwnMove, RoomEvent, RoomHub
 from ..metrics import Metrics
 from ..store import Store
 from ..store.challenges import board_key
@@ -194,25 +193,8 @@ class Race:
             conn.over = True
         # the board is encoded once: the ack and the others' updates embed the same JSON
         board_json = orjson.Fragment(orjson.dumps(q.board))
-        move = movelog.text_of(q.entry)
-
-        def ack(leaderboard: Any) -> None:
-            """Sent when the room delivers event ``v``: after every earlier event (one
-            another node stored first may still be on its way), never before."""
-            conn.send(
-                encode(
-                    "ack",
-                    seq=seq,
-                    move=move,
-                    v=v,
-                    board=board_json,
-                    leaderboard=leaderboard,
-                    **hub.flags(conn),
-                )
-            )
-            self.metrics.ack.observe(time.perf_counter() - q.t0)
-
-        hub.feed(RoomEvent(v, q.body, OwnMove(q.board, board_json, ack, conn)))
+        ack = Ack(seq, movelog.text_of(q.entry), q.t0)  # the hub sends it in the event's place
+        hub.feed(RoomEvent(v, q.body, OwnMove(q.board, board_json, conn, ack)))
         return self._game_over(conn, hub) if over else None
 
     async def reload(self, conn: Conn, hub: RoomHub) -> Game:
