@@ -1,5 +1,5 @@
 """A server node (docs/architecture.md): the composition root and lifecycle (node.py), the
-connection loop (connection.py, one connection's state in conn.py), the rooms with a hub
+connection loop (dispatch.py; one connection's state: conn.py), the rooms with a hub
 here and their attendance (registry.py), room changes (rooms.py), and the handlers by
 area: lobby.py, race.py (moves), ghosts.py, assist.py (the solver's help), challenges.py,
 players.py, replays.py, ratings.py; the sweeper, the solver's processes (solving.py),

@@ -73,7 +73,7 @@ class Conn:
         self.over = False  # own game over, as acknowledged: may see the others' boards
         self.ticket: str | None = None  # waiting for a quick match
         self.entering: asyncio.Task[None] | None = None  # entering the race it was matched to
-        # messages in order (node/connection.py): one at a time, the rest wait in ``inbox``
+        # messages in order (node/dispatch.py): one at a time, the rest wait in ``inbox``
         self.inbox: collections.deque[str | bytes] = collections.deque()
         self.busy = False  # a message is being answered
         self.shut = False  # closing: nothing more is read

@@ -42,7 +42,7 @@ from ..transport import MessageConnection
 from .assist import Assist
 from .challenges import Challenges
 from .conn import Conn
-from .connection import Connections
+from .dispatch import Connections
 from .ghosts import Ghosts
 from .lobby import Lobby
 from .players import Players
