@@ -370,7 +370,7 @@ async def test_daily_results_and_streaks_on_the_profile(daily, redis_url) -> Non
 
 # ---- the clock's exact boundaries ----------------------------------------------------------
 async def test_the_day_opens_exactly_at_midnight_utc(daily) -> None:
-    tomorrow = daily.challenges.find(day_id(1))
+    tomorrow = await daily.challenges.find(day_id(1))
     await daily.challenges.deal(tomorrow, 0)  # prepared ahead, as every node does
     g = await guest(daily.port)
     daily.clock.freeze(tomorrow.opens - 1)  # 23:59:59.999 UTC
@@ -387,7 +387,7 @@ async def test_the_day_opens_exactly_at_midnight_utc(daily) -> None:
 
 
 async def test_a_leaderboard_is_final_exactly_at_final_at(daily) -> None:
-    c = daily.challenges.find(day_id())
+    c = await daily.challenges.find(day_id())
     g = await guest(daily.port)
     daily.clock.freeze(c.final_at() - 1)
     board = await g.request("watch_board", "leaderboard", challenge=c.id)

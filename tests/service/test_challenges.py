@@ -20,7 +20,7 @@ from klondike_race.service.domain import challenge as ch
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 
-from .conftest import SECRET, Client, day_id, guest, http, make_config
+from .conftest import SECRET, Client, daily_config, day_id, guest, http, make_config, running
 
 
 async def get(port: int, path: str) -> tuple[int, dict]:
@@ -494,7 +494,7 @@ async def test_a_deal_is_prepared_once_by_racing_nodes_and_after_a_dead_one(redi
         await n.start()
     rds = redis.Redis.from_url(redis_url)
     try:
-        c = nodes[0].challenges.find(day_id(1))  # tomorrow's: not open, made ahead
+        c = await nodes[0].challenges.find(day_id(1))  # tomorrow's: not open, made ahead
         made = await asyncio.gather(*(n.challenges.deal(c, 0) for n in nodes))
         assert made[0] == made[1] and made[0]["commitment"]
         assert orjson.loads(rds.get(f"ch:{c.id}:0:deal")) == made[0]
@@ -672,3 +672,41 @@ async def test_practice_of_a_challenge_not_open_yet_says_so(daily) -> None:
     got = await gus.request("attempt", "welcome", challenge=day_id(1), practice=True, name="G")
     assert got["reason"] == "challenge_not_open", got
     await gus.close()
+
+
+async def test_nodes_set_to_different_time_limits_agree_on_when_a_challenge_is_final(
+    redis_url,
+) -> None:
+    """KR_CHALLENGE_TIME_LIMIT_S says when a challenge is final (its close and then an
+    attempt's time limit). Nodes set differently (a rolling change of the setting) keep
+    the limit of the first node that read the challenge: a node set to 60 s neither gives
+    its own attempts a 60 s limit nor opens anything of the deal 60 s after the close
+    while the first node's 30-minute attempts may still be playing."""
+    cid = day_id()
+    clock = Clock()
+    c = ch.parse_daily(cid, (1,), 1800)
+    assert c is not None
+    clock.shift_to(c.closes - 300_000)  # the close 5 minutes away
+    async with (
+        running(daily_config(redis_url, challenge_time_limit_s=1800), clock) as first,
+        running(daily_config(redis_url, challenge_time_limit_s=60), clock) as later,
+    ):
+        ann, bob, eve = await guest(first.port), await guest(later.port), await guest(later.port)
+        code = (await ann.request("attempt", "welcome", challenge=cid, name="Ann"))["room"]["code"]
+        b = await bob.request("attempt", "welcome", challenge=cid, name="Bob")
+        assert b["room"]["ends_at"] - b["room"]["start_at"] == 1_800_000, b["room"]
+        listed = await eve.request("challenges", "challenges")
+        (mine,) = [x for x in listed["challenges"] if x["id"] == cid]
+        assert mine["final_at"] == c.final_at() and mine["time_limit"] == 1800, mine
+        assert (await ann.request("resign", "ack", seq=1))["type"] == "ack"
+        clock.shift_to(c.closes + 120_000)  # past the close by twice the later node's limit
+        for kind, fields in (("watch", {"code": code}), ("replay", {"code": code})):
+            got = await eve.request(kind, "welcome", "replay", **fields)
+            assert sealed(got, cid), (kind, got)
+        status, body = await get(later.port, f"/api/replays/{code}")
+        assert status == 403 and body["opens_at"] == c.final_at(), body
+        clock.shift_to(c.final_at() + 1_000)  # final as the first node fixed it: open
+        watched = await eve.request("watch", "welcome", code=code)
+        assert watched["type"] == "welcome" and "reveal" in watched["room"], watched
+        for client in (ann, bob, eve):
+            await client.close()

@@ -13,6 +13,7 @@ import asyncio
 import hmac
 import json
 import time
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -68,25 +69,43 @@ class Challenges:
         self.leaderboards = Leaderboards(config, store, fanout, self.find, self.ranks, clock)
         self._secret: bytes | None = None
         self._ranks: dict[str, str] = {}  # challenge -> who it ranks, once fixed
+        self._limits: dict[str, int] = {}  # challenge -> its attempts' time limit, fixed
         # challenge -> (monotonic time, board versions, overall rows) of the last reading
         self._overall: dict[str, tuple[float, tuple[int, ...], list[dict[str, Any]]]] = {}
 
     # ---- which challenges there are -----------------------------------------------------
-    def known(self, now: int) -> list[Challenge]:
+    async def known(self, now: int) -> list[Challenge]:
         """Yesterday's, today's and tomorrow's dailies and the scheduled challenges."""
         today, tomorrow = ch.days_around(now)
         days = [today - (tomorrow - today), today, tomorrow]
         limit = self.config.challenge_time_limit_s
         found = [c for day in days for c in ch.dailies(day, self.draws, limit)]
-        return found + list(self.scheduled.values())
+        return [await self.settled(c) for c in found + list(self.scheduled.values())]
 
-    def find(self, challenge_id: str) -> Challenge:
+    async def find(self, challenge_id: str) -> Challenge:
         got = self.scheduled.get(challenge_id) or ch.parse_daily(
             challenge_id, self.draws, self.config.challenge_time_limit_s
         )
         if got is None or not self.kept(got, self.clock.now_ms()):
             raise ServiceError("no_challenge", f"no challenge {challenge_id!r}")
-        return got
+        return await self.settled(got)
+
+    def _gone_at(self, c: Challenge) -> int | None:
+        """When a daily's keys expire (``kept``); a scheduled challenge's are kept."""
+        return c.closes + self.config.keep_daily_s * 1000 if c.daily else None
+
+    async def settled(self, c: Challenge) -> Challenge:
+        """``c`` with its attempts' time limit as fixed for good by the first node that
+        asked (``KR_CHALLENGE_TIME_LIMIT_S``, or the schedule's, as that node was set):
+        every node then agrees when the challenge is final and its deals open, whatever
+        each is set to now."""
+        limit = self._limits.get(c.id)
+        if limit is None:
+            stored = await self.store.challenges.fixed(
+                c.id, "time_limit", str(c.time_limit), self._gone_at(c)
+            )
+            limit = self._limits[c.id] = int(stored)
+        return c if limit == c.time_limit else replace(c, time_limit=limit)
 
     def kept(self, c: Challenge, now: int) -> bool:
         """A daily exists from the day before it opens (nodes prepare tomorrow's) until
@@ -104,8 +123,8 @@ class Challenges:
             return self.config.challenge_ranking
         got = self._ranks.get(c.id)
         if got is None:
-            got = self._ranks[c.id] = await self.store.challenges.ranking(
-                c.id, self.config.challenge_ranking
+            got = self._ranks[c.id] = await self.store.challenges.fixed(
+                c.id, "ranking", self.config.challenge_ranking, self._gone_at(c)
             )
         return got
 
@@ -173,7 +192,7 @@ class Challenges:
         """Today's and tomorrow's dailies (and scheduled challenges not closed): each deal
         prepared by exactly one node, the others moving on."""
         now = self.clock.now_ms()
-        for c in self.known(now):
+        for c in await self.known(now):
             if c.phase(now) == CLOSED:
                 continue
             for index in range(len(c.deals)):
@@ -182,7 +201,7 @@ class Challenges:
     # ---- the list -----------------------------------------------------------------------
     async def send_list(self, conn: Conn, m: ChallengesRequest) -> None:
         now = self.clock.now_ms()
-        out = [await self.describe(c, now, conn) for c in self.known(now)]
+        out = [await self.describe(c, now, conn) for c in await self.known(now)]
         conn.send(encode("challenges", server_time=now, challenges=out))
 
     async def describe(self, c: Challenge, now: int, conn: Conn | None = None) -> dict[str, Any]:
@@ -272,12 +291,12 @@ class Challenges:
                 except ValueError:
                     return 400, _bad("day is YYYY-MM-DD")
                 found = [
-                    c
+                    await self.settled(c)
                     for c in ch.dailies(day, self.draws, self.config.challenge_time_limit_s)
                     if self.kept(c, now)
                 ]
             else:
-                found = self.known(now)
+                found = await self.known(now)
             return 200, {
                 "server_time": now,
                 "challenges": [await self.describe(c, now) for c in found],
@@ -285,7 +304,7 @@ class Challenges:
         if not rest.startswith("/") or query:
             return 400, _bad("/api/challenges or /api/challenges/ID")
         try:
-            c = self.find(unquote(rest[1:], errors="strict"))
+            c = await self.find(unquote(rest[1:], errors="strict"))
         except (ServiceError, UnicodeDecodeError):
             return 404, {"error": "no_challenge", "message": "no such challenge"}
         out = await self.describe(c, now)
@@ -318,7 +337,7 @@ class Challenges:
         challenge is open; the same room afterwards, from any device of theirs. With
         ``practice``: an unranked practice room on the deal, once the challenge is final
         (``not_yet`` before: docs/rules.md)."""
-        c = self.find(m.challenge)
+        c = await self.find(m.challenge)
         c.deal(m.deal)
         who, guest = seat_owner(conn)
         if not who:
@@ -441,7 +460,7 @@ class Challenges:
         if not attempt:
             return
         challenge_id, _, index = attempt.rpartition("/")
-        c = self.find(challenge_id)
+        c = await self.find(challenge_id)
         now = self.clock.now_ms()
         mine = None
         who = conn.identity.key if conn.identity else ""

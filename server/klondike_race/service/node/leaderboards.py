@@ -46,7 +46,7 @@ class Leaderboards:
         config: Config,
         store: Store,
         fanout: Fanout,
-        find: Callable[[str], Challenge],
+        find: Callable[[str], Awaitable[Challenge]],
         ranks: Callable[[Challenge], Awaitable[str]],
         clock: Clock,
     ) -> None:
@@ -61,7 +61,7 @@ class Leaderboards:
         self._shown: dict[tuple[str, int], Shown] = {}
 
     async def watch(self, conn: Conn, m: WatchBoard) -> None:
-        c = self.find(m.challenge)
+        c = await self.find(m.challenge)
         c.deal(m.deal)
         self.unwatch(conn)
         key = (c.id, m.deal)
@@ -99,7 +99,7 @@ class Leaderboards:
         connection that holds none (or not the last pushed), else as the rows that changed
         or left since the last push (one frame each, for all)."""
         challenge_id, index = key
-        c = self.find(challenge_id)
+        c = await self.find(challenge_id)
         now = self.clock.now_ms()
         final = now >= c.final_at()  # becoming final changes the board with no move
         ranks = await self.ranks(c)

@@ -46,12 +46,16 @@ class Challenges(Part):
     def board(self, challenge: str, index: int, guests: bool = False) -> str:
         return board_key(challenge, index, self.cluster, guests)
 
-    async def ranking(self, challenge: str, setting: str) -> str:
-        """Who the challenge's leaderboards rank, ``everyone`` or ``accounts``: as the
-        node that made its first attempt was set (``setting``), for good."""
-        key = f"ch:{{{challenge}}}:ranking" if self.cluster else f"ch:{challenge}:ranking"
+    async def fixed(
+        self, challenge: str, name: str, setting: str, expire_at: int | None = None
+    ) -> str:
+        """A setting of the challenge fixed for good by the first node that asks
+        (``setting``: this node's): ``ranking`` (who its leaderboards rank) and
+        ``time_limit`` (an attempt's seconds, which say when it is final). ``expire_at``
+        (epoch ms): when the key goes, with the challenge's other keys (None: kept)."""
+        key = f"ch:{{{challenge}}}:{name}" if self.cluster else f"ch:{challenge}:{name}"
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.set(key, setting, nx=True)
+            pipe.set(key, setting, nx=True, pxat=expire_at)
             pipe.get(key)
             _, got = await self._replicated(pipe)
         return str(got.decode())
