@@ -378,12 +378,16 @@ def pair(waiting: Iterable[Waiting], size: int, now: int) -> Pairing:
        more and one of them has waited ``SHORT_RACE_WAIT_MS`` or longer; else they keep
        waiting (a player alone always does).
     5. While exchanging a player of a race with one of another race, or with one sitting
-       out, lowers the number of repeated pairs, the first such exchange (races in order,
-       their players in table order, the other players in table order) is made.
+       out, lowers the number of repeated pairs, the first such exchange is made: races
+       in the order made, a race's players in table order, then the players of the other
+       races in table order, then those sitting out in table order.
 
     A **repeated pair** is two players in one race where one was an opponent in the
     other's last race. So a rematch happens only when no exchange of one player avoids it
-    (two players alone may always race again)."""
+    (two players alone may always race again).
+
+    The races come out ordered by their highest player, each in table order; who keeps
+    waiting, in table order."""
     players = sorted(waiting, key=lambda w: (-w.points, -w.rating, w.player))
     if len({w.player for w in players}) != len(players):
         raise ValueError("a player is waiting twice")
