@@ -1,7 +1,8 @@
 """Redis, split by what it stores: rooms (store/rooms.py), move logs and their group
 commit (store/moves.py), matchmaking (store/matchmaking.py), sweeping
-(store/sweeping.py), accounts (store/accounts.py) and ratings (store/ratings.py); key
-names in store/keys.py, the Lua scripts in store/scripts.py (one Redis) and
+(store/sweeping.py), accounts (store/accounts.py), ratings (store/ratings.py),
+challenges (store/challenges.py) and arena tournaments (store/arenas.py, which lists its
+keys); key names in store/keys.py, the Lua scripts in store/scripts.py (one Redis) and
 store/slot_scripts.py (a Redis Cluster: every script touches one slot, its keys declared;
 store/cluster.py).
 
@@ -91,6 +92,7 @@ import redis.asyncio as aioredis
 
 from ..clock import Clock
 from .accounts import Accounts
+from .arenas import Arenas
 from .challenges import Challenges
 from .commit import CommitConnection
 from .keys import CHANNEL, EVENTS_KEPT, moves_key, room_key
@@ -130,6 +132,7 @@ class Store:
         self.log = MoveLog(*part, line=line)
         self.matchmaking = Matchmaking(*part)
         self.ratings = Ratings(*part)
+        self.arenas = Arenas(*part)
 
     @property
     def replicas(self) -> tuple[int, int]:

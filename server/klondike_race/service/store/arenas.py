@@ -1,0 +1,265 @@
+"""Arena tournaments in Redis (docs/rules.md, "Arena tournaments"; the rules are
+domain/arena.py's): an arena's definition, its players, their standings, the table, who
+is waiting to be paired, and the races already counted.
+
+Every key of one arena shares the slot of its id (``arena:{ID}:...``), so each step is
+one script on one Redis and on a Redis Cluster alike:
+
+==========================  ======  ===================================================
+``arena:{ID}``              string  the arena (``Arena.to_dict`` JSON), set once
+``arena:{ID}:players``      hash    player key -> JSON ``{name, guest, paused, race,
+                                    last}``: ``race`` the code of the race they are in
+                                    (null between races), ``last`` the players of their
+                                    last race (the pairing avoids them)
+``arena:{ID}:standings``    hash    player key -> their ``Standing`` as JSON
+``arena:{ID}:table``        zset    player key -> ``table_key`` of their standing,
+                                    smaller is better
+``arena:{ID}:ver``          string  bumped by every change of the table
+``arena:{ID}:waiting``      zset    player key -> since when (epoch ms) they wait to be
+                                    paired: joined, not paused, not in a race
+``arena:{ID}:counted``      set     the codes of the races already counted
+==========================  ======  ===================================================
+
+A standing is written only when a race is counted, once per race (``counted``), and a
+player is in one race at a time, so computing it outside Redis from the stored one
+cannot lose a write; the player's entry (paused, in a race) is changed inside the
+scripts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import orjson
+
+from ..domain.arena import Arena, Standing, table_key
+from .base import Part
+
+
+def arena_key(arena: str, part: str = "") -> str:
+    return f"arena:{{{arena}}}{':' + part if part else ''}"
+
+
+def keys_of(arena: str) -> list[str]:
+    """The keys every arena script takes, in this order (KEYS[1] to KEYS[6])."""
+    return [arena_key(arena, p) for p in ("players", "standings", "table", "ver", "waiting")] + [
+        arena_key(arena, "counted")
+    ]
+
+
+def standing_json(standing: Standing) -> bytes:
+    return orjson.dumps(asdict(standing))
+
+
+def standing_of(data: bytes | str | None) -> Standing:
+    if data is None:
+        return Standing()
+    got = orjson.loads(data)
+    got["history"] = tuple(got.get("history", ()))
+    return Standing(**got)
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """A player of an arena, as stored: their entry and their standing."""
+
+    who: str
+    name: str
+    guest: bool
+    paused: bool
+    race: str | None  # the race they are in now
+    last: tuple[str, ...]  # the players of their last race
+    standing: Standing
+    waiting_since: int | None  # when they started waiting to be paired (None: not waiting)
+
+
+# KEYS: keys_of(arena). ARGV: who, the entry JSON for a new player, the new standing's
+# JSON and table key, now (ms). A new player is added with the standing; a paused one
+# plays on; either waits to be paired unless in a race. Returns 1 when new, 0 else.
+JOIN = """
+local entry = redis.call('HGET', KEYS[1], ARGV[1])
+local new = 0
+if not entry then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+  redis.call('INCR', KEYS[4])
+  entry = ARGV[2]
+  new = 1
+end
+local e = cjson.decode(entry)
+if e['paused'] then
+  e['paused'] = false
+  redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
+end
+if e['race'] == nil or e['race'] == cjson.null then
+  redis.call('ZADD', KEYS[5], 'NX', ARGV[5], ARGV[1])
+end
+return new
+"""
+
+# KEYS: keys_of(arena). ARGV: who. The player is paired no more (their points stay):
+# 1, or 0 when they are not in the arena.
+PAUSE = """
+local entry = redis.call('HGET', KEYS[1], ARGV[1])
+if not entry then return 0 end
+local e = cjson.decode(entry)
+e['paused'] = true
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
+redis.call('ZREM', KEYS[5], ARGV[1])
+return 1
+"""
+
+# KEYS: keys_of(arena). ARGV: the race code, then its players. The race takes them out
+# of the waiting list, all or none: 1, or 0 when one of them no longer waits (paused,
+# gone, paired elsewhere meanwhile).
+TAKE = """
+for i = 2, #ARGV do
+  if not redis.call('ZSCORE', KEYS[5], ARGV[i]) then return 0 end
+end
+for i = 2, #ARGV do
+  redis.call('ZREM', KEYS[5], ARGV[i])
+  local e = cjson.decode(redis.call('HGET', KEYS[1], ARGV[i]))
+  e['race'] = ARGV[1]
+  redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(e))
+end
+return 1
+"""
+
+# KEYS: keys_of(arena). ARGV: the race code, now (ms), then per player: who, the new
+# standing's JSON, its table key, the players of the race JSON. Counts a finished race
+# once: each player's standing and table place, out of the race, back to waiting unless
+# paused. 1 when counted here, 0 when it was already.
+COUNT = """
+if redis.call('SADD', KEYS[6], ARGV[1]) == 0 then return 0 end
+for i = 3, #ARGV, 4 do
+  local who = ARGV[i]
+  redis.call('HSET', KEYS[2], who, ARGV[i + 1])
+  redis.call('ZADD', KEYS[3], ARGV[i + 2], who)
+  local entry = redis.call('HGET', KEYS[1], who)
+  if entry then
+    local e = cjson.decode(entry)
+    if e['race'] == ARGV[1] then e['race'] = cjson.null end
+    e['last'] = cjson.decode(ARGV[i + 3])
+    redis.call('HSET', KEYS[1], who, cjson.encode(e))
+    if not e['paused'] and (e['race'] == nil or e['race'] == cjson.null) then
+      redis.call('ZADD', KEYS[5], 'NX', ARGV[2], who)
+    end
+  end
+end
+redis.call('INCR', KEYS[4])
+return 1
+"""
+
+
+class Arenas(Part):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._join = self._script(JOIN)
+        self._pause = self._script(PAUSE)
+        self._take = self._script(TAKE)
+        self._count = self._script(COUNT)
+
+    async def define(self, arena: Arena) -> Arena:
+        """The arena as stored: ``arena`` when it is the first definition of its id, else
+        the one stored first (an id is defined once)."""
+        key = arena_key(arena.id)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(key, orjson.dumps(arena.to_dict()), nx=True)
+            pipe.get(key)
+            _, got = await self._replicated(pipe)
+        return Arena.from_dict(orjson.loads(got))
+
+    async def load(self, arena: str) -> Arena | None:
+        got: Any = await self._timed(self.redis.get(arena_key(arena)))
+        return None if got is None else Arena.from_dict(orjson.loads(got))
+
+    async def join(self, arena: str, who: str, name: str, guest: bool, now: int) -> bool:
+        """``who`` is in the arena and waits to be paired (a paused player plays on; one
+        in a race waits once it is counted): True when they joined just now."""
+        entry = orjson.dumps({"name": name, "guest": guest, "paused": False, "race": None})
+        start = Standing()
+        args = [who, entry, standing_json(start), table_key(start), now]
+        keys = keys_of(arena)
+        return bool(await self._durably(self._join, args, keys))
+
+    async def pause(self, arena: str, who: str) -> bool:
+        """``who`` is paired no more until they join again (their points stay): False
+        when they are not in the arena."""
+        return bool(await self._durably(self._pause, [who], keys_of(arena)))
+
+    async def take(self, arena: str, race: str, players: Sequence[str]) -> bool:
+        """The race ``race`` takes ``players`` out of the waiting list, all or none: False
+        when one of them no longer waits."""
+        return bool(await self._durably(self._take, [race, *players], keys_of(arena)))
+
+    async def count(
+        self, arena: str, race: str, now: int, standings: Mapping[str, Standing]
+    ) -> bool:
+        """Count the finished race ``race`` once: each player's new standing and table
+        place, and each back to waiting unless paused. False when it was counted
+        already (by this node or another)."""
+        players = list(standings)
+        args: list[Any] = [race, now]
+        for who, standing in standings.items():
+            others = [p for p in players if p != who]
+            args += [who, standing_json(standing), table_key(standing), orjson.dumps(others)]
+        return bool(await self._durably(self._count, args, keys_of(arena)))
+
+    async def entrants(self, arena: str, players: Sequence[str] | None = None) -> list[Entrant]:
+        """The arena's players (or ``players`` of them), as stored."""
+        keys = keys_of(arena)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            if players is None:
+                pipe.hgetall(keys[0])
+                pipe.hgetall(keys[1])
+            else:
+                pipe.hmget(keys[0], list(players))
+                pipe.hmget(keys[1], list(players))
+            pipe.zrange(keys[4], 0, -1, withscores=True)
+            got_entries, got_standings, waiting = await self._timed(pipe.execute())
+        if players is None:
+            entries = {_text(w): e for w, e in got_entries.items()}
+            standings = {_text(w): s for w, s in got_standings.items()}
+        else:
+            entries = {p: e for p, e in zip(players, got_entries, strict=True) if e is not None}
+            standings = dict(zip(players, got_standings, strict=True))
+        since = {_text(w): int(s) for w, s in waiting}
+        out = []
+        for who, raw in sorted(entries.items()):
+            e = orjson.loads(raw)
+            out.append(
+                Entrant(
+                    who,
+                    e["name"],
+                    bool(e["guest"]),
+                    bool(e["paused"]),
+                    e.get("race"),
+                    tuple(e.get("last") or ()),  # (an empty list comes back as {})
+                    standing_of(standings.get(who)),
+                    since.get(who),
+                )
+            )
+        return out
+
+    async def waiting(self, arena: str) -> dict[str, int]:
+        """Who waits to be paired, and since when (epoch ms)."""
+        got = await self._timed(
+            self.redis.zrange(arena_key(arena, "waiting"), 0, -1, withscores=True)
+        )
+        return {_text(w): int(s) for w, s in got}
+
+    async def table(self, arena: str, top: int) -> tuple[int, list[tuple[str, int]]]:
+        """The table's version and its first ``top`` players with their table keys, best
+        first (equal keys listed by player key)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.get(arena_key(arena, "ver"))
+            pipe.zrange(arena_key(arena, "table"), 0, top - 1, withscores=True)
+            ver, rows = await self._timed(pipe.execute())
+        return int(ver or 0), [(_text(w), int(s)) for w, s in rows]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,152 @@
+"""Arenas in Redis (store/arenas.py): joining, pausing, a race taking its players out of
+the waiting list all or none, and a finished race counted once, on a real redis-server
+and on a real Redis Cluster (tests/service/cluster.py) alike."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+
+from klondike_race.engine import Settings
+from klondike_race.service.domain.arena import Arena, RaceResult, Standing, score, table_key
+from klondike_race.service.store import Store
+
+from .cluster import Cluster
+
+T0 = 1_796_515_200_000  # 2026-12-05 00:00 UTC
+ARENA = Arena(
+    id="arena-test-2026-12-05-0000",
+    title="Draw 1 arena",
+    starts=T0,
+    ends=T0 + 30 * 60_000,
+    settings=Settings(),
+    size=2,
+    time_limit=300,
+)
+
+
+def won(standing: Standing, place: int) -> Standing:
+    return score(standing, RaceResult(2, place, opponents=((1500, 1 if place == 1 else -1),)))[0]
+
+
+async def steps(store: Store) -> list[Any]:
+    """Every step of an arena's life through the store; what each answered and read."""
+    arenas = store.arenas
+    seen: list[Any] = []
+    first = await arenas.define(ARENA)
+    again = await arenas.define(
+        Arena(ARENA.id, "changed", ARENA.starts, ARENA.ends, ARENA.settings, 3, 600)
+    )
+    seen.append((first == ARENA, again == ARENA, await arenas.load(ARENA.id) == ARENA))
+    seen.append(await arenas.load("arena-none-2026-12-05-0000"))
+    # three join; one joins twice (nothing new)
+    seen.append([await arenas.join(ARENA.id, w, w.upper(), True, T0 + i) for i, w in
+                 enumerate(("ann", "bob", "cid", "ann"))])  # fmt: skip
+    seen.append(await arenas.waiting(ARENA.id))
+    # a race takes its players, all or none
+    seen.append(await arenas.take(ARENA.id, "RACE01", ["ann", "bob"]))
+    seen.append(await arenas.take(ARENA.id, "RACE02", ["bob", "cid"]))  # bob is taken
+    seen.append(await arenas.waiting(ARENA.id))
+    seen.append([(e.who, e.race, e.waiting_since) for e in await arenas.entrants(ARENA.id)])
+    # pausing: out of the waiting list, points kept; an unknown player: nothing
+    seen.append((await arenas.pause(ARENA.id, "cid"), await arenas.pause(ARENA.id, "zed")))
+    seen.append(await arenas.pause(ARENA.id, "bob"))  # paused during his race
+    seen.append(await arenas.waiting(ARENA.id))
+    # the race counted once: standings, table, back to waiting unless paused
+    standings = {"ann": won(Standing(), 1), "bob": won(Standing(), 2)}
+    seen.append(await arenas.count(ARENA.id, "RACE01", T0 + 60_000, standings))
+    seen.append(await arenas.count(ARENA.id, "RACE01", T0 + 61_000, standings))  # again
+    seen.append(await arenas.waiting(ARENA.id))
+    seen.append(await arenas.table(ARENA.id, 10))
+    entrants = await arenas.entrants(ARENA.id)
+    seen.append([(e.who, e.paused, e.race, e.last, e.standing, e.waiting_since) for e in entrants])
+    seen.append([e.who for e in await arenas.entrants(ARENA.id, ["bob", "zed"])])
+    # joining again plays on: bob waits again, cid too
+    seen.append(
+        [await arenas.join(ARENA.id, w, w.upper(), True, T0 + 90_000) for w in ("bob", "cid")]
+    )
+    seen.append(await arenas.waiting(ARENA.id))
+    # two nodes counting one race at once: counted once
+    await arenas.take(ARENA.id, "RACE03", ["ann", "bob"])
+    twice = {"ann": won(standings["ann"], 1), "bob": won(standings["bob"], 2)}
+    seen.append(
+        sorted(
+            await asyncio.gather(
+                *(arenas.count(ARENA.id, "RACE03", T0 + 120_000, twice) for _ in range(5))
+            )
+        )
+    )
+    seen.append(await arenas.table(ARENA.id, 10))
+    return seen
+
+
+def check(seen: list[Any]) -> None:
+    """The answers an arena's life must give (written from store/arenas.py's docstrings)."""
+    ann1, bob1 = won(Standing(), 1), won(Standing(), 2)
+    ann2, bob2 = won(ann1, 1), won(bob1, 2)
+    assert seen[0] == (True, True, True)
+    assert seen[1] is None
+    assert seen[2] == [True, True, True, False]
+    assert seen[3] == {"ann": T0, "bob": T0 + 1, "cid": T0 + 2}
+    assert seen[4] is True and seen[5] is False
+    assert seen[6] == {"cid": T0 + 2}
+    assert seen[7] == [("ann", "RACE01", None), ("bob", "RACE01", None), ("cid", None, T0 + 2)]
+    assert seen[8] == (True, False) and seen[9] is True
+    assert seen[10] == {}
+    assert seen[11] is True and seen[12] is False
+    assert seen[13] == {"ann": T0 + 60_000}  # bob paused: not back
+    assert seen[14][1] == [
+        ("ann", table_key(ann1)),
+        ("bob", table_key(bob1)),
+        ("cid", table_key(Standing())),
+    ]
+    assert seen[14][0] == 4  # three joined, one race counted
+    assert seen[15] == [
+        ("ann", False, None, ("bob",), ann1, T0 + 60_000),
+        ("bob", True, None, ("ann",), bob1, None),
+        ("cid", True, None, (), Standing(), None),
+    ]
+    assert seen[16] == ["bob"]
+    assert seen[17] == [False, False]
+    assert seen[18] == {"ann": T0 + 60_000, "bob": T0 + 90_000, "cid": T0 + 90_000}
+    assert seen[19] == [False, False, False, False, True]
+    assert seen[20][1][:2] == [("ann", table_key(ann2)), ("bob", table_key(bob2))]
+    assert ann2.points == 4 and bob2.points == 0  # (two wins: the streak doubles the third)
+
+
+async def test_an_arena_in_one_redis(redis_url: str) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        check(await steps(Store(client, "node-a")))
+    finally:
+        await client.aclose()
+
+
+async def test_an_arena_in_a_redis_cluster(cluster: Cluster) -> None:
+    client = RedisCluster(host="127.0.0.1", port=cluster.primaries[1].port)
+    try:
+        await client.flushall()
+        check(await steps(Store(client, "node-a")))
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.parametrize("players", [["ann"], ["ann", "nobody"]])
+async def test_a_race_of_players_not_waiting_takes_nobody(
+    redis_url: str, players: list[str]
+) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        store = Store(client, "node-a")
+        await store.arenas.define(ARENA)
+        await store.arenas.join(ARENA.id, "ann", "Ann", True, T0)
+        await store.arenas.take(ARENA.id, "RACE00", ["ann"])  # ann is in a race now
+        assert await store.arenas.take(ARENA.id, "RACE09", players) is False
+        (ann,) = await store.arenas.entrants(ARENA.id)
+        assert ann.race == "RACE00"
+    finally:
+        await client.aclose()
