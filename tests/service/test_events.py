@@ -387,7 +387,8 @@ async def test_a_move_read_back_before_its_commit_answers_comes_as_its_ack(node)
     ack = await a.expect("ack")
     assert ack["seq"] == 1 and ack["v"] == v + 1
     assert not [m for m in a.seen if m["type"] == "progress"]
-    await b.drain(0.2)
+    await b.expect("progress")  # (others' updates may be batched: a busy machine is slow)
+    await b.drain(0.2)  # and nothing more
     assert [m["v"] for m in b.seen if m["type"] == "progress"] == [v + 1]
     for c in (a, b):
         await c.close()
