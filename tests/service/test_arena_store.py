@@ -44,8 +44,8 @@ async def steps(store: Store) -> list[Any]:
     seen.append((first == ARENA, again == ARENA, await arenas.load(ARENA.id) == ARENA))
     seen.append(await arenas.load("arena-none-2026-12-05-0000"))
     # three join; one joins twice (nothing new)
-    seen.append([await arenas.join(ARENA.id, w, w.upper(), True, T0 + i) for i, w in
-                 enumerate(("ann", "bob", "cid", "ann"))])  # fmt: skip
+    seen.append([await arenas.join(ARENA.id, w, w.upper(), True, T0 + i, f"node-{i}", w[0]) for
+                 i, w in enumerate(("ann", "bob", "cid", "ann"))])  # fmt: skip
     seen.append(await arenas.waiting(ARENA.id))
     # a race takes its players, all or none
     seen.append(await arenas.take(ARENA.id, "RACE01", ["ann", "bob"]))
@@ -64,6 +64,7 @@ async def steps(store: Store) -> list[Any]:
     seen.append(await arenas.table(ARENA.id, 10))
     entrants = await arenas.entrants(ARENA.id)
     seen.append([(e.who, e.paused, e.race, e.last, e.standing, e.waiting_since) for e in entrants])
+    seen.append([(e.node, e.session) for e in entrants])
     seen.append([e.who for e in await arenas.entrants(ARENA.id, ["bob", "zed"])])
     # joining again plays on: bob waits again, cid too
     seen.append(
@@ -110,11 +111,13 @@ def check(seen: list[Any]) -> None:
         ("bob", True, None, ("ann",), bob1, None),
         ("cid", True, None, (), Standing(), None),
     ]
-    assert seen[16] == ["bob"]
-    assert seen[17] == [False, False]
-    assert seen[18] == {"ann": T0 + 60_000, "bob": T0 + 90_000, "cid": T0 + 90_000}
-    assert seen[19] == [False, False, False, False, True]
-    assert seen[20][1][:2] == [("ann", table_key(ann2)), ("bob", table_key(bob2))]
+    # the last join's node and session (ann joined again from node-3)
+    assert seen[16] == [("node-3", "a"), ("node-1", "b"), ("node-2", "c")]
+    assert seen[17] == ["bob"]
+    assert seen[18] == [False, False]
+    assert seen[19] == {"ann": T0 + 60_000, "bob": T0 + 90_000, "cid": T0 + 90_000}
+    assert seen[20] == [False, False, False, False, True]
+    assert seen[21][1][:2] == [("ann", table_key(ann2)), ("bob", table_key(bob2))]
     assert ann2.points == 4 and bob2.points == 0  # (two wins: the streak doubles the third)
 
 

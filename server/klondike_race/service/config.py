@@ -109,6 +109,7 @@ class Config:
     challenge_ranking: str = "everyone"
     challenge_secret: str | None = None  # KR_CHALLENGE_SECRET: challenge seeds derive from it
     challenges_file: str | None = None  # KR_CHALLENGES_FILE: the operator's challenges (JSON)
+    arenas_file: str | None = None  # KR_ARENAS_FILE: the operator's arena schedule (text)
     solver_challenge_s: float = 10.0  # KR_SOLVER_CHALLENGE_S: budget per challenge candidate
     solver_challenge_tries: int = 20  # KR_SOLVER_CHALLENGE_TRIES: candidates tried at most
     board_interval_ms: int = 500  # KR_BOARD_INTERVAL_MS: leaderboard pushes at most this often

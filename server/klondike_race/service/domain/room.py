@@ -99,6 +99,7 @@ class Room:
     # whether it is listed apart from the ranked rows (a guest's, where accounts are ranked)
     flags: tuple[str, ...] = ()
     apart: bool = False
+    arena: str | None = None  # the arena tournament this race is one of (its id)
 
     # ---- derived ----------------------------------------------------------------------
     @property
@@ -156,6 +157,8 @@ class Room:
             out["challenge"] = self.challenge
         if self.ghost:
             out["ghost_of"] = self.ghost
+        if self.arena:
+            out["arena"] = self.arena
         if phase == FINISHED:
             # a continuation reveals nothing (its race's room does); an attempt nothing
             # before its challenge closes
@@ -201,6 +204,7 @@ class Room:
             "deal_of": self.deal_of,
             "flags": list(self.flags),
             "apart": self.apart,
+            "arena": self.arena,
         }
 
     @classmethod
@@ -226,6 +230,7 @@ class Room:
             deal_of=d.get("deal_of"),
             flags=tuple(d.get("flags", ())),
             apart=d.get("apart", False),
+            arena=d.get("arena"),
         )
 
 

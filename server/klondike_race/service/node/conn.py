@@ -22,6 +22,7 @@ log = structlog.get_logger("klondike_race.node")
 class Conn:
     __slots__ = (
         "address",
+        "arena",
         "board",
         "board_v",
         "board_you",
@@ -72,6 +73,7 @@ class Conn:
         self.game: Game | None = None
         self.over = False  # own game over, as acknowledged: may see the others' boards
         self.ticket: str | None = None  # waiting for a quick match
+        self.arena: str | None = None  # the arena tournament it plays in (node/arenas.py)
         self.entering: asyncio.Task[None] | None = None  # entering the race it was matched to
         # messages in order (node/dispatch.py): one at a time, the rest wait in ``inbox``
         self.inbox: collections.deque[str | bytes] = collections.deque()

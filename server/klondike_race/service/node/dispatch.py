@@ -28,6 +28,7 @@ from ..fanout import Fanout
 from ..metrics import Metrics
 from ..store.base import UNAVAILABLE
 from ..transport import MessageConnection
+from .arenas import Arenas
 from .assist import Assist
 from .challenges import Challenges
 from .conn import Conn
@@ -55,6 +56,7 @@ class Connections:
         players: Players,
         challenges: Challenges,
         replays: Replays,
+        arenas: Arenas,
         conns: set[Conn],
         clock: Clock,
     ) -> None:
@@ -69,6 +71,7 @@ class Connections:
         self.players = players
         self.challenges = challenges
         self.replays = replays
+        self.arenas = arenas
         self.conns = conns  # every open connection here
         self._tasks: set[asyncio.Task[Any]] = set()  # answers under way (kept referenced)
 
@@ -101,6 +104,7 @@ class Connections:
             self.conns.discard(conn)
             self.challenges.leaderboards.unwatch(conn)
             try:
+                await self.arenas.closed(conn)  # paired only while connected
                 await self.lobby.cancel_quick(conn)  # first: a match may be entering it
                 await self.attendance.detach(conn)
             except Exception:
@@ -320,6 +324,12 @@ class Connections:
                 await self.challenges.attempt(conn, m)
             case wire.WatchBoard():
                 await self.challenges.leaderboards.watch(conn, m)
+            case wire.ArenasRequest():
+                await self.arenas.send_list(conn, m)
+            case wire.JoinArena():
+                await self.arenas.join(conn, m)
+            case wire.PauseArena():
+                await self.arenas.pause(conn, m)
             case wire.GhostRequest():
                 await self.lobby.race_ghost(conn, m)
             case wire.ReplayRequest():

@@ -39,6 +39,7 @@ from ..store.base import UNAVAILABLE
 from ..store.commit import CommitConnection
 from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
+from .arenas import Arenas
 from .assist import Assist
 from .challenges import Challenges
 from .conn import Conn
@@ -110,10 +111,13 @@ class Node:
 
         def finished(room: Room) -> None:
             """A race this node finished: its analysis, and (when it counts) its ratings,
-            at once (the sweeper applies them should this node die first)."""
+            and an arena race's points, at once (the sweeper does each should this node
+            die first). (``arenas`` is made below: it makes rooms through RoomOps.)"""
             analyse(room)
             if rating.counts(room):
                 spawn(ratings.apply(room.code))
+            if room.arena:
+                spawn(arenas.count(room))
 
         self.rooms = rooms = RoomOps(config, store, hubs, finished, clock)
         host = HubHost(store, fanout, config, spawn, rooms.finish, clock, metrics)
@@ -123,8 +127,17 @@ class Node:
         self.lobby = lobby = Lobby(
             config, store, attendance, rooms, solving, ghosts, spawn, lambda: len(conns), clock
         )
+        self.arenas = arenas = Arenas(config, store, rooms, lobby, spawn, clock, self.id)
         self.sweeper = Sweeper(
-            config, store, hubs, rooms, analyse, ratings.apply, race.resign_away, clock
+            config,
+            store,
+            hubs,
+            rooms,
+            analyse,
+            ratings.apply,
+            race.resign_away,
+            arenas.count,
+            clock,
         )
         self.players = players = Players(store, config.password_profile, clock)
         self.challenges = challenges = Challenges(
@@ -143,6 +156,7 @@ class Node:
             players,
             challenges,
             replays,
+            arenas,
             conns,
             clock,
         )
@@ -229,6 +243,7 @@ class Node:
         self.background.spawn(self.sweeper.run())
         self.background.spawn(self.lobby.matcher())
         self.background.spawn(self.challenges.leaderboards.run())
+        self.background.spawn(self.arenas.run())
         self.background.spawn(self._prepare_challenges())
         self.store.start()
         if self.shards is not None:
@@ -355,6 +370,9 @@ class Node:
         key = raw_key.decode()
         if key.startswith("mm:"):
             self.lobby.matched(key[3:], orjson.loads(payload))
+            return
+        if key.startswith("ar:"):
+            self.arenas.entered(key[3:], orjson.loads(payload))
             return
         if origin.decode() == self.id:  # our own commit, already delivered here
             return

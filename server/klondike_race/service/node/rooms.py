@@ -21,6 +21,7 @@ from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, add_player, finish, start
 from ..store import Store
+from ..store.arenas import ARENA_DUE
 from ..store.ratings import GUEST_KEEP_S
 from ..wire import dumps
 from .registry import Hubs
@@ -127,6 +128,8 @@ class RoomOps:
             owed.append(("rooms:analysis", now + int(grace * 1000)))
             if rating.counts(room):  # statistics, history and maybe ratings
                 owed.append(("rooms:rating", now + RATING_GRACE_MS))
+        if results and room.status == FINISHED and room.arena:  # its points (node/arenas.py)
+            owed.append((ARENA_DUE, now + RATING_GRACE_MS))
         v = await self.store.rooms.cas(
             code, rev, room.to_json(), room.status, dumps(body), ranks, owed
         )

@@ -38,6 +38,7 @@ class Sweeper:
         analyse: Callable[[Room], None],
         rate: Callable[[str], Awaitable[bool]],
         resign: Callable[[Room, str], Awaitable[bool]],
+        count_arena: Callable[[Room], Awaitable[bool]],
         clock: Clock,
     ) -> None:
         self.clock = clock
@@ -48,6 +49,7 @@ class Sweeper:
         self.analyse = analyse
         self.rate = rate
         self.resign = resign  # a player away, for the server (Race.resign_away)
+        self.count_arena = count_arena  # a finished arena race's points (node/arenas.py)
 
     async def run(self) -> None:
         """Every ``sweep_interval_s``: mark the rooms where this node has players as
@@ -107,6 +109,12 @@ class Sweeper:
         for code in await self.store.ratings.claim_due(now, RATING_GRACE_MS):
             if await self.rate(code):
                 log.info("race rated by the sweeper: its node never applied it", room=code)
+        for code in await self.store.arenas.claim_due(now, RATING_GRACE_MS):
+            loaded = await self.store.rooms.load(code)
+            if loaded is None:  # its keys expired: nothing to count from
+                await self.store.arenas.counted_due(code)
+            elif await self.count_arena(Room.from_json(loaded[0])):
+                log.info("arena race counted by the sweeper: its node never did", room=code)
         return closed
 
     async def _sweep_room(self, code: str, now: int) -> bool:

@@ -8,9 +8,11 @@ one script on one Redis and on a Redis Cluster alike:
 ==========================  ======  ===================================================
 ``arena:{ID}``              string  the arena (``Arena.to_dict`` JSON), set once
 ``arena:{ID}:players``      hash    player key -> JSON ``{name, guest, paused, race,
-                                    last}``: ``race`` the code of the race they are in
-                                    (null between races), ``last`` the players of their
-                                    last race (the pairing avoids them)
+                                    last, node, session}``: ``race`` the code of the race
+                                    they are in (null between races), ``last`` the players
+                                    of their last race (the pairing avoids them), ``node``
+                                    the node of their connection and ``session`` its
+                                    account session (their seats are given under it)
 ``arena:{ID}:standings``    hash    player key -> their ``Standing`` as JSON
 ``arena:{ID}:table``        zset    player key -> ``table_key`` of their standing,
                                     smaller is better
@@ -18,6 +20,9 @@ one script on one Redis and on a Redis Cluster alike:
 ``arena:{ID}:waiting``      zset    player key -> since when (epoch ms) they wait to be
                                     paired: joined, not paused, not in a race
 ``arena:{ID}:counted``      set     the codes of the races already counted
+``arena:{ID}:pairing``      string  the node pairing the arena now (a lock, ms TTL)
+``rooms:arena``             zset    race code -> when (epoch ms) a finished arena race is
+                                    due to the sweeper (its node died before counting it)
 ==========================  ======  ===================================================
 
 A standing is written only when a race is counted, once per race (``counted``), and a
@@ -36,6 +41,9 @@ import orjson
 
 from ..domain.arena import Arena, Standing, table_key
 from .base import Part
+from .scripts import CLAIM_DUE
+
+ARENA_DUE = "rooms:arena"  # race code -> when (epoch ms) its count is due to the sweeper
 
 
 def arena_key(arena: str, part: str = "") -> str:
@@ -71,13 +79,16 @@ class Entrant:
     paused: bool
     race: str | None  # the race they are in now
     last: tuple[str, ...]  # the players of their last race
+    node: str  # the node of their connection
+    session: str | None  # its account session (None: a guest's)
     standing: Standing
     waiting_since: int | None  # when they started waiting to be paired (None: not waiting)
 
 
 # KEYS: keys_of(arena). ARGV: who, the entry JSON for a new player, the new standing's
-# JSON and table key, now (ms). A new player is added with the standing; a paused one
-# plays on; either waits to be paired unless in a race. Returns 1 when new, 0 else.
+# JSON and table key, now (ms), the name, the node, the session ('' for none). A new
+# player is added with the standing; a paused one plays on; either waits to be paired
+# unless in a race, from the node and session given. Returns 1 when new, 0 else.
 JOIN = """
 local entry = redis.call('HGET', KEYS[1], ARGV[1])
 local new = 0
@@ -90,10 +101,11 @@ if not entry then
   new = 1
 end
 local e = cjson.decode(entry)
-if e['paused'] then
-  e['paused'] = false
-  redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
-end
+e['paused'] = false
+e['name'] = ARGV[6]
+e['node'] = ARGV[7]
+e['session'] = ARGV[8]
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
 if e['race'] == nil or e['race'] == cjson.null then
   redis.call('ZADD', KEYS[5], 'NX', ARGV[5], ARGV[1])
 end
@@ -161,6 +173,7 @@ class Arenas(Part):
         self._pause = self._script(PAUSE)
         self._take = self._script(TAKE)
         self._count = self._script(COUNT)
+        self._claim_due = self._script(CLAIM_DUE)
 
     async def define(self, arena: Arena) -> Arena:
         """The arena as stored: ``arena`` when it is the first definition of its id, else
@@ -176,12 +189,22 @@ class Arenas(Part):
         got: Any = await self._timed(self.redis.get(arena_key(arena)))
         return None if got is None else Arena.from_dict(orjson.loads(got))
 
-    async def join(self, arena: str, who: str, name: str, guest: bool, now: int) -> bool:
+    async def join(
+        self,
+        arena: str,
+        who: str,
+        name: str,
+        guest: bool,
+        now: int,
+        node: str = "",
+        session: str | None = None,
+    ) -> bool:
         """``who`` is in the arena and waits to be paired (a paused player plays on; one
-        in a race waits once it is counted): True when they joined just now."""
+        in a race waits once it is counted), connected to ``node`` under the account
+        ``session``: True when they joined just now."""
         entry = orjson.dumps({"name": name, "guest": guest, "paused": False, "race": None})
         start = Standing()
-        args = [who, entry, standing_json(start), table_key(start), now]
+        args = [who, entry, standing_json(start), table_key(start), now, name, node, session or ""]
         keys = keys_of(arena)
         return bool(await self._durably(self._join, args, keys))
 
@@ -238,11 +261,34 @@ class Arenas(Part):
                     bool(e["paused"]),
                     e.get("race"),
                     tuple(e.get("last") or ()),  # (an empty list comes back as {})
+                    str(e.get("node") or ""),
+                    e.get("session") or None,
                     standing_of(standings.get(who)),
                     since.get(who),
                 )
             )
         return out
+
+    async def players(self, arena: str) -> int:
+        """How many players have joined the arena."""
+        return int(await self._timed(self.redis.hlen(arena_key(arena, "players"))))
+
+    async def lock(self, arena: str, node: str, ms: int) -> bool:
+        """Whether ``node`` may pair the arena now: one node at a time, for ``ms`` (the
+        lock lapses should that node die)."""
+        key = arena_key(arena, "pairing")
+        return bool(await self._timed(self.redis.set(key, node, nx=True, px=ms)))
+
+    async def counted_due(self, race: str) -> None:
+        """The race ``race`` is counted: the sweeper need not count it (``rooms:arena``)."""
+        await self._timed(self.redis.zrem(ARENA_DUE, race))
+
+    async def claim_due(self, now: int, grace_ms: int, limit: int = 20) -> list[str]:
+        """Finished arena races not counted in time (their node died first); each is due
+        again ``grace_ms`` later unless counted by then."""
+        args = [ARENA_DUE, now, grace_ms, limit]
+        codes: Any = await self._timed(self._claim_due(keys=[ARENA_DUE], args=args))
+        return [c.decode() for c in codes]
 
     async def waiting(self, arena: str) -> dict[str, int]:
         """Who waits to be paired, and since when (epoch ms)."""

@@ -71,12 +71,17 @@ class Matchmaking(Part):
     async def waiting(self, draw: int) -> int:
         return int(await self._timed(self.redis.zcard(queue_keys(draw)[1])))
 
+    async def tell(self, node: str, key: str, payload: dict[str, Any]) -> None:
+        """News for ``node`` (on one Redis, every node hears it and ``key`` says whose):
+        ``KEY|THIS NODE|JSON``, as a quick match's (``mm:TICKET``) or an arena race's
+        (``ar:WHO``, node/arenas.py)."""
+        message = f"{key}|{self.node}|".encode() + orjson.dumps(payload)
+        if self.cluster:
+            await self._timed(self.redis.spublish(node_channel(node), message))
+        else:
+            await self._timed(self.redis.publish(CHANNEL, message))
+
     async def notify(self, ticket: str, player: dict[str, Any], payload: dict[str, Any]) -> None:
         """Tell the node holding ``ticket`` (``player["node"]``; on one Redis, whichever
         it is) that it was matched."""
-        message = f"mm:{ticket}|{self.node}|".encode() + orjson.dumps(payload)
-        if self.cluster:
-            channel = node_channel(str(player.get("node", "")))
-            await self._timed(self.redis.spublish(channel, message))
-        else:
-            await self._timed(self.redis.publish(CHANNEL, message))
+        await self.tell(str(player.get("node", "")), f"mm:{ticket}", payload)

@@ -3,6 +3,7 @@
 from .decode import CLIENT_TYPES, TYPE_OF, decode
 from .encode import dumps, encode, encode_text, error
 from .messages import (
+    ArenasRequest,
     AttemptRequest,
     ChallengesRequest,
     ChangePassword,
@@ -12,9 +13,11 @@ from .messages import (
     Hello,
     Hint,
     Join,
+    JoinArena,
     Leave,
     Message,
     MoveRequest,
+    PauseArena,
     Ping,
     Quick,
     Ready,
@@ -34,6 +37,7 @@ from .messages import (
 __all__ = [
     "CLIENT_TYPES",
     "TYPE_OF",
+    "ArenasRequest",
     "AttemptRequest",
     "ChallengesRequest",
     "ChangePassword",
@@ -43,9 +47,11 @@ __all__ = [
     "Hello",
     "Hint",
     "Join",
+    "JoinArena",
     "Leave",
     "Message",
     "MoveRequest",
+    "PauseArena",
     "Ping",
     "Quick",
     "Ready",

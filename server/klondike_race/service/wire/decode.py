@@ -255,6 +255,9 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "watch_board": lambda f: M.WatchBoard(
         _text(f, "challenge", 3, 48), f.int_in("deal", 0, 19, default=0)
     ),
+    "arenas": lambda f: M.ArenasRequest(),
+    "join_arena": lambda f: M.JoinArena(_text(f, "arena", 3, 64), f.name()),
+    "pause_arena": lambda f: M.PauseArena(_text(f, "arena", 3, 64)),
     "change_password": lambda f: M.ChangePassword(
         _text(f, "password", 1, 256), _text(f, "new_password", 1, None)
     ),
@@ -284,6 +287,9 @@ TYPE_OF: dict[type, str] = {
     M.ChallengesRequest: "challenges",
     M.AttemptRequest: "attempt",
     M.WatchBoard: "watch_board",
+    M.ArenasRequest: "arenas",
+    M.JoinArena: "join_arena",
+    M.PauseArena: "pause_arena",
     M.GhostRequest: "ghost",
     M.ReplayRequest: "replay",
 }

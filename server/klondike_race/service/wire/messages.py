@@ -143,6 +143,22 @@ class WatchBoard:
 
 
 @dataclass(frozen=True, slots=True)
+class ArenasRequest:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class JoinArena:
+    arena: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PauseArena:
+    arena: str
+
+
+@dataclass(frozen=True, slots=True)
 class GhostRequest:
     code: str
     player: str
@@ -179,6 +195,9 @@ Message = (
     | ChallengesRequest
     | AttemptRequest
     | WatchBoard
+    | ArenasRequest
+    | JoinArena
+    | PauseArena
     | GhostRequest
     | ReplayRequest
 )

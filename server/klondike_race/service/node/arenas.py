@@ -1,0 +1,349 @@
+"""Arena tournaments on a node (docs/rules.md, "Arena tournaments"; docs/protocol.md,
+"Arenas"): the operator's schedule, joining and pausing, pairing whoever waits into
+races as they finish, and counting each finished race once.
+
+The rules are domain/arena.py's and the state store/arenas.py's: any node can pair an
+arena (one at a time, under a short lock) and count a race (once), so a node dying loses
+nothing. A race is an ordinary rated race of the arena's size, made private and started
+at once (its seats are ready, as a quick match's), on a fresh random deal with its own
+commitment; its players' connections enter it on whichever node holds them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from ..clock import Clock
+from ..config import Config
+from ..contracts import Spawn
+from ..domain import arena as A
+from ..domain import ranking, rating
+from ..domain.errors import ServiceError
+from ..domain.options import RoomOptions
+from ..domain.progress import initial_progress
+from ..domain.room import Room, add_player
+from ..store import Store
+from ..wire import ArenasRequest, JoinArena, PauseArena, encode, encode_text
+from .conn import Conn, seat_owner
+from .lobby import Lobby
+from .rooms import RoomOps, new_token, seat_token
+
+log = structlog.get_logger("klondike_race.arenas")
+
+PAIR_INTERVAL_S = 1.0  # how often a node pairs the arenas its players are in
+PAIR_LOCK_MS = 5_000  # one node pairs an arena at a time (the lock lapses if it dies)
+LISTED_BEFORE_MS = 6 * 3_600_000  # the list shows arenas starting this soon
+TABLE_ROWS = 100  # the table's rows sent
+
+
+def load_schedule(path: str | None) -> tuple[A.ScheduleLine, ...]:
+    """The operator's arenas (``KR_ARENAS_FILE``); ValueError naming the line when one
+    is bad, or when the file cannot be read."""
+    if not path:
+        return ()
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise ValueError(f"cannot read it: {err.strerror or err}") from None
+    return A.parse_schedule(text)
+
+
+class Arenas:
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        rooms: RoomOps,
+        lobby: Lobby,
+        spawn: Spawn,
+        clock: Clock,
+        node: str,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.rooms = rooms
+        self.lobby = lobby
+        self.spawn = spawn
+        self.clock = clock
+        self.node = node
+        self.lines = load_schedule(config.arenas_file)
+        self.here: dict[str, dict[str, Conn]] = {}  # arena -> player key -> connection here
+        self._sent: dict[str, int] = {}  # arena -> the table version last sent from here
+
+    # ---- which arenas there are --------------------------------------------------------
+    async def find(self, arena_id: str) -> A.Arena:
+        """The arena ``arena_id`` as stored (a scheduled one is stored by the first node
+        that asks for it while it is listed or runs), or ``no_arena``."""
+        stored = await self.store.arenas.load(arena_id)
+        if stored is not None:
+            return stored
+        scheduled = A.scheduled_arena(self.lines, arena_id)
+        now = self.clock.now_ms()
+        if scheduled is None or scheduled.starts > now + LISTED_BEFORE_MS:
+            raise ServiceError("no_arena", f"no arena {arena_id!r} (listed 6 hours ahead)")
+        if scheduled.phase(now) == A.OVER:
+            return scheduled  # nothing to keep of it: nobody joined while it ran
+        return await self.store.arenas.define(scheduled)
+
+    async def send_list(self, conn: Conn, m: ArenasRequest) -> None:
+        """The scheduled arenas running now or starting within ``LISTED_BEFORE_MS``."""
+        now = self.clock.now_ms()
+        listed = []
+        for arena in A.arenas_between(self.lines, now, now + LISTED_BEFORE_MS):
+            entry = self._public(arena, now)
+            entry["players"] = await self.store.arenas.players(arena.id)
+            listed.append(entry)
+        conn.send(encode("arenas", server_time=now, arenas=listed))
+
+    @staticmethod
+    def _public(arena: A.Arena, now: int) -> dict[str, Any]:
+        return {
+            **arena.to_dict(),
+            "phase": arena.phase(now),
+            "pairing": arena.pairing_open(now),
+        }
+
+    # ---- joining and pausing -----------------------------------------------------------
+    async def join(self, conn: Conn, m: JoinArena) -> None:
+        """``conn``'s player is in the arena and waits to be paired (again, after a
+        pause); refused once it is over, and for a connection with no identity."""
+        who, guest = seat_owner(conn)
+        if not who:
+            raise ServiceError("no_identity", "join_arena: say hello first (a guest or an account)")
+        arena = await self.find(m.arena)
+        now = self.clock.now_ms()
+        if arena.phase(now) == A.OVER:
+            raise ServiceError("arena_over", f"arena {arena.id} is over")
+        if conn.arena is not None and conn.arena != arena.id:
+            await self._leave(conn)
+        name = conn.identity.name if conn.identity and conn.identity.name else m.name
+        await self.store.arenas.join(arena.id, who, name, guest, now, self.node, conn.session)
+        self.here.setdefault(arena.id, {})[who] = conn
+        conn.arena = arena.id
+        await self.send_table(arena, [conn], force=True)
+
+    async def pause(self, conn: Conn, m: PauseArena) -> None:
+        """Not paired again until the player joins again; their points stay."""
+        who, _ = seat_owner(conn)
+        if conn.arena != m.arena or not who:
+            raise ServiceError("not_in_arena", f"pause_arena: you are not in arena {m.arena!r}")
+        await self._leave(conn)
+        arena = await self.find(m.arena)
+        await self.send_table(arena, [conn], force=True, paused=True)
+
+    async def _leave(self, conn: Conn) -> None:
+        arena, conn.arena = conn.arena, None
+        who, _ = seat_owner(conn)
+        if arena is None or not who:
+            return
+        players = self.here.get(arena, {})
+        if players.get(who) is conn:
+            del players[who]
+            if not players:
+                self.here.pop(arena, None)
+                self._sent.pop(arena, None)
+            await self.store.arenas.pause(arena, who)
+
+    async def closed(self, conn: Conn) -> None:
+        """``conn`` is closing: its player is paused (paired only while connected)."""
+        if conn.arena is not None:
+            await self._leave(conn)
+
+    # ---- the table -----------------------------------------------------------------------
+    async def send_table(
+        self, arena: A.Arena, conns: list[Conn], force: bool = False, paused: bool = False
+    ) -> None:
+        """The arena's table (the top ``TABLE_ROWS``, ranked) and each player's own line,
+        when it changed since the last sent (``force``: at once)."""
+        version, top = await self.store.arenas.table(arena.id, TABLE_ROWS)
+        if not force and self._sent.get(arena.id) == version:
+            return
+        if not force:
+            self._sent[arena.id] = version
+        entrants = {
+            e.who: e for e in await self.store.arenas.entrants(arena.id, [w for w, _ in top])
+        }
+        ranked = ranking.ranks(top)
+        rows = [_row(entrants[who], rank) for who, rank, _ in ranked if who in entrants]
+        now = self.clock.now_ms()
+        for conn in conns:
+            who, _ = seat_owner(conn)
+            mine = await self.store.arenas.entrants(arena.id, [who]) if who else []
+            conn.send(
+                encode(
+                    "arena",
+                    arena=self._public(arena, now),
+                    v=version,
+                    table=rows,
+                    you=_you(mine[0], paused) if mine else None,
+                    server_time=now,
+                )
+            )
+
+    # ---- pairing -------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Every ``PAIR_INTERVAL_S``: each arena with players here is paired (by one node
+        at a time) and its changed table sent to them."""
+        while True:
+            await asyncio.sleep(PAIR_INTERVAL_S)
+            for arena_id in list(self.here):
+                try:
+                    arena = await self.find(arena_id)
+                    await self.pair(arena)
+                    conns = list(self.here.get(arena_id, {}).values())
+                    await self.send_table(arena, conns)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("arena pairing failed", arena=arena_id)
+
+    async def pair(self, arena: A.Arena) -> int:
+        """Pair whoever waits into races (domain/arena.py, ``pair``), under the arena's
+        lock: how many races were made."""
+        now = self.clock.now_ms()
+        if not arena.pairing_open(now) or not await self.store.arenas.lock(
+            arena.id, self.node, PAIR_LOCK_MS
+        ):
+            return 0
+        entrants = await self.store.arenas.entrants(arena.id)
+        waiting = [e for e in entrants if e.waiting_since is not None]
+        variant = f"draw{arena.settings.draw}"
+        pool = [
+            A.Waiting(
+                e.who,
+                e.standing.points,
+                await self._rating(e.who, variant),
+                e.waiting_since or now,
+                frozenset(e.last),
+            )
+            for e in waiting
+        ]
+        made = 0
+        by_who = {e.who: e for e in entrants}
+        for group in A.pair(pool, arena.size, now).races:
+            made += await self._race(arena, [by_who[w] for w in group])
+        return made
+
+    async def _rating(self, who: str, variant: str) -> int:
+        stats = await self.store.ratings.variant_stats(who, variant)
+        return rating.display(stats["mu"]) if stats else rating.BASE
+
+    async def _race(self, arena: A.Arena, players: list[Any]) -> int:
+        """One race of ``players``: the room, then its players out of the waiting list
+        (all or none: else the room is left abandoned), then each told where it is."""
+        tokens = [new_token(p.session) for p in players]
+
+        def seat(room: Room, now: int) -> tuple[Room, list[str]]:
+            pids = []
+            for p, (_, hashed) in zip(players, tokens, strict=True):
+                room, pid = add_player(room, p.name, hashed, now, p.who, p.guest)
+                pids.append(pid)
+            return room, pids
+
+        options = RoomOptions(
+            settings=arena.settings,
+            capacity=len(players),
+            private=True,
+            rated=True,
+            quick=True,
+            time_limit=arena.time_limit,
+        )
+        room, pids = await self.rooms.create(
+            options, {"seed": secrets.token_hex(8)}, seat, arena=arena.id
+        )
+        if not await self.store.arenas.take(arena.id, room.code, [p.who for p in players]):
+            await self.rooms.finish(room.code, "abandoned")
+            return 0
+        log.info("arena race", arena=arena.id, room=room.code, players=len(players))
+        for p, pid, (secret, _) in zip(players, pids, tokens, strict=True):
+            payload = {"arena": arena.id, "token": seat_token(room.code, pid, secret)}
+            if p.node == self.node:
+                self.entered(p.who, payload)
+            else:
+                await self.store.matchmaking.tell(p.node, f"ar:{p.who}", payload)
+        return 1
+
+    def entered(self, who: str, payload: dict[str, Any]) -> None:
+        """News from any node: ``who``'s next race of an arena is made; their connection
+        here enters it (``arena_race``, then its welcome)."""
+        conn = self.here.get(str(payload.get("arena")), {}).get(who)
+        if conn is None:
+            return
+        token = str(payload["token"])
+
+        async def enter() -> None:
+            try:
+                conn.send(encode_text("arena_race", arena=payload["arena"], token=token))
+                await self.lobby.resume(conn, token, None)
+            except Exception:
+                conn.log.exception("arena race entry failed")
+
+        self.spawn(enter())
+
+    # ---- counting a finished race ----------------------------------------------------------
+    async def count(self, room: Room) -> bool:
+        """Count the finished arena race ``room`` once (store/arenas.py): each player's
+        points by place, streak and performance (domain/arena.py). True when counted here."""
+        assert room.arena is not None
+        players = [s.who for s in room.seats if s.who]
+        if not players:
+            return False
+        _, progress, _ = await self.store.rooms.snapshot(room.code)
+        empty = initial_progress(room.settings.scoring)
+        final = {s.who: progress.get(s.id) or empty for s in room.seats}
+        keys = [
+            (who, ranking.rank_key(prog, room.options.rank_by, prog.get("last_ms", 0)))
+            for who, prog in final.items()
+        ]
+        ranks = {who: rank for who, rank, _ in ranking.ranks(keys)}
+        resigned = all(prog.get("status") == "resigned" for prog in final.values())
+        variant = f"draw{room.settings.draw}"
+        ratings = {who: await self._rating(who, variant) for who in players}
+        results = A.results(ranks, ratings, all_resigned=resigned)
+        entrants = {e.who: e for e in await self.store.arenas.entrants(room.arena, players)}
+        standings = {
+            who: A.score(entrants[who].standing if who in entrants else A.Standing(), result)[0]
+            for who, result in results.items()
+        }
+        counted = await self.store.arenas.count(
+            room.arena, room.code, self.clock.now_ms(), standings
+        )
+        await self.store.arenas.counted_due(room.code)
+        if counted:
+            log.info("arena race counted", arena=room.arena, room=room.code)
+        return counted
+
+
+def _row(e: Any, rank: int) -> dict[str, Any]:
+    s = e.standing
+    return {
+        "player": e.who,
+        "name": e.name,
+        "guest": e.guest,
+        "rank": rank,
+        "points": s.points,
+        "races": s.races,
+        "wins": s.wins,
+        "streak": s.streak,
+        "fire": s.on_fire,
+        "performance": s.performance,
+        "racing": e.race,
+        "paused": e.paused,
+    }
+
+
+def _you(e: Any, paused: bool) -> dict[str, Any]:
+    return {
+        "player": e.who,
+        "points": e.standing.points,
+        "streak": e.standing.streak,
+        "fire": e.standing.on_fire,
+        "racing": e.race,
+        "paused": paused or e.paused,
+        "waiting": e.waiting_since is not None,
+    }

@@ -1,0 +1,176 @@
+"""Arena tournaments through real connections (docs/protocol.md, "Arenas"; docs/rules.md,
+"Arena tournaments"): the operator's schedule listed, players joining and paired into
+races as they wait, each finished race counted once on the table, paired again (not with
+the same opponent while others wait), pausing, and the refusals."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from klondike_race.service.clock import Clock
+from klondike_race.service.domain import arena as A
+
+from .conftest import Client, guest, make_config, running
+
+HOUR_MS = 3_600_000
+SCHEDULE = "# the tests' arenas\nhourly every=hour at=:00 minutes=30 size=2 time_limit=60 draw=1\n"
+
+
+def running_arena(tmp_path: Path, redis_url: str) -> tuple[Clock, str, object]:
+    """A node whose clock is 10 s into an hourly arena, and that arena's id."""
+    path = tmp_path / "arenas.txt"
+    path.write_text(SCHEDULE)
+    clock = Clock()
+    starts = (clock.now_ms() // HOUR_MS + 1) * HOUR_MS  # the next hour's
+    clock.shift_to(starts + 10_000)
+    return clock, A.arena_id("hourly", starts), make_config(redis_url, arenas_file=str(path))
+
+
+async def race_of(client: Client) -> dict:
+    """The next race the arena puts ``client`` in: its ``arena_race`` news, then its
+    welcome (with the player's board once the race has started)."""
+    news = await client.expect("arena_race", timeout=10)
+    welcome = await client.expect("welcome")
+    assert welcome["room"]["arena"] == news["arena"], welcome["room"]
+    assert welcome["room"]["rated"] is True and welcome["room"]["capacity"] == 2
+    if welcome["room"]["phase"] != "racing":  # a short countdown, as a quick match's
+        welcome["board"] = (await client.expect("start"))["board"]
+    return welcome
+
+
+async def until_you(client: Client, state: str) -> dict:
+    """The next ``arena`` frame in which the player is ``state`` (``paused``, ``waiting``):
+    tables pushed as they change may come before the answer asked for."""
+    while not (frame := await client.expect("arena"))["you"][state]:
+        pass
+    return frame
+
+
+async def ace_home(client: Client, board: dict) -> bool:
+    """Draw until an ace shows on a column or the waste, then play it home; False when
+    none can come so (a random deal: the 24 stock cards and the 7 column tops hold no
+    ace about once in 45 deals)."""
+    for _ in range(60):
+        tops = [("waste", (board["waste"].get("fan") or [None])[-1])]
+        tops += [(f"col{i + 1}", (c["up"] or [None])[-1]) for i, c in enumerate(board["columns"])]
+        source = next((pile for pile, card in tops if card and card[0] == "A"), None)
+        step = {"from": source, "to": "foundation", "count": 1} if source else "draw"
+        if not source and board["stock"] == 0:
+            step = "recycle"
+        answer = await client.move(step)
+        assert answer["type"] == "ack", answer
+        board = answer["board"]
+        if source:
+            return True
+    return False
+
+
+async def test_players_are_paired_as_they_wait_and_each_race_counts_once(
+    tmp_path: Path, redis_url: str
+) -> None:
+    clock, arena_id, config = running_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:  # type: ignore[arg-type]
+        listing = await (await guest(node.port)).request("arenas", "arenas")
+        (listed,) = [a for a in listing["arenas"] if a["id"] == arena_id]
+        assert listed["phase"] == "running" and listed["pairing"] and listed["players"] == 0
+        players = [await guest(node.port) for _ in range(4)]
+        for i, p in enumerate(players):
+            joined = await p.request("join_arena", "arena", arena=arena_id, name=f"P{i}")
+            you = joined["you"]
+            assert joined["arena"]["id"] == arena_id and (you["waiting"] or you["racing"]), you
+        races = [await race_of(p) for p in players]
+        codes = {r["room"]["code"] for r in races}
+        assert len(codes) == 2  # two races of two
+        race_a = races[0]["room"]["code"]
+        a1, a2 = [i for i, r in enumerate(races) if r["room"]["code"] == race_a]
+        b1, b2 = [i for i, r in enumerate(races) if r["room"]["code"] != race_a]
+        # everyone pauses (so that all four wait again together, below)
+        for p in players:
+            await p.send("pause_arena", arena=arena_id)
+            paused = await until_you(p, "paused")  # (a table pushed before may come first)
+            assert paused["you"]["racing"], paused
+        # race B: both resign (a race everyone resigned: 0 points each, docs/rules.md);
+        # race A: a1 brings an ace home and plays on, a2 resigns, the time limit ends it
+        for i in (b1, b2, a2):
+            assert (await players[i].request("resign", "ack", seq=1))["type"] == "ack"
+        home = await ace_home(players[a1], races[a1]["board"])
+        clock.shift_to(clock.now_ms() + 63_000)  # past the race's 60 s (and the grace)
+        await node.sweep()  # the sweeper ends a race past its time limit
+        standings = {}
+        for _ in range(50):  # each race counted once, as it finished
+            standings = {e.who: e.standing for e in await node.store.arenas.entrants(arena_id)}
+            if all(s.races == 1 for s in standings.values()):
+                break
+            await asyncio.sleep(0.1)
+        # an ace home wins race A (2 points, a streak of 1); without one its two players
+        # are level (a shared first place: 1 point each, no win); race B gives 0 each
+        want = [(0, 0, 0)] * 3 + [(2, 1, 1)] if home else [(0, 0, 0)] * 2 + [(1, 0, 0)] * 2
+        assert sorted((s.points, s.wins, s.streak) for s in standings.values()) == want
+        # back together: paired again, each with another opponent while others wait
+        joined = {}
+        for i in (a1, b1, a2, b2):
+            joined[i] = await players[i].request(
+                "join_arena", "arena", arena=arena_id, name=f"P{i}"
+            )
+        rows = joined[b2]["table"]
+        got = [(r["name"], r["rank"], r["points"], r["wins"], r["races"]) for r in rows]
+        if home:
+            assert got[0] == (f"P{a1}", 1, 2, 1, 1) and rows[0]["streak"] == 1, rows
+            assert [g[1:] for g in got[1:]] == [(2, 0, 0, 1)] * 3, rows
+        else:
+            assert {g[0] for g in got[:2]} == {f"P{a1}", f"P{a2}"}, rows
+            assert [g[1:] for g in got] == [(1, 1, 0, 1)] * 2 + [(3, 0, 0, 1)] * 2, rows
+        assert not any(r["fire"] for r in rows)
+        again = {i: (await race_of(players[i]))["room"]["code"] for i in range(4)}
+        assert again[a1] != again[a2] and again[b1] != again[b2], again
+        for p in players:
+            await p.close()
+
+
+async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redis_url: str) -> None:
+    clock, arena_id, config = running_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:  # type: ignore[arg-type]
+        ann, bob = await guest(node.port), await guest(node.port)
+        await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
+        await ann.send("pause_arena", arena=arena_id)
+        paused = await until_you(ann, "paused")
+        assert paused["you"]["waiting"] is False, paused
+        await bob.request("join_arena", "arena", arena=arena_id, name="Bob")
+        await asyncio.sleep(2.5)  # two pairings: nobody to race
+        assert not [m for m in ann.seen + bob.seen if m["type"] == "arena_race"]
+        back = await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
+        assert back["you"]["paused"] is False
+        (await race_of(ann), await race_of(bob))
+        for c in (ann, bob):
+            await c.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "reason"),
+    [
+        ("join_arena", {"arena": "arena-none-2026-12-05-1000", "name": "X"}, "no_arena"),
+        ("join_arena", {"arena": "arena-hourly-2001-01-01-1000", "name": "X"}, "arena_over"),
+        ("pause_arena", {"arena": "arena-none-2026-12-05-1000"}, "not_in_arena"),
+        ("join_arena", {"arena": "x", "name": "X"}, "bad_field"),
+        ("join_arena", {"arena": "arena-none-2026-12-05-1000"}, "missing_field"),
+    ],
+)
+async def test_refusals_change_nothing(tmp_path, redis_url, kind, fields, reason) -> None:
+    clock, _, config = running_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:  # type: ignore[arg-type]
+        g = await guest(node.port)
+        got = await g.request(kind, "arena", **fields)
+        assert got["type"] == "error" and got["reason"] == reason, got
+        await g.close()
+
+
+async def test_joining_needs_an_identity(tmp_path, redis_url) -> None:
+    clock, arena_id, config = running_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:  # type: ignore[arg-type]
+        anonymous = await Client.open(node.port)
+        got = await anonymous.request("join_arena", "arena", arena=arena_id, name="X")
+        assert got["type"] == "error" and got["reason"] == "no_identity", got
+        await anonymous.close()
