@@ -232,6 +232,20 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ann.shot(artifacts / "daily-archive.png", full_page=True)
 
 
+RACE_WORD = re.compile(r"\brace\b", re.IGNORECASE)
+SAID = """(sel) => {
+  const root = document.querySelector(sel);
+  return [root.innerText, ...[...root.querySelectorAll('[title], [aria-label]')]
+    .flatMap((e) => [e.title, e.getAttribute('aria-label') || ''])];
+}"""
+
+
+def says_attempt_not_race(player: Player, screen: str) -> None:
+    """An attempt's screen calls it an attempt: no "race" in its text, titles or labels."""
+    said = [w for w in player.page.evaluate(SAID, screen) if RACE_WORD.search(w)]
+    assert not said, said
+
+
 def players_text(n: int) -> str:
     return f"{n} player{'' if n == 1 else 's'}"
 
@@ -268,9 +282,21 @@ def test_the_home_screen_counts_the_players_and_the_profile_shows_the_dailies(pl
     eve.wait_racing()
     eve.play_line(["draw"])
     code = eve.state("s.room.code")
+    # the attempt is called one, not a race: its screens' words (issue 34), a refusal's too
+    says_attempt_not_race(eve, "#screen-race")
+    assert page.get_attribute("#race-side", "aria-label") == "Attempt standings"
+    assert (
+        page.evaluate(
+            "async () => (await import('./js/cards.js')).reasonText('race_over', null, 'attempt')"
+        )
+        == "The attempt is over"
+    )
     page.click("#btn-resign")
     page.click("#btn-resign")
     eve.screen("results")
+    page.wait_for_selector('#attempt-rank[data-rank]:not([data-rank=""])')
+    says_attempt_not_race(eve, "#screen-results")
+    assert "the attempt time" in (page.text_content("#results-note") or "")
     page.click("#btn-lobby")
     eve.screen("lobby")
     entry = page.locator(f'#daily-list li[data-challenge="{cid}"]')
