@@ -14,7 +14,7 @@ import pytest
 from klondike_race.engine import Deal, Game, Move, Settings, board_view
 from tests.conftest import reference_deals
 
-from .conftest import PHONE, cards_query, first_win, practise, start_race
+from .conftest import PHONE, Player, cards_query, first_win, practise, start_race
 
 SEED = "42"
 RANKS = "A23456789TJQK"
@@ -1151,6 +1151,53 @@ def test_resign_is_off_once_the_players_own_game_is_over(players) -> None:
         timeout=30_000,
     )
     carol.page.wait_for_function(RESIGN_OFF)
+
+
+SESSION_GONE = "() => !JSON.parse(localStorage.getItem('kr.session') || 'null')"
+
+
+def opens_in_the_lobby(player: Player) -> None:
+    """The page, just (re)opened, gave up the old practice game: the lobby, no room, no
+    session kept, nothing under "Your races"."""
+    player.page.wait_for_selector('#conn-state[data-state="open"]')
+    player.page.wait_for_function(SESSION_GONE)
+    player.page.wait_for_timeout(300)  # the resume's answer, its effects drawn
+    player.screen("lobby")
+    assert player.state("s.room") is None
+    assert player.page.is_hidden("#screen-results")
+    assert player.page.is_hidden("#your-rooms-box")
+
+
+def test_a_practice_game_over_reopens_in_the_lobby(players) -> None:
+    """Issue 34: once a practice game was over, a reload (or the site opened again in
+    the same browser) resumed it and landed on its old results. Won (here by the solver,
+    the quickest way to a won board) or resigned, the page opens in the lobby; a practice
+    game still on comes back, and so does a race the player is still in (the reload
+    tests of the race above and test_the_phase_and_help_follow_the_server_in_a_race)."""
+    alice = players()
+    practise(alice, cards_query(first_win()), "Alice")
+    alice.page.click("#btn-finish")  # won by the solver, its line skipped to the end
+    alice.page.click("#btn-skip-finish")
+    alice.screen("results", timeout=30_000)
+    assert alice.state("[s.board.status, s.room.phase]") == ["won", "finished"]
+    alice.page.reload()
+    opens_in_the_lobby(alice)
+    # resigned, then the site opened again in a new tab of the same browser
+    practise(alice)
+    alice.page.click("#btn-resign")
+    alice.page.click("#btn-resign")
+    alice.screen("results")
+    tab = Player(alice.context, alice.base)
+    tab.open()
+    opens_in_the_lobby(tab)
+    tab.check_errors()
+    # and a practice game still on comes back after a reload, as a race does
+    practise(alice)
+    alice.page.click(alice.pile("stock"))
+    alice.page.wait_for_selector('#stat-moves:text-is("1")')
+    alice.page.reload()
+    alice.screen("race")
+    alice.page.wait_for_selector('#stat-moves:text-is("1")')
 
 
 def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:
