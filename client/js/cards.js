@@ -72,9 +72,11 @@ export function pilesInText(text) {
 
 // A refusal in words: the server's own message, which says what exactly was wrong
 // ("2♦ does not fit on 6♦ (one rank lower and the other colour)", "column 3 is empty"),
-// after the reason's short wording; either alone when the other is missing.
-export function reasonText(reason, message) {
-  const words = REASONS[reason];
+// after the reason's short wording; either alone when the other is missing. `game` is
+// what the room is called ("race", or "attempt" in a challenge's attempt).
+export function reasonText(reason, message, game = 'race') {
+  const known = REASONS[reason];
+  const words = known && game !== 'race' ? known.replace(/\brace\b/, game) : known;
   if (!message) return words || reason;
   const specific = pilesInText(cardsInText(message));
   return words ? `${words}: ${specific}` : specific;

@@ -71,12 +71,17 @@ function onMessage(msg) {
     return;
   }
   let effect = null;
+  const hadRoom = Boolean(state.room); // none: a fresh page (a reload, the site reopened)
   const boardBefore = state.board; // the player's own board, for the move's words
   const inflight = state.inflight;
   // the moves sent or queued and not yet answered, in order (a snapshot forgets them)
   const unanswered = { room: state.room && state.room.code, player: state.player,
     moves: [...(inflight ? [inflight] : []), ...state.queue] };
   store.update((s) => { effect = receive(s, msg); });
+  if ((effect === 'token' || effect === 'welcome') && !hadRoom && endedPractice()) {
+    toLobby();
+    return;
+  }
   switch (effect) {
     case 'token':
       keepSession();
@@ -121,6 +126,25 @@ function onMessage(msg) {
     default:
       break;
   }
+}
+
+// A practice game over (won, resigned, finished by the solver), found by a fresh page's
+// resume: its results are old news, so the page opens in the lobby. A race the player
+// is still in comes back as ever, and so does a practice continuation of a race (its
+// results offer Back to the race).
+function endedPractice() {
+  const room = state.room;
+  return Boolean(state.role === 'player' && room && room.practice && !room.parent
+    && (roomPhase(state) === 'finished' || (state.board && state.board.over)));
+}
+
+// The lobby, as Back to lobby goes there: the session forgotten, the room left.
+function toLobby() {
+  forgetSession(state.room.code);
+  net.send({ type: 'leave' });
+  store.update(leaveRoom);
+  history.replaceState(null, '', address());
+  net.send({ type: 'rooms' });
 }
 
 // A token (create, join, a quick match) kept as this browser's session. Entering a

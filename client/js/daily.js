@@ -171,8 +171,8 @@ function flagsNote(rows) {
 
 // A standings table (rows as the server sends them; a rank another row shown shares is
 // "3="). opts: {me, watch (bool: offer Watch), replay (bool: the rows' replay links),
-// live (bool: a live leaderboard: one's own ended attempt's replay link, the others' with
-// Watch)}.
+// live (bool: a live leaderboard: each ended attempt's replay link, one's own included,
+// and Watch on the others' attempts still being played)}.
 export function standingsHtml(rows, opts = {}) {
   if (!rows.length) return '<p class="muted">No attempts yet.</p>';
   const head = '<thead><tr><th>#</th><th>Player</th><th>Home</th><th>Moves</th><th>Time</th><th>Status</th>'
@@ -186,12 +186,14 @@ export function standingsHtml(rows, opts = {}) {
       extra = `<td>${ok ? `<a class="replay-link" href="#${escapeHtml(r.replay)}">replay</a>` : ''}</td>`;
     } else if (opts.live) {
       // an ended attempt's replay: the server shows it to nobody, its own player
-      // included, before the challenge is final (not_yet)
+      // included, before the challenge is final (not_yet); Watch is for an attempt still
+      // being played (another's), an ended one offering its replay instead
       const code = typeof r.code === 'string' && /^[A-Z0-9]{6}$/.test(r.code) ? r.code : null;
-      const watch = me || !code || !opts.watch ? '' : `<button type="button" class="btn small" data-watch-attempt="${code}"`
+      const playing = r.status === 'playing';
+      const watch = me || !code || !opts.watch || !playing ? '' : `<button type="button" class="btn small" data-watch-attempt="${code}"`
         + ` aria-label="Watch ${escapeHtml(r.name)}'s attempt">Watch</button>`;
-      const replay = code && r.status !== 'playing' && opts.watch
-        ? ` <a class="replay-link" href="#/replay/${code}" aria-label="Replay ${escapeHtml(r.name)}'s attempt">replay</a>` : '';
+      const replay = code && !playing && opts.watch
+        ? `<a class="replay-link" href="#/replay/${code}" aria-label="Replay ${escapeHtml(r.name)}'s attempt">replay</a>` : '';
       extra = `<td>${watch}${replay}</td>`;
     }
     return `<tr data-who="${escapeHtml(r.who)}"${me ? ' class="me" aria-current="true"' : ''}>`

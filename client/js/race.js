@@ -7,7 +7,9 @@ import { moveWords, reasonText } from './cards.js';
 import { Input } from './input.js';
 import { chime } from './prefs.js';
 import { $, confirmed, net, renderer, state, storage, store, toast } from './shared.js';
-import { finishOffered, gameOver, hintOffered, roomPhase, viewOf } from './state.js';
+import {
+  attemptOf, finishOffered, gameOver, hintOffered, roomPhase, viewOf,
+} from './state.js';
 
 let pumpTimer = null; // the next move waits for the client's own send rate
 let refusalTimer = null; // the refusal notice goes after 3 s
@@ -127,7 +129,7 @@ export function resend(before) {
 
 function showRefusal(msg) {
   const box = $('#refusal');
-  box.textContent = reasonText(msg.reason, msg.message);
+  box.textContent = reasonText(msg.reason, msg.message, attemptOf(state.room) ? 'attempt' : 'race');
   box.dataset.reason = msg.reason;
   box.hidden = false;
   clearTimeout(refusalTimer);

@@ -171,6 +171,11 @@ const ANALYSIS_WORDS = {
 const SOLVED_WORDS = 'finished by the solver'; // the solver's win, never the player's
 
 // A status as the page says it: the player's game the solver won is not called won.
+// The results' ranking note and the "Reached at" column's title, in the room's words
+// ("race", or "attempt" in a challenge's attempt).
+const rankingNote = (game) => `Ranked by cards home, then the moves and the ${game} time ("reached at") when that count was last reached; a resigned or stuck player keeps their place. "2=": a shared place.`;
+const reachedTitle = (game) => `${game[0].toUpperCase()}${game.slice(1)} time when the cards-home count last reached its value`;
+
 function statusWords(state, player, status) {
   if (status === 'won' && player === state.player && solvedHere(state)) return SOLVED_WORDS;
   return STATUS_WORDS[status] || status;
@@ -520,9 +525,12 @@ export class Renderer {
     // the server takes a resignation only of a game still being played, once the race has
     // started (not in the countdown); off, the tooltip says why
     const resign = $('#btn-resign');
+    // a challenge's attempt is called an attempt, not a race, in the screen's words
+    const attempt = attemptOf(room);
+    const game = attempt ? 'attempt' : 'race';
     const why = gameOver(state) ? 'Your game is over'
       : solving ? 'The solver is finishing your game'
-        : phase !== 'racing' ? 'You can resign once the race has started' : '';
+        : phase !== 'racing' ? `You can resign once the ${game} has started` : '';
     resign.disabled = Boolean(why);
     resign.title = why;
     const hintBox = $('#hint-box');
@@ -540,9 +548,9 @@ export class Renderer {
     status.hidden = !st;
     if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${statusWords(state, state.player, st)}`);
     text($('#race-settings'), `${room.code}${room.practice ? ' \u00b7 practice' : ''} \u00b7 ${describeSettings(room.settings, room)}`);
-    const attempt = attemptOf(room);
     const line = $('#race-challenge');
     line.hidden = !attempt;
+    $('#race-side').setAttribute('aria-label', attempt ? 'Attempt standings' : 'Race standings');
     $('#race-standings').hidden = Boolean(attempt);
     $('#race-live').hidden = !attempt;
     if (attempt) {
@@ -684,7 +692,11 @@ export class Renderer {
         ? `${room.practice ? 'Practice game' : 'Race'} ${room.code} is over${room.end_reason === 'time_limit' ? ': time ran out' : ''}.`
         : 'Watching the others until everyone is done.');
     this.leaderboardTable($('#results-table'), state, done);
+    const attempt = attemptOf(room);
     $('#results-note').hidden = Boolean(room.practice); // one player: no ranking to explain
+    // an attempt's words: its time is the attempt's, not a race's
+    text($('#results-note'), rankingNote(attempt ? 'attempt' : 'race'));
+    $('#results-reached').title = reachedTitle(attempt ? 'attempt' : 'race');
     this.place(state, done);
     const reveal = done ? room.reveal : null;
     $('#reveal').hidden = !reveal;
@@ -712,7 +724,6 @@ export class Renderer {
     if (!replay.hidden) replay.setAttribute('href', `#/replay/${room.code}`);
     $('#btn-finish-results').hidden = !finishOffered(state);
     const rematch = done && room.rematch ? room.rematch : null;
-    const attempt = attemptOf(room);
     this.attemptBox(state, attempt, done);
     if (attempt) {
       const whose = state.role === 'player' ? 'Your attempt'

@@ -14,7 +14,7 @@ import pytest
 from klondike_race.engine import Deal, Game, Move, Settings, board_view
 from tests.conftest import reference_deals
 
-from .conftest import PHONE, cards_query, first_win, practise, start_race
+from .conftest import PHONE, Player, cards_query, first_win, practise, start_race
 
 SEED = "42"
 RANKS = "A23456789TJQK"
@@ -329,6 +329,50 @@ def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
     watcher.shot(artifacts / "spectator-phone.png", full_page=True)
 
 
+FINGER = 44  # CSS px: the least a touch target is, each way (WCAG 2.5.5, Apple's HIG)
+
+RACE_BUTTONS = """(all) => {
+  // the race bar's buttons (and Skip to the end) as shown; with "all", every one the
+  // race screen may show, each unhidden for the measure and hidden again at once
+  const buttons = [...document.querySelectorAll('#screen-race .actions .btn, #btn-skip-finish')];
+  const hidden = all ? buttons.filter((b) => b.hidden) : [];
+  hidden.forEach((b) => { b.hidden = false; });
+  const out = {};
+  for (const b of buttons) {
+    const r = b.getBoundingClientRect();
+    if (r.width && r.height) out[b.id] = [r.width, r.height];
+  }
+  hidden.forEach((b) => { b.hidden = true; });
+  return out;
+}"""
+
+
+def assert_touch_sized(page, every: bool = False) -> dict:
+    """The race screen's buttons shown (``every``: all it may show) are at least 44x44."""
+    sizes = page.evaluate(RACE_BUTTONS, every)
+    assert sizes and "btn-resign" in sizes, sizes
+    small = {b: s for b, s in sizes.items() if s[0] < FINGER or s[1] < FINGER}
+    assert not small, small
+    return sizes
+
+
+def assert_stock_count_clear(page) -> None:
+    """The stock's count badge lies inside the stock's box, clear of column 1's cards."""
+    badge = page.locator("#my-board .pile[data-pile='stock'] > .count").bounding_box()
+    stock = page.locator("#my-board .pile[data-pile='stock']").bounding_box()
+    first = page.locator("#my-board .pile[data-pile='col1'] .card").first.bounding_box()
+    assert badge and stock and first, (badge, stock, first)
+    assert stock["x"] <= badge["x"] and badge["x"] + badge["width"] <= stock["x"] + stock["width"]
+    assert stock["y"] <= badge["y"] and badge["y"] + badge["height"] <= stock["y"] + stock["height"]
+    apart = (
+        badge["y"] + badge["height"] <= first["y"]
+        or first["y"] + first["height"] <= badge["y"]
+        or badge["x"] + badge["width"] <= first["x"]
+        or first["x"] + first["width"] <= badge["x"]
+    )
+    assert apart, (badge, first)
+
+
 @pytest.mark.parametrize("size", [(390, 844), (360, 640)], ids=["390x844", "360x640"])
 def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artifacts, size) -> None:
     """At both phone sizes: no horizontal scroll, every pile on screen, cards at least
@@ -388,6 +432,10 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     assert page.text_content("#stat-place") == "1=/2"
     assert page.locator("#btn-help").is_hidden()  # no "Keys" on a touch screen
     assert alice.page.locator("#btn-help").is_visible()  # ... but on a desktop
+    # a finger's targets: the race bar's buttons (Resign here) 44x44 at least, and the
+    # stock's count inside the stock, off column 1's card (issue 34)
+    assert_touch_sized(page)
+    assert_stock_count_clear(page)
     phone.shot(artifacts / f"race-phone-{width}x{height}.png")
     page.tap(phone.pile("stock"))
     page.wait_for_selector(f'{phone.pile("waste")} .card[data-card="8c"]')
@@ -421,6 +469,42 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
     table = page.locator("#results-table").bounding_box()  # whole, not scrolled sideways
     assert table is not None and table["x"] + table["width"] <= width, table
     phone.shot(artifacts / f"results-phone-{tag}.png", full_page=True)
+
+
+def test_a_phones_race_buttons_are_finger_sized_and_the_stock_count_clear(
+    players, artifacts
+) -> None:
+    """Issue 34, on the smallest phone (320x568, touch): a practice game with undo shows
+    Undo, Hint, Finish it for me and Resign, each (Auto-complete and Skip to the end too,
+    measured unhidden) at least 44x44 CSS px, while the board keeps its height, the header
+    its one line and the page its width; the stock's count badge sits inside the stock,
+    clear of column 1's card (it hung 6 px below it, over that card, at this size)."""
+    width, height = 320, 568
+    phone = players(viewport={"width": width, "height": height}, has_touch=True, is_mobile=True)
+    phone.open(f"?seed={SEED}")
+    phone.set_name("Alice")
+    phone.page.check('#create-form [name="undo"]')
+    phone.page.click("#btn-practice")
+    phone.wait_racing()
+    page = phone.page
+    for button in ("#btn-undo", "#btn-hint", "#btn-finish", "#btn-resign"):
+        page.wait_for_selector(f"{button}:not([hidden])")
+    shown = assert_touch_sized(page)
+    assert {"btn-undo", "btn-hint", "btn-finish", "btn-resign"} <= shown.keys(), shown
+    everything = assert_touch_sized(page, every=True)
+    assert {"btn-auto", "btn-skip-finish"} <= everything.keys(), everything
+    assert_stock_count_clear(page)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    board = page.locator("#my-board").bounding_box()
+    assert board is not None and board["height"] >= 0.6 * height, board
+    assert height - 40 <= board["y"] + board["height"] <= height, board
+    header = page.locator("header.topbar").bounding_box()
+    assert header is not None and header["height"] < 50, header  # one line
+    phone.shot(artifacts / "race-phone-320x568-buttons.png")
+    page.tap(phone.pile("stock"))  # the stock still takes a tap, its count drawn anew
+    page.wait_for_selector(f'{phone.pile("waste")} .card[data-card="8c"]')
+    assert page.text_content("#my-board .pile[data-pile='stock'] > .count") == "23"
+    assert_stock_count_clear(page)
 
 
 def test_a_spectators_boards_slide_the_cards_that_moved(players) -> None:
@@ -1067,6 +1151,53 @@ def test_resign_is_off_once_the_players_own_game_is_over(players) -> None:
         timeout=30_000,
     )
     carol.page.wait_for_function(RESIGN_OFF)
+
+
+SESSION_GONE = "() => !JSON.parse(localStorage.getItem('kr.session') || 'null')"
+
+
+def opens_in_the_lobby(player: Player) -> None:
+    """The page, just (re)opened, gave up the old practice game: the lobby, no room, no
+    session kept, nothing under "Your races"."""
+    player.page.wait_for_selector('#conn-state[data-state="open"]')
+    player.page.wait_for_function(SESSION_GONE)
+    player.page.wait_for_timeout(300)  # the resume's answer, its effects drawn
+    player.screen("lobby")
+    assert player.state("s.room") is None
+    assert player.page.is_hidden("#screen-results")
+    assert player.page.is_hidden("#your-rooms-box")
+
+
+def test_a_practice_game_over_reopens_in_the_lobby(players) -> None:
+    """Issue 34: once a practice game was over, a reload (or the site opened again in
+    the same browser) resumed it and landed on its old results. Won (here by the solver,
+    the quickest way to a won board) or resigned, the page opens in the lobby; a practice
+    game still on comes back, and so does a race the player is still in (the reload
+    tests of the race above and test_the_phase_and_help_follow_the_server_in_a_race)."""
+    alice = players()
+    practise(alice, cards_query(first_win()), "Alice")
+    alice.page.click("#btn-finish")  # won by the solver, its line skipped to the end
+    alice.page.click("#btn-skip-finish")
+    alice.screen("results", timeout=30_000)
+    assert alice.state("[s.board.status, s.room.phase]") == ["won", "finished"]
+    alice.page.reload()
+    opens_in_the_lobby(alice)
+    # resigned, then the site opened again in a new tab of the same browser
+    practise(alice)
+    alice.page.click("#btn-resign")
+    alice.page.click("#btn-resign")
+    alice.screen("results")
+    tab = Player(alice.context, alice.base)
+    tab.open()
+    opens_in_the_lobby(tab)
+    tab.check_errors()
+    # and a practice game still on comes back after a reload, as a race does
+    practise(alice)
+    alice.page.click(alice.pile("stock"))
+    alice.page.wait_for_selector('#stat-moves:text-is("1")')
+    alice.page.reload()
+    alice.screen("race")
+    alice.page.wait_for_selector('#stat-moves:text-is("1")')
 
 
 def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:

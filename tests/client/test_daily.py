@@ -232,6 +232,20 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ann.shot(artifacts / "daily-archive.png", full_page=True)
 
 
+RACE_WORD = re.compile(r"\brace\b", re.IGNORECASE)
+SAID = """(sel) => {
+  const root = document.querySelector(sel);
+  return [root.innerText, ...[...root.querySelectorAll('[title], [aria-label]')]
+    .flatMap((e) => [e.title, e.getAttribute('aria-label') || ''])];
+}"""
+
+
+def says_attempt_not_race(player: Player, screen: str) -> None:
+    """An attempt's screen calls it an attempt: no "race" in its text, titles or labels."""
+    said = [w for w in player.page.evaluate(SAID, screen) if RACE_WORD.search(w)]
+    assert not said, said
+
+
 def players_text(n: int) -> str:
     return f"{n} player{'' if n == 1 else 's'}"
 
@@ -268,13 +282,26 @@ def test_the_home_screen_counts_the_players_and_the_profile_shows_the_dailies(pl
     eve.wait_racing()
     eve.play_line(["draw"])
     code = eve.state("s.room.code")
+    # the attempt is called one, not a race: its screens' words (issue 34), a refusal's too
+    says_attempt_not_race(eve, "#screen-race")
+    assert page.get_attribute("#race-side", "aria-label") == "Attempt standings"
+    assert (
+        page.evaluate(
+            "async () => (await import('./js/cards.js')).reasonText('race_over', null, 'attempt')"
+        )
+        == "The attempt is over"
+    )
     page.click("#btn-resign")
     page.click("#btn-resign")
     eve.screen("results")
+    page.wait_for_selector('#attempt-rank[data-rank]:not([data-rank=""])')
+    says_attempt_not_race(eve, "#screen-results")
+    assert "the attempt time" in (page.text_content("#results-note") or "")
     page.click("#btn-lobby")
     eve.screen("lobby")
     entry = page.locator(f'#daily-list li[data-challenge="{cid}"]')
     entry.locator('[data-state="done"]').wait_for()
+    assert entry.get_by_role("button", name=re.compile("watch", re.IGNORECASE)).count() == 0
     assert entry.locator(".daily-title").inner_text() == f"{title} {players_text(count + 1)}"
     entry.get_by_role("link", name=f"Leaderboard of {title}").click()
     page.wait_for_selector("#daily-view:not([hidden]) tr.me")
@@ -342,6 +369,52 @@ def test_a_challenge_that_ranks_accounts_shows_its_guests_apart(players) -> None
     assert len(html["names"]) == 1 and "Gus" in html["names"][0]
     assert "flagged: shared address" in html["names"][0]
     assert len(html["ranked"]) == 1 and "Ann" in html["ranked"][0]
+
+
+def test_watch_is_offered_only_for_an_attempt_still_being_played(players) -> None:
+    """Issue 34: a live challenge page where watching is open (the server's list says the
+    challenge is final, while the page's own copy still says open) offered Watch on every
+    other row, an attempt that had ended included, beside its replay link. An ended
+    attempt offers its replay and no Watch; one still being played, Watch; one's own row,
+    no Watch (its replay once ended). Where watching is not open, neither (test above)."""
+    player: Player = players()
+    player.open()
+    rows = player.page.evaluate(
+        """async () => {
+          const daily = await import('./js/daily.js');
+          const row = (rank, name, code, status) => ({rank, who: 'g-' + String(rank).repeat(32),
+            name, guest: true, code, foundation: 3, reached_moves: 4, reached_ms: 5000,
+            status, flags: [], flagged: false});
+          const rows = [row(1, 'Ann', 'AAAAAA', 'playing'), row(2, 'Bob', 'BBBBBB', 'resigned'),
+            row(3, 'Cat', 'CCCCCC', 'won'), row(4, 'Me', 'DDDDDD', 'resigned'),
+            row(5, 'Mo', 'EEEEEE', 'playing')];
+          const c = {id: 'daily-2026-12-05-draw1', title: 'Daily 2026-12-05 Draw 1',
+            daily: true, phase: 'open', ranks: 'everyone', opens: 0, closes: 1000,
+            final_at: 2000, time_limit: 1800,
+            deals: [{index: 0, settings: {draw: 1}, players: 5, guests: 0, commitment: null,
+              rows}]};
+          const live = {challenge: c.id, deal: 0, rows, players: 5, guests: 0, final: true,
+            you: [], youGuests: false};
+          const page = (watch, me) => {
+            const out = document.createElement('div');
+            out.innerHTML = daily.challengeHtml(c, {now: 3000, me, live, checks: {},
+              mayWatch: () => watch});
+            return Object.fromEntries([...out.querySelectorAll('tbody tr')].map((tr) => [
+              tr.children[1].textContent.split(' ')[0],
+              [...tr.querySelectorAll('[data-watch-attempt], a.replay-link')]
+                .map((e) => e.textContent)]));
+          };
+          return {open: page(true, 'g-' + '4'.repeat(32)), sealed: page(false, null)};
+        }"""
+    )
+    assert rows["open"] == {
+        "Ann": ["Watch"],
+        "Bob": ["replay"],
+        "Cat": ["replay"],
+        "Me": ["replay"],
+        "Mo": ["Watch"],
+    }, rows
+    assert all(links == [] for links in rows["sealed"].values()), rows
 
 
 def test_a_second_profile_gets_nothing_of_the_deal_before_final(players) -> None:
