@@ -22,7 +22,8 @@ def encode_text(message: out.ServerMessage) -> str:
 
 
 def dumps(message: Any) -> bytes:
-    """A whole message, a room event (``type`` included) or a part of one as JSON bytes."""
+    """A room event as stored (``type`` included) or a part of a message as JSON bytes
+    (a whole server message is ``encode``'s)."""
     return orjson.dumps(message)
 
 

@@ -1,5 +1,5 @@
 """Server messages as typed shapes: one ``TypedDict`` a type, named after it
-(docs/protocol.md shows each).
+(docs/protocol.md shows each), and the parts some share (``Own``, ``Seen``).
 
 A message is built as a dict literal of its shape, ``type`` first, and handed to the one
 encoder (wire/encode.py) as it is: mypy checks every field's name and presence where the
