@@ -230,6 +230,27 @@ def test_a_bad_challenges_file_stops_serve_before_anything_starts(
     assert not (tmp_path / "data").exists()  # no embedded Redis was started
 
 
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (None, "cannot read it"),
+        ("hourly every=hour at=:00 minutes=30\nbad every=week at=:00 minutes=30\n", "line 2:"),
+        ("d1 every=day at=25:00 minutes=30\n", "line 1:"),
+    ],
+)
+def test_a_bad_arena_schedule_stops_serve_naming_the_line(
+    serve_env, tmp_path, content, words
+) -> None:
+    path = tmp_path / "arenas.txt"
+    if content is not None:
+        path.write_text(content)
+    done = _serve({**serve_env, "KR_ARENAS_FILE": str(path)}, "serve")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"klondike-race serve: KR_ARENAS_FILE='{path}': ")
+    assert words in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    assert not (tmp_path / "data").exists()  # no embedded Redis was started
+
+
 def test_an_unusable_solver_core_is_one_line_and_build_solver_still_runs(serve_env) -> None:
     done = _serve({**serve_env, "KR_SOLVER_CORE": "bogus"}, "serve")
     assert done.returncode == 2 and done.stderr == (

@@ -143,6 +143,8 @@ async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redi
         assert not [m for m in ann.seen + bob.seen if m["type"] == "arena_race"]
         back = await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
         assert back["you"]["paused"] is False
+        twice = await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
+        assert twice["type"] == "error" and twice["reason"] == "already_in_arena", twice
         (await race_of(ann), await race_of(bob))
         for c in (ann, bob):
             await c.close()
@@ -172,5 +174,5 @@ async def test_joining_needs_an_identity(tmp_path, redis_url) -> None:
     async with running(config, clock) as node:  # type: ignore[arg-type]
         anonymous = await Client.open(node.port)
         got = await anonymous.request("join_arena", "arena", arena=arena_id, name="X")
-        assert got["type"] == "error" and got["reason"] == "no_identity", got
+        assert got["type"] == "error" and got["reason"] == "hello_first", got
         await anonymous.close()

@@ -138,6 +138,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     problems = config.problems()
     from ..solver import CORE_PROBLEM
+    from .node.arenas import load_schedule
     from .node.challenges import load_scheduled
 
     if CORE_PROBLEM is not None:
@@ -146,6 +147,10 @@ def _serve(args: argparse.Namespace) -> int:
         load_scheduled(config.challenges_file, config.challenge_time_limit_s)
     except ValueError as err:
         problems.append(f"KR_CHALLENGES_FILE={config.challenges_file!r}: {err}")
+    try:
+        load_schedule(config.arenas_file)
+    except ValueError as err:
+        problems.append(f"KR_ARENAS_FILE={config.arenas_file!r}: {err}")
     for problem in problems:
         print(f"klondike-race serve: {problem}", file=sys.stderr)
     if problems:

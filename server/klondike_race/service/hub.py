@@ -29,7 +29,7 @@ from .domain import visibility as V
 from .domain.progress import initial_progress
 from .domain.room import FINISHED, RACING, Room, public_phase
 from .standings import Standings
-from .wire import dumps, encode
+from .wire import dumps, encode, outbound
 
 log = structlog.get_logger("klondike_race.hub")
 
@@ -255,12 +255,14 @@ class RoomHub:
             self._deliver_room(event)
         elif kind == "analysis":
             self.analysis = body["analysis"]
-            self.push([c.ws for c in self.conns], encode("analysis", v=v, analysis=self.analysis))
+            message: outbound.Analysis = {"type": "analysis", "v": v, "analysis": self.analysis}
+            self.push([c.ws for c in self.conns], encode(message))
         elif kind == "spectators":
             self.spectators = body["count"]
-            self.push([c.ws for c in self.conns], encode("spectators", v=v, count=self.spectators))
+            told: outbound.Spectators = {"type": "spectators", "v": v, "count": self.spectators}
+            self.push([c.ws for c in self.conns], encode(told))
 
-    def _ack(self, event: RoomEvent, leaderboard: Any) -> None:
+    def _ack(self, event: RoomEvent, leaderboard: outbound.Standings) -> None:
         """The ack of a connection's move this node stored, if ``event`` is one: sent when
         the room delivers the event (after every earlier one: an event another node
         stored first may still be on its way), never before."""
@@ -268,14 +270,18 @@ class RoomHub:
         if own is None or own.ack is None or own.mover is None:
             return
         mover, ack = own.mover, own.ack
+        flags = self.flags(mover)
         data = encode(
-            "ack",
-            seq=ack.seq,
-            move=ack.move,
-            v=event.v,
-            board=own.board_json,
-            leaderboard=leaderboard,
-            **self.flags(mover),
+            {
+                "type": "ack",
+                "seq": ack.seq,
+                "move": ack.move,
+                "v": event.v,
+                "board": own.board_json,
+                "leaderboard": leaderboard,
+                "can_hint": flags["can_hint"],
+                "can_finish": flags["can_finish"],
+            }
         )
         self.push((mover.ws,), data)
         self.host.metrics.ack.observe(time.perf_counter() - ack.t0)
@@ -312,10 +318,15 @@ class RoomHub:
         standings = orjson.Fragment(dumps(self.leaderboard()))
         self._ack(event, standings)  # our own commit's: its ack, in its place among the events
         groups = self._by_delivery("progress", None if own is None else own.mover)
-        fields = {"v": v, "player": player, "progress": body["progress"]}
+        head: outbound.Progress = {
+            "type": "progress",
+            "v": v,
+            "player": player,
+            "progress": body["progress"],
+        }
         plain = groups.get(V.Delivery.PLAIN)
         if plain:
-            data = encode("progress", **fields, leaderboard=standings)
+            data = encode({**head, "leaderboard": standings})
             self.push([c.ws for c in plain], data, batched=True)
         live, later = groups.get(V.Delivery.WITH_BOARD, []), groups.get(V.Delivery.DELAYED)
         outlined = groups.get(V.Delivery.WITH_OUTLINE)
@@ -324,15 +335,19 @@ class RoomHub:
         if view is None:
             self._refresh_boards()  # sent in full (or outlined) once the games are loaded
         if outlined:  # the board's outline only: no card of it
-            shape = {} if view is None else {"board": V.outline(view)}
-            data = encode("progress", **fields, **shape, leaderboard=standings)
+            if view is None:
+                data = encode({**head, "leaderboard": standings})
+            else:
+                data = encode({**head, "board": V.outline(view), "leaderboard": standings})
             self._send_update(outlined, data)
         if not (live or later):
             return
-        if view is not None:
+        if view is None:
+            data = encode({**head, "leaderboard": standings})
+        else:
             # the board as JSON already, when our own commit made it (encoded once)
-            fields["board"] = own.board_json if own is not None and view is own.board else view
-        data = encode("progress", **fields, leaderboard=standings)
+            board = own.board_json if own is not None and view is own.board else view
+            data = encode({**head, "board": board, "leaderboard": standings})
         self._send_update(live, data)
         if later:
             sent = self.clock.now_ms()
@@ -384,7 +399,7 @@ class RoomHub:
                 if c.view_from <= at and self.sight(c) is V.Sight.DELAYED_BOARDS
             ]
             if ws:
-                self.push(ws, encode("boards", boards=await self._boards_behind()))
+                self.push(ws, encode({"type": "boards", "boards": await self._boards_behind()}))
 
         self.delayed.call(at - sent + self.behind(), lambda: self.host.spawn(send()))
 
@@ -396,19 +411,22 @@ class RoomHub:
             self.boards.drop(results["boards"])
             self.delayed.drop()  # the results show everything: older boards would not
         # the phase now: an event made before the countdown ended may arrive after it
-        fields: dict[str, Any] = {"v": event.v, "room": {**self.public, "phase": self.phase()}}
-        fields["leaderboard"] = self.leaderboard()
-        if results is not None:
-            fields["boards"] = results["boards"]
+        room = {**self.public, "phase": self.phase()}
+        leaderboard = self.leaderboard()
         groups: dict[tuple[bool, tuple[bool, bool] | None], list[Connection]] = {}
         for conn in self.conns:  # those who see the race behind get no live standings
             flags = self.flags(conn) if conn.role == "player" else None
             key = None if flags is None else (flags["can_hint"], flags["can_finish"])
             groups.setdefault((self.sight(conn) is V.Sight.DELAYED_BOARDS, key), []).append(conn.ws)
         for (behind, key), ws in groups.items():
-            extra = {} if key is None else {"can_hint": key[0], "can_finish": key[1]}
-            some = {k: v for k, v in fields.items() if not (behind and k == "leaderboard")}
-            self.push(ws, encode("room", **some, **extra))
+            message: outbound.Room = {"type": "room", "v": event.v, "room": room}
+            if not behind:
+                message["leaderboard"] = leaderboard
+            if results is not None:
+                message["boards"] = results["boards"]
+            if key is not None:
+                message["can_hint"], message["can_finish"] = key
+            self.push(ws, encode(message))
         self._schedule()
 
     def _refresh_boards(self) -> None:
@@ -422,11 +440,11 @@ class RoomHub:
                 groups = self._by_delivery("boards")
                 live = groups.get(V.Delivery.WITH_BOARD)
                 if live:
-                    self.push([c.ws for c in live], encode("boards", boards=boards))
+                    self.push([c.ws for c in live], encode({"type": "boards", "boards": boards}))
                 outlined = groups.get(V.Delivery.WITH_OUTLINE)
                 if outlined:
                     shown = V.shown(boards, V.Sight.OUTLINES)
-                    self.push([c.ws for c in outlined], encode("boards", boards=shown))
+                    self.push([c.ws for c in outlined], encode({"type": "boards", "boards": shown}))
             finally:
                 self._refreshing = None
 
@@ -466,13 +484,18 @@ class RoomHub:
         public = {**self.public, "phase": RACING}
         viewers: dict[V.Sight, list[Any]] = {}  # by what they see of the boards
         for conn in self.conns:
-            if conn.role == "player" and conn.game is not None:
-                fields = {"player": conn.player, "board": board_view(conn.game, 0)}
-                fields.update(self.flags(conn))
-                self.push(
-                    (conn.ws,),
-                    encode("start", **fields, server_time=self.clock.now_ms(), room=public),
-                )
+            if conn.role == "player" and conn.game is not None and conn.player is not None:
+                flags = self.flags(conn)
+                start: outbound.Start = {
+                    "type": "start",
+                    "player": conn.player,
+                    "board": board_view(conn.game, 0),
+                    "can_hint": flags["can_hint"],
+                    "can_finish": flags["can_finish"],
+                    "server_time": self.clock.now_ms(),
+                    "room": public,
+                }
+                self.push((conn.ws,), encode(start))
             else:
                 viewers.setdefault(self.sight(conn, RACING), []).append(conn.ws)
         fresh = self._finish_if_stuck()
@@ -480,9 +503,11 @@ class RoomHub:
             first = board_view(fresh, 0)
             boards = dict.fromkeys(self.players, first)
             for sight, ws in viewers.items():
+                now = self.clock.now_ms()
                 shown = V.shown(boards, sight)
                 self.push(
-                    ws, encode("start", boards=shown, server_time=self.clock.now_ms(), room=public)
+                    ws,
+                    encode({"type": "start", "boards": shown, "server_time": now, "room": public}),
                 )
 
     # ---- what each connection sees ----------------------------------------------------
@@ -522,7 +547,7 @@ class RoomHub:
             return str((self.progress.get(conn.player or "") or {}).get("status", game.status))
         return game.status
 
-    def flags(self, conn: Recipient) -> dict[str, bool]:
+    def flags(self, conn: Recipient) -> assist.Flags:
         """A player's ``can_hint`` and ``can_finish`` now (domain/assist.py)."""
         if conn.role != "player" or conn.game is None:
             return {"can_hint": False, "can_finish": False}
@@ -558,7 +583,7 @@ class RoomHub:
         results show them) or it has left meanwhile."""
         boards = await self.boards_for(conn)
         if conn in self.conns and self.phase() != FINISHED:
-            self.push((conn.ws,), encode("boards", boards=boards))
+            self.push((conn.ws,), encode({"type": "boards", "boards": boards}))
 
     async def _boards_behind(self) -> dict[str, Any]:
         assert self.room is not None
@@ -573,7 +598,8 @@ class RoomHub:
 
         async def send() -> None:
             if conn in self.conns and self.sight(conn) is V.Sight.DELAYED_BOARDS:
-                self.push((conn.ws,), encode("boards", boards=await self._boards_behind()))
+                boards = await self._boards_behind()
+                self.push((conn.ws,), encode({"type": "boards", "boards": boards}))
 
         self.delayed.call(self.behind(), lambda: self.host.spawn(send()))
 
@@ -581,10 +607,13 @@ class RoomHub:
         start_at = self.public.get("start_at")
         return max(0, self.clock.now_ms() - start_at) if start_at else 0
 
-    async def snapshot(self, conn: Recipient, kind: str = "welcome", **extra: Any) -> bytes:
-        """Everything ``conn`` may see of the room now, as a ``welcome`` (or ``resync``):
-        the boards are read first (that may wait for Redis), then everything else at once,
-        with no wait, so the message is the room as of its version ``v``."""
+    async def snapshot(
+        self, conn: Recipient, kind: str = "welcome", token: str | None = None
+    ) -> bytes:
+        """Everything ``conn`` may see of the room now, as a ``welcome`` (with the
+        ``token`` of a seat just taken) or a ``resync``: the boards are read first (that
+        may wait for Redis), then everything else at once, with no wait, so the message is
+        the room as of its version ``v``."""
         for _ in range(3):  # again if the race started or finished meanwhile
             sight = self.sight(conn)
             earlier, boards = await self._boards_seen(sight)
@@ -600,7 +629,8 @@ class RoomHub:
             and self.clock.now_ms() >= (room.reveal_at or 0)
         ):
             self.public = {**self.public, "reveal": room.reveal()}
-        fields: dict[str, Any] = {
+        assert self.version is not None and conn.role is not None
+        seen: outbound.Seen = {
             "v": self.version,
             "role": conn.role,
             "room": {**self.public, "phase": phase},
@@ -608,17 +638,20 @@ class RoomHub:
             "leaderboard": self.leaderboard(),
             "spectators": self.spectators,
             "server_time": self.clock.now_ms(),
-            **extra,
         }
-        fields.update(self.own_fields(conn, phase))
+        if token:
+            seen["token"] = token
+        self.add_own(seen, conn, phase)
         if boards is not None:
-            fields["boards"] = boards
+            seen["boards"] = boards
         if earlier is not None:  # the race as it was ``behind()`` ms ago
             self.catch_up(conn)
-            fields["progress"], fields["leaderboard"] = earlier, self.leaderboard(earlier)
+            seen["progress"], seen["leaderboard"] = earlier, self.leaderboard(earlier)
         if phase == FINISHED and self.analysis is not None:
-            fields["analysis"] = self.analysis
-        return encode("welcome" if kind == "welcome" else "resync", **fields)
+            seen["analysis"] = self.analysis
+        if kind == "welcome":
+            return encode({"type": "welcome", **seen})
+        return encode({"type": "resync", **seen})
 
     async def _boards_seen(
         self, sight: V.Sight
@@ -635,12 +668,14 @@ class RoomHub:
             return None, V.shown(await self.ensure_boards(), sight)
         return None, None
 
-    def own_fields(self, conn: Recipient, phase: str) -> dict[str, Any]:
-        """A player's own part of a snapshot: id, sequence number, board, flags."""
-        if conn.role != "player" or conn.game is None:
-            return {}
-        out: dict[str, Any] = {"player": conn.player, "seq": movelog.logged(conn.game)}
+    def add_own(self, message: outbound.Own, conn: Recipient, phase: str) -> None:
+        """A player's own part of a snapshot, added to ``message``: id, sequence number,
+        board, flags (nothing for others)."""
+        if conn.role != "player" or conn.game is None or conn.player is None:
+            return
+        message["player"] = conn.player
+        message["seq"] = movelog.logged(conn.game)
         if phase in (RACING, FINISHED):
-            out["board"] = board_view(conn.game, self.elapsed())
-        out.update(self.flags(conn))
-        return out
+            message["board"] = board_view(conn.game, self.elapsed())
+        flags = self.flags(conn)
+        message["can_hint"], message["can_finish"] = flags["can_hint"], flags["can_finish"]

@@ -14,6 +14,8 @@ One rule for both the server's answer to ``hint``/``finish`` and the ``can_hint`
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ...engine import Game, Move
 from ...engine.moves import CARDS, FOUND0
 from . import challenge
@@ -26,6 +28,13 @@ HINT, FINISH = "hint", "finish"
 # colour's other suit
 _OTHER_COLOUR = ((1, 2), (0, 3), (0, 3), (1, 2))
 _SAME_COLOUR = (3, 2, 1, 0)
+
+
+class Flags(TypedDict):
+    """Whether a ``hint`` and a ``finish`` would be accepted now."""
+
+    can_hint: bool
+    can_finish: bool
 
 
 def safe_home(game: Game) -> Move | None:
@@ -119,9 +128,9 @@ def refusal(
 
 def flags(
     practice: bool, phase: str, status: str, over: bool, reveal_at: int | None = None, now: int = 0
-) -> dict[str, bool]:
+) -> Flags:
     """``can_hint`` and ``can_finish`` for a player, as messages carry them."""
     return {
-        what: refusal(kind, practice, phase, status, over, reveal_at, now) is None
-        for what, kind in (("can_hint", HINT), ("can_finish", FINISH))
+        "can_hint": refusal(HINT, practice, phase, status, over, reveal_at, now) is None,
+        "can_finish": refusal(FINISH, practice, phase, status, over, reveal_at, now) is None,
     }

@@ -15,6 +15,14 @@ an ``error`` message (``reason``, ``message``, ``about``) and changes nothing.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TypedDict
+
+
+class ErrorFields(TypedDict, total=False):
+    """An error's machine-readable fields besides ``reason`` and ``message``."""
+
+    retry_after: int | None  # rate_limited: seconds (None: it does not open again)
+    opens_at: int  # not_yet: epoch ms
 
 
 class ServiceError(Exception):
@@ -28,7 +36,7 @@ class ServiceError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.reason!r}, {str(self)!r})"
 
-    def fields(self) -> dict[str, int | None]:
+    def fields(self) -> ErrorFields:
         """The error's machine-readable fields besides ``reason`` and ``message``, as an
         ``error`` message (or an HTTP error's body) carries them."""
         return {}
@@ -44,7 +52,7 @@ class RateLimited(ServiceError):
         super().__init__("rate_limited", message, about)
         self.retry_after = retry_after
 
-    def fields(self) -> dict[str, int | None]:
+    def fields(self) -> ErrorFields:
         return {"retry_after": self.retry_after}
 
 
@@ -57,7 +65,7 @@ class NotYet(ServiceError):
         super().__init__("not_yet", f"{what} opens once the challenge is final, at {when}", about)
         self.opens_at = opens_at
 
-    def fields(self) -> dict[str, int | None]:
+    def fields(self) -> ErrorFields:
         return {"opens_at": self.opens_at}
 
 

@@ -2,8 +2,8 @@
 connection loop (dispatch.py; one connection's state: conn.py), the rooms with a hub
 here and their attendance (registry.py), room changes (rooms.py), and the handlers by
 area: lobby.py, race.py (moves), ghosts.py, assist.py (the solver's help), challenges.py,
-players.py, replays.py, ratings.py; the sweeper, the solver's processes (solving.py),
-Cluster pub/sub (shards.py), background tasks (tasks.py)."""
+arenas.py, players.py, replays.py, ratings.py; the sweeper, the solver's processes
+(solving.py), Cluster pub/sub (shards.py), background tasks (tasks.py)."""
 
 from .node import Node
 

@@ -29,6 +29,7 @@ from ..domain.progress import initial_progress
 from ..domain.room import Room, add_player
 from ..store import Store
 from ..wire import ArenasRequest, JoinArena, PauseArena, encode, encode_text
+from ..wire.outbound import ArenaRace
 from .conn import Conn, seat_owner
 from .lobby import Lobby
 from .rooms import RoomOps, new_token, seat_token
@@ -98,7 +99,7 @@ class Arenas:
             entry = self._public(arena, now)
             entry["players"] = await self.store.arenas.players(arena.id)
             listed.append(entry)
-        conn.send(encode("arenas", server_time=now, arenas=listed))
+        conn.send(encode({"type": "arenas", "server_time": now, "arenas": listed}))
 
     @staticmethod
     def _public(arena: A.Arena, now: int) -> dict[str, Any]:
@@ -114,12 +115,14 @@ class Arenas:
         pause); refused once it is over, and for a connection with no identity."""
         who, guest = seat_owner(conn)
         if not who:
-            raise ServiceError("no_identity", "join_arena: say hello first (a guest or an account)")
+            raise ServiceError("hello_first", "join_arena: say hello first (a guest or an account)")
         arena = await self.find(m.arena)
         now = self.clock.now_ms()
         if arena.phase(now) == A.OVER:
             raise ServiceError("arena_over", f"arena {arena.id} is over")
-        if conn.arena is not None and conn.arena != arena.id:
+        if conn.arena == arena.id:
+            raise ServiceError("already_in_arena", f"join_arena: already in arena {arena.id}")
+        if conn.arena is not None:  # one arena at a time per connection
             await self._leave(conn)
         name = conn.identity.name if conn.identity and conn.identity.name else m.name
         await self.store.arenas.join(arena.id, who, name, guest, now, self.node, conn.session)
@@ -176,12 +179,14 @@ class Arenas:
             mine = await self.store.arenas.entrants(arena.id, [who]) if who else []
             conn.send(
                 encode(
-                    "arena",
-                    arena=self._public(arena, now),
-                    v=version,
-                    table=rows,
-                    you=_you(mine[0], paused) if mine else None,
-                    server_time=now,
+                    {
+                        "type": "arena",
+                        "arena": self._public(arena, now),
+                        "v": version,
+                        "table": rows,
+                        "you": _you(mine[0], paused) if mine else None,
+                        "server_time": now,
+                    }
                 )
             )
 
@@ -274,11 +279,12 @@ class Arenas:
         conn = self.here.get(str(payload.get("arena")), {}).get(who)
         if conn is None:
             return
-        token = str(payload["token"])
+        token, arena = str(payload["token"]), str(payload["arena"])
 
         async def enter() -> None:
             try:
-                conn.send(encode_text("arena_race", arena=payload["arena"], token=token))
+                news: ArenaRace = {"type": "arena_race", "arena": arena, "token": token}
+                conn.send(encode_text(news))
                 await self.lobby.resume(conn, token, None)
             except Exception:
                 conn.log.exception("arena race entry failed")

@@ -78,7 +78,17 @@ class Assist:
                     raise
                 move, length = turn, after["moves"] + 1
                 break
-        conn.send(encode_text("hint", result="win", move=str(move), line=length, **move.to_wire()))
+        conn.send(
+            encode_text(
+                {
+                    "type": "hint",
+                    "result": "win",
+                    "move": str(move),
+                    "line": length,
+                    **move.to_wire(),
+                }
+            )
+        )
 
     async def finish(self, conn: Conn) -> None:
         """Finish it for me: play the solver's winning line, each move stored,
@@ -99,7 +109,9 @@ class Assist:
             await self._continue(conn, hub, log)
         assert conn.game is not None
         line = out["line"]
-        conn.send(encode_text("finishing", seq=conn.game.moves + 1, moves=len(line)))
+        conn.send(
+            encode_text({"type": "finishing", "seq": conn.game.moves + 1, "moves": len(line)})
+        )
         for text in line:
             if self.solving.stopping or conn.game is None:
                 break

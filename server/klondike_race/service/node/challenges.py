@@ -202,7 +202,7 @@ class Challenges:
     async def send_list(self, conn: Conn, m: ChallengesRequest) -> None:
         now = self.clock.now_ms()
         out = [await self.describe(c, now, conn) for c in await self.known(now)]
-        conn.send(encode("challenges", server_time=now, challenges=out))
+        conn.send(encode({"type": "challenges", "server_time": now, "challenges": out}))
 
     async def describe(self, c: Challenge, now: int, conn: Conn | None = None) -> dict[str, Any]:
         """A challenge's public form: each deal's commitment once open, its players, and

@@ -192,7 +192,8 @@ class Connections:
                 queued.stored.add_done_callback(lambda _: self._stored(queued))
                 return False
             if isinstance(message, wire.Ping):
-                conn.send(wire.encode_text("pong", id=message.id, server_time=self.clock.now_ms()))
+                now = self.clock.now_ms()
+                conn.send(wire.encode_text({"type": "pong", "id": message.id, "server_time": now}))
                 return True
         except ServiceError as err:
             self._refused(conn, err, message)
@@ -239,7 +240,17 @@ class Connections:
     def _refused(self, conn: Conn, err: ServiceError, message: wire.Message | None) -> None:
         self.metrics.error(err.reason)
         about = err.about or (wire.TYPE_OF.get(type(message)) if message else None)
-        conn.send(wire.error(err.reason, str(err), about, **err.fields()))
+        conn.send(
+            wire.encode_text(
+                {
+                    "type": "error",
+                    "reason": err.reason,
+                    "message": str(err),
+                    "about": about,
+                    **err.fields(),
+                }
+            )
+        )
 
     def _failed(self, conn: Conn, err: Exception) -> None:
         """Answering failed: the connection closes (1013 while Redis is unreachable:

@@ -141,34 +141,38 @@ class Leaderboards:
             )
         if fresh:
             frame = encode(
-                "leaderboard",
-                challenge=challenge_id,
-                deal=index,
-                v=v,
-                ranks=ranks,
-                players=counts[0],
-                final=final,
-                rows=tops[0],
-                guests=counts[1],
-                guest_rows=tops[1],
+                {
+                    "type": "leaderboard",
+                    "challenge": challenge_id,
+                    "deal": index,
+                    "v": v,
+                    "ranks": ranks,
+                    "players": counts[0],
+                    "final": final,
+                    "rows": tops[0],
+                    "guests": counts[1],
+                    "guest_rows": tops[1],
+                }
             )
             self.fanout.push([x.ws for x in fresh], frame)
             for x in fresh:
                 x.board_v = v
         if held and not same:
             frame = encode(
-                "leaderboard_changes",
-                challenge=challenge_id,
-                deal=index,
-                v=v,
-                base=base,
-                players=counts[0],
-                final=final,
-                changed=changed[0],
-                gone=gone[0],
-                guests=counts[1],
-                guest_changed=changed[1],
-                guest_gone=gone[1],
+                {
+                    "type": "leaderboard_changes",
+                    "challenge": challenge_id,
+                    "deal": index,
+                    "v": v,
+                    "base": base,
+                    "players": counts[0],
+                    "final": final,
+                    "changed": changed[0],
+                    "gone": gone[0],
+                    "guests": counts[1],
+                    "guest_changed": changed[1],
+                    "guest_gone": gone[1],
+                }
             )
             self.fanout.push([x.ws for x in held], frame)
             for x in held:
@@ -209,7 +213,13 @@ class Leaderboards:
             for who, (at, first, near) in places.items():
                 rows = ranked_rows(near, first, at - min(at, REACH) + 1, live=True)
                 message = encode(
-                    "leaderboard_you", challenge=c.id, deal=index, guests=guests, rows=rows
+                    {
+                        "type": "leaderboard_you",
+                        "challenge": c.id,
+                        "deal": index,
+                        "guests": guests,
+                        "rows": rows,
+                    }
                 )
                 self.fanout.push([x.ws for x in due[who]], message)
 

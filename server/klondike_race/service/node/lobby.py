@@ -37,6 +37,7 @@ from ..store import Store
 from ..store.matchmaking import Pair
 from ..wire import Create, GhostRequest, Join, Watch, encode, encode_text
 from ..wire.encode import stored_event
+from ..wire.outbound import Resumed
 from .conn import Conn, seat_name, seat_owner
 from .ghosts import Ghosts
 from .race import player_hub
@@ -149,14 +150,13 @@ class Lobby:
         """Seat ``conn`` as player ``pid`` with their game replayed from ``log``: a
         welcome, or with ``since`` only the events missed since then when they are kept."""
         game = room.game_of(log or ())
-        extra: dict[str, Any] = {"token": token} if token else {}
         await self._drop_ticket(conn)  # in a room now: no longer waiting for a quick match
 
         async def welcome(hub: RoomHub) -> None:
             # the race may have ended since the room was read
             as_ended(game, hub.public.get("end_reason") if hub.phase() == FINISHED else None)
             if since is None or not await self._send_missed(conn, hub, since):
-                conn.send(await hub.snapshot(conn, "welcome", **extra))
+                conn.send(await hub.snapshot(conn, "welcome", token))
 
         await self.attendance.attach(conn, room.code, "player", welcome, pid, game)
         self.ghosts.resume(room)  # a ghost race's ghost plays on, on this node
@@ -185,18 +185,20 @@ class Lobby:
         if sees_boards(hub.sight(conn)) and any(e.get("type") == "progress" for e in events):
             return False  # stored events carry no boards: a full welcome has them all
         phase = hub.phase()
-        fields: dict[str, Any] = {
+        assert conn.role is not None
+        resumed: Resumed = {
+            "type": "resumed",
             "v": since,
             "role": conn.role,
             "server_time": self.clock.now_ms(),
             "room": {**hub.public, "phase": phase},
-            **hub.own_fields(conn, phase),
         }
-        conn.send(encode("resumed", **fields))
+        hub.add_own(resumed, conn, phase)
+        conn.send(encode(resumed))
         # (none for those who see the race behind it: the standings now are live)
         behind = hub.sight(conn) is Sight.DELAYED_BOARDS
         leaderboard = None if behind else hub.leaderboard()
-        flags = hub.flags(conn) if conn.role == "player" else {}
+        flags = hub.flags(conn) if conn.role == "player" else None
         for event in events:
             if event["v"] <= hub.version:
                 data = stored_event(event, phase, leaderboard, flags)
@@ -307,7 +309,7 @@ class Lobby:
 
             await self.rooms.change(hub.code, change)
         await self.attendance.detach(conn)
-        conn.send(encode_text("left", code=hub.code))
+        conn.send(encode_text({"type": "left", "code": hub.code}))
 
     async def unseat(self, conn: Conn, key: str) -> None:
         """``conn`` is no longer the player ``key`` (it signed out, or its session ended
@@ -325,7 +327,7 @@ class Lobby:
         except ServiceError as err:  # the countdown began meanwhile, a busy room
             conn.log.info("seat kept, connection out", reason=err.reason)
             await self.attendance.detach(conn)
-            conn.send(encode_text("left", code=hub.code))
+            conn.send(encode_text({"type": "left", "code": hub.code}))
 
     async def list_rooms(self, conn: Conn) -> None:
         now = self.clock.now_ms()
@@ -340,7 +342,7 @@ class Lobby:
         listed = [r.listed(now) for r, at in pairs if at is None or at >= idle]
         racing = sum(1 for r in listed if r["phase"] == RACING)
         online = await self.store.sweeping.online(self.open_here())
-        conn.send(encode("rooms", rooms=listed, online=online, racing=racing))
+        conn.send(encode({"type": "rooms", "rooms": listed, "online": online, "racing": racing}))
 
     # ---- quick match ------------------------------------------------------------------
     async def quick(self, conn: Conn, name: str, draw: int = 1) -> None:
@@ -363,7 +365,7 @@ class Lobby:
         for pair in pairs:
             await self.pair(pair, conn)
         if conn.ticket == ticket:
-            conn.send(encode_text("queued", draw=draw))
+            conn.send(encode_text({"type": "queued", "draw": draw}))
 
     async def quick_rating(self, who: str, draw: int) -> int:
         """A player's display rating of a quick-match variant (1500 when unknown)."""
@@ -422,7 +424,7 @@ class Lobby:
         async def enter() -> None:
             try:
                 await self.resume(conn, token, None)
-                conn.send(encode_text("matched", token=token))
+                conn.send(encode_text({"type": "matched", "token": token}))
             except Exception:
                 conn.log.exception("quick match entry failed")
 

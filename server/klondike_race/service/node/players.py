@@ -23,7 +23,7 @@ from ..domain.players import ACCOUNT, Identity
 from ..domain.room import FINISHED, Room
 from ..store import Store
 from ..store.accounts import session_hash
-from ..wire import ChangePassword, Hello, Register, SignIn, SignOut, encode_text
+from ..wire import ChangePassword, Hello, Register, SignIn, SignOut, encode_text, outbound
 from .conn import Conn
 
 # (limit, window in seconds) of each kind of attempt
@@ -79,10 +79,14 @@ class Players:
         player sits in, and a new session token when one was just made."""
         identity = conn.identity
         assert identity is not None
-        fields: dict[str, Any] = {"player": identity.public(), "rooms": await self._rooms(identity)}
+        told: outbound.Identity = {
+            "type": "identity",
+            "player": identity.public(),
+            "rooms": await self._rooms(identity),
+        }
         if session is not None:
-            fields["session"] = session
-        conn.send(encode_text("identity", **fields))
+            told["session"] = session
+        conn.send(encode_text(told))
 
     async def _rooms(self, identity: Identity) -> list[dict[str, Any]]:
         """The unfinished rooms ``identity`` sits in (finished ones leave the list)."""
@@ -146,7 +150,7 @@ class Players:
         conn.session = None
         conn.identity = conn.guest
         if conn.identity is None:
-            conn.send(encode_text("identity", player=None, rooms=[]))
+            conn.send(encode_text({"type": "identity", "player": None, "rooms": []}))
         else:
             await self._tell(conn)
 

@@ -73,7 +73,9 @@ class Race:
 
     def _refuse(self, conn: Conn, seq: int, reason: str, message: str) -> None:
         self.metrics.refused(reason)
-        conn.send(encode_text("refused", seq=seq, reason=reason, message=message))
+        conn.send(
+            encode_text({"type": "refused", "seq": seq, "reason": reason, "message": message})
+        )
 
     def _refuse_seq(self, conn: Conn, seq: int, game: Game) -> None:
         self._refuse(
@@ -236,8 +238,20 @@ class Race:
         game = conn.game
         assert game is not None
         move = str(game.log[seq - 1]) if seq <= len(game.log) else movelog.RESIGN
-        fields: dict[str, Any] = {"board": board_view(game, hub.elapsed()), **hub.flags(conn)}
-        conn.send(encode("ack", seq=seq, move=move, duplicate=True, **fields))
+        flags = hub.flags(conn)
+        conn.send(
+            encode(
+                {
+                    "type": "ack",
+                    "seq": seq,
+                    "move": move,
+                    "duplicate": True,
+                    "board": board_view(game, hub.elapsed()),
+                    "can_hint": flags["can_hint"],
+                    "can_finish": flags["can_finish"],
+                }
+            )
+        )
 
     async def _game_over(self, conn: Conn, hub: RoomHub) -> bool:
         """The player's own game is over: they may watch the others; the race may end

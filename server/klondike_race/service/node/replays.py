@@ -93,7 +93,7 @@ class Replays:
             got = await self.read(m.code, m.player, False)
         except Refused as refused:
             raise refused.error from None
-        conn.send(encode("replay", replay=got))
+        conn.send(encode({"type": "replay", "replay": got}))
 
     async def read(self, code: str, player: str | None, record: bool) -> dict[str, Any]:
         """The replay of room ``code`` (one ``player``'s, or their ``record``), or

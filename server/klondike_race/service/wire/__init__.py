@@ -1,7 +1,8 @@
-"""The wire: client messages (typed, decoded at one point) and the one encoder."""
+"""The wire: client messages (typed, decoded at one point), server messages (typed
+shapes, wire/outbound.py) and the one encoder."""
 
 from .decode import CLIENT_TYPES, TYPE_OF, decode
-from .encode import dumps, encode, encode_text, error
+from .encode import dumps, encode, encode_text
 from .messages import (
     ArenasRequest,
     AttemptRequest,
@@ -70,5 +71,4 @@ __all__ = [
     "dumps",
     "encode",
     "encode_text",
-    "error",
 ]

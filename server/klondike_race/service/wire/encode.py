@@ -1,84 +1,63 @@
-"""The one encoder of server messages (docs/protocol.md lists every type)."""
+"""The one encoder of server messages (docs/protocol.md lists every type; wire/outbound.py
+gives each its shape)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 
-ServerType = Literal[
-    "identity",
-    "challenges",
-    "leaderboard",
-    "leaderboard_you",
-    "leaderboard_changes",
-    "arenas",
-    "arena",
-    "arena_race",
-    "replay",
-    "welcome",
-    "resumed",
-    "resync",
-    "start",
-    "ack",
-    "refused",
-    "progress",
-    "boards",
-    "room",
-    "analysis",
-    "spectators",
-    "left",
-    "rooms",
-    "queued",
-    "matched",
-    "hint",
-    "finishing",
-    "pong",
-    "error",
-]
+from ..domain.assist import Flags
+from . import outbound as out
 
 
-def encode(type: ServerType, **fields: Any) -> bytes:
-    """``{"type": type, **fields}`` as compact JSON bytes."""
-    return orjson.dumps({"type": type, **fields})
-
-
-def encode_text(type: ServerType, **fields: Any) -> str:
-    """Like ``encode``, as str: websockets sends str as a text frame."""
-    return encode(type, **fields).decode()
-
-
-def dumps(message: Any) -> bytes:
-    """A whole message, a room event (``type`` included) or a part of one as JSON bytes."""
+def encode(message: out.ServerMessage) -> bytes:
+    """A server message as compact JSON bytes."""
     return orjson.dumps(message)
 
 
-def error(reason: str, message: str, about: str | None = None, **extra: Any) -> str:
-    return encode_text("error", reason=reason, message=message, about=about, **extra)
+def encode_text(message: out.ServerMessage) -> str:
+    """Like ``encode``, as str: websockets sends str as a text frame."""
+    return encode(message).decode()
+
+
+def dumps(message: Any) -> bytes:
+    """A room event as stored (``type`` included) or a part of a message as JSON bytes
+    (a whole server message is ``encode``'s)."""
+    return orjson.dumps(message)
 
 
 def stored_event(
-    event: dict[str, Any], phase: str, leaderboard: Any, flags: dict[str, bool]
+    event: dict[str, Any], phase: str, leaderboard: out.Standings | None, flags: Flags | None
 ) -> bytes | None:
     """A room event as kept in Redis, as the message a resuming connection gets of it
     (progress without boards: a connection that sees boards resumes with a full welcome).
     A room is sent with the room's ``phase`` now, not as it was when the event was made,
     and, as every replayed event, with the ``leaderboard`` now (the stored events do not
     keep the standings after each; None: without one); ``flags``: a player's
-    ``can_hint``/``can_finish`` now."""
+    ``can_hint``/``can_finish`` now (None: not a player's)."""
     kind, v = event.get("type"), event["v"]
-    standings = {} if leaderboard is None else {"leaderboard": leaderboard}
     if kind == "progress":
-        return encode(
-            "progress", v=v, player=event["player"], progress=event["progress"], **standings
-        )
+        progress: out.Progress = {
+            "type": "progress",
+            "v": v,
+            "player": event["player"],
+            "progress": event["progress"],
+        }
+        if leaderboard is not None:
+            progress["leaderboard"] = leaderboard
+        return encode(progress)
     if kind == "room":
-        fields = {"v": v, "room": {**event["room"], "phase": phase}, **standings}
+        room: out.Room = {"type": "room", "v": v, "room": {**event["room"], "phase": phase}}
+        if leaderboard is not None:
+            room["leaderboard"] = leaderboard
         if "results" in event:
-            fields["boards"] = event["results"]["boards"]
-        return encode("room", **fields, **flags)
+            room["boards"] = event["results"]["boards"]
+        if flags is not None:
+            room["can_hint"], room["can_finish"] = flags["can_hint"], flags["can_finish"]
+        return encode(room)
     if kind == "spectators":
-        return encode("spectators", v=v, count=event["count"])
+        return encode({"type": "spectators", "v": v, "count": event["count"]})
     if kind == "analysis":
-        return encode("analysis", v=v, analysis=event["analysis"])
+        return encode({"type": "analysis", "v": v, "analysis": event["analysis"]})
     return None
