@@ -392,3 +392,38 @@ async def test_a_move_read_back_before_its_commit_answers_comes_as_its_ack(node)
     assert [m["v"] for m in b.seen if m["type"] == "progress"] == [v + 1]
     for c in (a, b):
         await c.close()
+
+
+async def test_a_move_made_while_the_boards_are_read_is_on_them(node) -> None:
+    """A connection that sees boards arrives: the node reads each player's move log to
+    make its copies of their games. A move of a player whose log was read already, made
+    before the others' were, comes as an event while the copies are not made yet: it is
+    played on them when they are (the welcome, and later boards, show it), not lost
+    until that player's next move."""
+    a, b = await start_race(node.port, private=True)  # spectators see the boards, live
+    code = a.seen[0]["room"]["code"]
+    log = node.store.log
+    real_read = log.read
+    second, go_on = asyncio.Event(), asyncio.Event()
+
+    async def held_read(room: str, player: str) -> list[str]:
+        if player == "p2":  # the first player's log is read by now
+            second.set()
+            await go_on.wait()
+        return await real_read(room, player)
+
+    log.read = held_read  # type: ignore[method-assign]
+    try:
+        watcher = await Client.open(node.port)
+        await watcher.send("watch", code=code)
+        await second.wait()
+        moved = await a.move("draw")  # p1's move: logged after its log was read
+        assert moved["type"] == "ack"
+        go_on.set()
+        welcome = await watcher.expect("welcome")
+    finally:
+        log.read = real_read  # type: ignore[method-assign]
+    assert welcome["boards"]["p1"]["stock"] == moved["board"]["stock"], welcome["boards"]["p1"]
+    assert welcome["boards"]["p1"]["moves"] == 1
+    for c in (a, b, watcher):
+        await c.close()

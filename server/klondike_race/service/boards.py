@@ -21,6 +21,8 @@ class Boards:
         self.games: dict[str, Game] | None = None
         self.logged: dict[str, int] = {}  # player -> log entries in games[player]
         self.boards: dict[str, BoardView] | None = None
+        # (player, seq, entry) of the moves delivered while the logs are read (``ensure``)
+        self._arrived: list[tuple[str, Any, Any]] | None = None
         self._lock = asyncio.Lock()
 
     def drop(self, boards: dict[str, BoardView] | None = None) -> None:
@@ -47,13 +49,30 @@ class Boards:
         """Every player's board, from games replayed from the move logs when not cached."""
         async with self._lock:
             if self.boards is None:
-                replayed = await self.replay_logs(room, players)
-                # events delivered while the logs were read are in them (a move is logged
-                # before its event exists); later ones advance these games
+                self._arrived = []
+                try:
+                    replayed = await self.replay_logs(room, players)
+                    arrived = self._arrived
+                finally:
+                    self._arrived = None
+                # a move delivered while the logs were read is in its player's log when
+                # that was read after it; one read before it is played on now; later
+                # moves advance these games (``advance``)
                 self.games = {pid: game for pid, (game, _) in replayed.items()}
                 self.logged = {pid: n for pid, (_, n) in replayed.items()}
+                for player, seq, entry in arrived:
+                    game = self.games.get(player)
+                    if game is not None and seq == self.logged.get(player, 0) + 1:
+                        movelog.replay(game, [entry])
+                        self.logged[player] = seq
                 self.boards = {pid: board_view(g, elapsed) for pid, g in self.games.items()}
             return self.boards
+
+    def arrived(self, player: str, seq: Any, entry: Any) -> None:
+        """A move delivered while the games are not made (``ensure`` is reading the logs:
+        it plays it on them if its player's log was read before it)."""
+        if self._arrived is not None and isinstance(seq, int) and isinstance(entry, str):
+            self._arrived.append((player, seq, entry))
 
     async def as_of(
         self, room: Room, players: list[str], elapsed: int

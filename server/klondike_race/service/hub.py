@@ -314,6 +314,8 @@ class RoomHub:
             in_step, view = self.boards.advance(player, body.get("seq"), body.get("entry"), view)
             if not in_step:
                 self._refresh_boards()
+        else:  # the games may be being made: their logs may have been read before it
+            self.boards.arrived(player, body.get("seq"), body.get("entry"))
         # encoded once for every message of this move (the mover's ack too)
         standings = orjson.Fragment(dumps(self.leaderboard()))
         self._ack(event, standings)  # our own commit's: its ack, in its place among the events
