@@ -176,3 +176,53 @@ async def test_joining_needs_an_identity(tmp_path, redis_url) -> None:
         got = await anonymous.request("join_arena", "arena", arena=arena_id, name="X")
         assert got["type"] == "error" and got["reason"] == "hello_first", got
         await anonymous.close()
+
+
+async def test_players_on_two_nodes_are_paired_together(tmp_path, redis_url) -> None:
+    """Any node pairs: two players, each connected to another node, race each other (the
+    pairing node tells the other one, which enters its player's connection)."""
+    clock, arena_id, config = running_arena(tmp_path, redis_url)
+    async with running(config, clock) as one, running(config, clock) as two:  # type: ignore[arg-type]
+        ann, bob = await guest(one.port), await guest(two.port)
+        await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
+        await bob.request("join_arena", "arena", arena=arena_id, name="Bob")
+        races = [await race_of(ann), await race_of(bob)]
+        assert races[0]["room"]["code"] == races[1]["room"]["code"]
+        names = sorted(p["name"] for p in races[0]["room"]["players"])
+        assert names == ["Ann", "Bob"], races[0]["room"]["players"]
+        for c in (ann, bob):
+            await c.close()
+
+
+async def test_a_race_its_node_never_counted_is_counted_by_the_sweeper(tmp_path, redis_url) -> None:
+    """The node that finishes a race counts it at once; should it die first, the race is
+    due to the sweeper (``rooms:arena``), which counts it once."""
+    clock, arena_id, config = running_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:  # type: ignore[arg-type]
+        node.arenas.count = _not_now  # type: ignore[method-assign]  # "dies" before counting
+        ann, bob = await guest(node.port), await guest(node.port)
+        for c, name in ((ann, "Ann"), (bob, "Bob")):
+            await c.request("join_arena", "arena", arena=arena_id, name=name)
+        race = await race_of(ann)
+        await race_of(bob)
+        for c in (ann, bob):
+            assert (await c.request("resign", "ack", seq=1))["type"] == "ack"
+        await ann.expect("room")
+        code = race["room"]["code"]
+        due = await node.redis.zscore("rooms:arena", code)
+        assert due is not None  # owed to the sweeper
+        clock.shift_to(clock.now_ms() + 31_000)  # past the grace
+        del node.arenas.count  # the node's own again (the sweeper calls it)
+        await node.sweep()
+        standings = {e.name: e.standing for e in await node.store.arenas.entrants(arena_id)}
+        assert {n: s.races for n, s in standings.items()} == {"Ann": 1, "Bob": 1}
+        assert await node.redis.zscore("rooms:arena", code) is None
+        await node.sweep()  # again: counted once
+        standings = {e.name: e.standing for e in await node.store.arenas.entrants(arena_id)}
+        assert {n: s.races for n, s in standings.items()} == {"Ann": 1, "Bob": 1}
+        for c in (ann, bob):
+            await c.close()
+
+
+async def _not_now(_room: object) -> bool:
+    return False
