@@ -8,12 +8,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import orjson
 import pytest
 
 from klondike_race.service.clock import Clock
 from klondike_race.service.domain import arena as A
 
-from .conftest import Client, guest, make_config, running
+from .conftest import Client, guest, http, make_config, running
 
 HOUR_MS = 3_600_000
 SCHEDULE = "# the tests' arenas\nhourly every=hour at=:00 minutes=30 size=2 time_limit=60 draw=1\n"
@@ -145,6 +146,19 @@ async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redi
         assert back["you"]["paused"] is False
         twice = await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
         assert twice["type"] == "error" and twice["reason"] == "already_in_arena", twice
+        # the same over HTTP: the list, and the arena with its table
+        status, _, body = await http(node.port, "GET", "/api/arenas")
+        (listed,) = [x for x in orjson.loads(body)["arenas"] if x["id"] == arena_id]
+        assert status == 200 and listed["players"] == 2, listed
+        status, _, body = await http(node.port, "GET", f"/api/arenas/{arena_id}")
+        page = orjson.loads(body)
+        assert status == 200 and page["arena"]["id"] == arena_id and page["arena"]["players"] == 2
+        assert sorted(r["name"] for r in page["table"]) == ["Ann", "Bob"], page
+        for path, code in (
+            ("/api/arenas/arena-none-2026-12-05-1000", 404),
+            ("/api/arenas?x=1", 400),
+        ):
+            assert (await http(node.port, "GET", path))[0] == code, path
         (await race_of(ann), await race_of(bob))
         for c in (ann, bob):
             await c.close()

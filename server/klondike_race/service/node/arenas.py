@@ -91,15 +91,40 @@ class Arenas:
             return scheduled  # nothing to keep of it: nobody joined while it ran
         return await self.store.arenas.define(scheduled)
 
-    async def send_list(self, conn: Conn, m: ArenasRequest) -> None:
-        """The scheduled arenas running now or starting within ``LISTED_BEFORE_MS``."""
-        now = self.clock.now_ms()
+    async def listed(self, now: int) -> list[dict[str, Any]]:
+        """The scheduled arenas running at ``now`` or starting within ``LISTED_BEFORE_MS``,
+        each with how many players have joined."""
         listed = []
         for arena in A.arenas_between(self.lines, now, now + LISTED_BEFORE_MS):
             entry = self._public(arena, now)
             entry["players"] = await self.store.arenas.players(arena.id)
             listed.append(entry)
-        conn.send(encode({"type": "arenas", "server_time": now, "arenas": listed}))
+        return listed
+
+    async def send_list(self, conn: Conn, m: ArenasRequest) -> None:
+        now = self.clock.now_ms()
+        conn.send(encode({"type": "arenas", "server_time": now, "arenas": await self.listed(now)}))
+
+    async def http(self, rest: str, query: str) -> tuple[int, dict[str, Any]]:
+        """``/api/arenas`` (the list) and ``/api/arenas/ID`` (one arena with its whole
+        table, ranked: the first ``TABLE_ROWS``)."""
+        if query:
+            return 400, {"error": "bad_request", "message": "/api/arenas takes no query"}
+        now = self.clock.now_ms()
+        if rest in ("", "/"):
+            return 200, {"server_time": now, "arenas": await self.listed(now)}
+        arena_id = rest[1:] if rest.startswith("/") else ""
+        stored = await self.store.arenas.load(arena_id) if "/" not in arena_id else None
+        if stored is None:  # an arena nobody joined has no table to show
+            return 404, {"error": "no_arena", "message": "no such arena"}
+        version, rows, _ = await self.table(stored.id)
+        joined = await self.store.arenas.players(stored.id)
+        return 200, {
+            "server_time": now,
+            "arena": {**self._public(stored, now), "players": joined},
+            "v": version,
+            "table": rows,
+        }
 
     @staticmethod
     def _public(arena: A.Arena, now: int) -> dict[str, Any]:
@@ -163,32 +188,39 @@ class Arenas:
     ) -> None:
         """The arena's table (the top ``TABLE_ROWS``, ranked) and each player's own line,
         when it changed since the last sent (``force``: at once)."""
-        version, top = await self.store.arenas.table(arena.id, TABLE_ROWS)
-        if not force and self._sent.get(arena.id) == version:
+        if not force and self._sent.get(arena.id) == await self.store.arenas.version(arena.id):
             return
+        owners = {conn: seat_owner(conn)[0] for conn in conns}
+        version, rows, entrants = await self.table(arena.id, [w for w in owners.values() if w])
         if not force:
             self._sent[arena.id] = version
-        entrants = {
-            e.who: e for e in await self.store.arenas.entrants(arena.id, [w for w, _ in top])
-        }
-        ranked = ranking.ranks(top)
-        rows = [_row(entrants[who], rank) for who, rank, _ in ranked if who in entrants]
         now = self.clock.now_ms()
+        public = self._public(arena, now)
         for conn in conns:
-            who, _ = seat_owner(conn)
-            mine = await self.store.arenas.entrants(arena.id, [who]) if who else []
+            mine = entrants.get(owners[conn])
             conn.send(
                 encode(
                     {
                         "type": "arena",
-                        "arena": self._public(arena, now),
+                        "arena": public,
                         "v": version,
                         "table": rows,
-                        "you": _you(mine[0], paused) if mine else None,
+                        "you": _you(mine, paused) if mine else None,
                         "server_time": now,
                     }
                 )
             )
+
+    async def table(
+        self, arena_id: str, also: list[str] | None = None
+    ) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
+        """The table's version, its first ``TABLE_ROWS`` rows ranked, and the entrants of
+        those rows and of ``also`` (by player key)."""
+        version, top = await self.store.arenas.table(arena_id, TABLE_ROWS)
+        wanted = sorted({w for w, _ in top} | set(also or ()))
+        entrants = {e.who: e for e in await self.store.arenas.entrants(arena_id, wanted)}
+        rows = [_row(entrants[w], rank) for w, rank, _ in ranking.ranks(top) if w in entrants]
+        return version, rows, entrants
 
     # ---- pairing -------------------------------------------------------------------------
     async def run(self) -> None:

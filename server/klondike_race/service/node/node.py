@@ -165,6 +165,7 @@ class Node:
             "/api/players/": self.ratings.profile,
             "/api/challenges": self.challenges.http,
             "/api/replays/": self.replays.http,
+            "/api/arenas": self.arenas.http,
         }
         self.routes = Routes(client_dir, self.metrics.render, self.unready, apis)
         self.server: Server | None = None

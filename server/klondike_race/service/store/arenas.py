@@ -297,6 +297,10 @@ class Arenas(Part):
         )
         return {_text(w): int(s) for w, s in got}
 
+    async def version(self, arena: str) -> int:
+        """The table's version (bumped by every change of it)."""
+        return int(await self._timed(self.redis.get(arena_key(arena, "ver"))) or 0)
+
     async def table(self, arena: str, top: int) -> tuple[int, list[tuple[str, int]]]:
         """The table's version and its first ``top`` players with their table keys, best
         first (equal keys listed by player key)."""
