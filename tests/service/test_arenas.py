@@ -240,3 +240,51 @@ async def test_a_race_its_node_never_counted_is_counted_by_the_sweeper(tmp_path,
 
 async def _not_now(_room: object) -> bool:
     return False
+
+
+async def test_a_players_own_arena(tmp_path, redis_url) -> None:
+    """``create_arena``: a public one is listed and anyone joins it; a private one is not
+    listed, and its id (told only to its maker) is its code; each bound has its own
+    refusal, which creates nothing; one address creates at most 10 an hour."""
+    clock, _, config = running_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:  # type: ignore[arg-type]
+        ann, bob = await guest(node.port), await guest(node.port)
+        now = clock.now_ms()
+        fields = {"starts": now + 1_000, "minutes": 20, "size": 3, "time_limit": 120}
+        public = await ann.request("create_arena", "arena", **fields, settings={"draw": 3})
+        made = public["arena"]
+        assert made["id"].startswith("arena-p") and made["phase"] == "upcoming", made
+        assert made["size"] == 3 and made["settings"]["draw"] == 3 and public["you"] is None
+        secret = (await ann.request("create_arena", "arena", **fields, private=True))["arena"]
+        listed = {a["id"] for a in (await bob.request("arenas", "arenas"))["arenas"]}
+        assert made["id"] in listed and secret["id"] not in listed
+        for arena in (made, secret):
+            joined = await bob.request("join_arena", "arena", arena=arena["id"], name="Bob")
+            assert joined["arena"]["id"] == arena["id"] and joined["you"]["waiting"], joined
+        keys_before = sorted(await node.redis.keys("arena:*"))
+        for extra, reason in (
+            ({"starts": now - 1}, "bad_start"),
+            ({"starts": now + 25 * 3_600_000}, "bad_start"),
+            ({"minutes": 5}, "bad_length"),
+            ({"size": 5}, "bad_size"),
+            ({"time_limit": 30}, "bad_time_limit"),
+            ({"time_limit": 1200}, "bad_time_limit"),  # over half of 20 minutes
+            ({"settings": {"undo": True}}, "bad_settings"),
+            ({"settings": {"draw": 2}}, "bad_settings"),
+            ({"colour": "red"}, "bad_field"),
+            ({"size": "3"}, "bad_field"),
+        ):
+            got = await ann.request("create_arena", "arena", **{**fields, **extra})
+            assert got["type"] == "error" and got["reason"] == reason, (extra, got)
+        got = await ann.request("create_arena", "arena", minutes=20)
+        assert got["type"] == "error" and got["reason"] == "missing_field", got
+        assert sorted(await node.redis.keys("arena:*")) == keys_before  # nothing made
+        for _ in range(8):  # 10 an hour from one address
+            assert (await ann.request("create_arena", "arena", **fields))["type"] == "arena"
+        limited = await ann.request("create_arena", "arena", **fields)
+        assert limited["type"] == "error" and limited["reason"] == "rate_limited", limited
+        anonymous = await Client.open(node.port)
+        got = await anonymous.request("create_arena", "arena", **fields)
+        assert got["type"] == "error" and got["reason"] == "hello_first", got
+        for c in (ann, bob, anonymous):
+            await c.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,12 @@ from ..config import Config
 from ..contracts import Spawn
 from ..domain import arena as A
 from ..domain import ranking, rating
-from ..domain.errors import ServiceError
+from ..domain.errors import RateLimited, ServiceError
 from ..domain.options import RoomOptions
 from ..domain.progress import initial_progress
 from ..domain.room import Room, add_player
 from ..store import Store
-from ..wire import ArenasRequest, JoinArena, PauseArena, encode, encode_text
+from ..wire import ArenasRequest, CreateArena, JoinArena, PauseArena, encode, encode_text
 from ..wire.outbound import ArenaRace
 from .conn import Conn, seat_owner
 from .lobby import Lobby
@@ -40,6 +41,7 @@ PAIR_INTERVAL_S = 1.0  # how often a node pairs the arenas its players are in
 PAIR_LOCK_MS = 5_000  # one node pairs an arena at a time (the lock lapses if it dies)
 LISTED_BEFORE_MS = 6 * 3_600_000  # the list shows arenas starting this soon
 TABLE_ROWS = 100  # the table's rows sent
+CREATED_PER_ADDRESS = (10, 3600)  # arenas one client address may create, per hour
 
 
 def load_schedule(path: str | None) -> tuple[A.ScheduleLine, ...]:
@@ -95,7 +97,8 @@ class Arenas:
         """The scheduled arenas running at ``now`` or starting within ``LISTED_BEFORE_MS``,
         each with how many players have joined."""
         listed = []
-        for arena in A.arenas_between(self.lines, now, now + LISTED_BEFORE_MS):
+        made = await self.store.arenas.public_made(now, now + LISTED_BEFORE_MS)
+        for arena in [*A.arenas_between(self.lines, now, now + LISTED_BEFORE_MS), *made]:
             entry = self._public(arena, now)
             entry["players"] = await self.store.arenas.players(arena.id)
             listed.append(entry)
@@ -104,6 +107,27 @@ class Arenas:
     async def send_list(self, conn: Conn, m: ArenasRequest) -> None:
         now = self.clock.now_ms()
         conn.send(encode({"type": "arenas", "server_time": now, "arenas": await self.listed(now)}))
+
+    async def create(self, conn: Conn, m: CreateArena) -> None:
+        """A player's own arena (domain/arena.py, ``created``): listed when public, else
+        joined by its id, which only its maker is told. At most ``CREATED_PER_ADDRESS``
+        from one client address; the answer is its ``arena`` frame (its maker has not
+        joined it: ``join_arena`` does)."""
+        who, _ = seat_owner(conn)
+        if not who:
+            raise ServiceError("hello_first", "create_arena: say hello first")
+        fields = {k: v for k, v in asdict(m).items() if v is not None}
+        now = self.clock.now_ms()
+        arena = A.created(f"arena-p{secrets.token_hex(8)}", fields, now)  # refusals first
+        limit, window = CREATED_PER_ADDRESS
+        wait = await self.store.accounts.hit(f"arena:{conn.address}", limit, window)
+        if wait:
+            raise RateLimited(f"too many arenas created ({limit} an hour)", wait)
+        await self.store.arenas.define(arena)
+        if not arena.private:
+            await self.store.arenas.list_public(arena)
+        log.info("arena created", arena=arena.id, private=arena.private, by=who)
+        await self.send_table(arena, [conn], force=True)
 
     async def http(self, rest: str, query: str) -> tuple[int, dict[str, Any]]:
         """``/api/arenas`` (the list) and ``/api/arenas/ID`` (one arena with its whole

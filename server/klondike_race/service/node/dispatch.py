@@ -337,6 +337,8 @@ class Connections:
                 await self.challenges.leaderboards.watch(conn, m)
             case wire.ArenasRequest():
                 await self.arenas.send_list(conn, m)
+            case wire.CreateArena():
+                await self.arenas.create(conn, m)
             case wire.JoinArena():
                 await self.arenas.join(conn, m)
             case wire.PauseArena():

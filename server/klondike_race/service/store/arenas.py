@@ -23,6 +23,8 @@ one script on one Redis and on a Redis Cluster alike:
 ``arena:{ID}:pairing``      string  the node pairing the arena now (a lock, ms TTL)
 ``rooms:arena``             zset    race code -> when (epoch ms) a finished arena race is
                                     due to the sweeper (its node died before counting it)
+``arenas:made``             zset    a player's public arena -> when (epoch ms) it ends
+                                    (the list of players' arenas until then)
 ==========================  ======  ===================================================
 
 A standing is written only when a race is counted, once per race (``counted``), and a
@@ -44,6 +46,7 @@ from .base import Part
 from .scripts import CLAIM_DUE
 
 ARENA_DUE = "rooms:arena"  # race code -> when (epoch ms) its count is due to the sweeper
+MADE = "arenas:made"  # a player's public arena -> when (epoch ms) it ends
 
 
 def arena_key(arena: str, part: str = "") -> str:
@@ -268,6 +271,20 @@ class Arenas(Part):
                 )
             )
         return out
+
+    async def list_public(self, arena: Arena) -> None:
+        """A player's public arena is listed until it ends (``arenas:made``)."""
+        await self._timed(self.redis.zadd(MADE, {arena.id: arena.ends}))
+
+    async def public_made(self, since: int, until: int) -> list[Arena]:
+        """Players' public arenas running at some moment from ``since`` to ``until``
+        (ended ones leave the list)."""
+        await self._timed(self.redis.zremrangebyscore(MADE, "-inf", since))
+        ids = await self._timed(self.redis.zrange(MADE, 0, -1))
+        found = [await self.load(_text(i)) for i in ids]
+        return sorted(
+            (a for a in found if a is not None and a.starts <= until), key=lambda a: a.starts
+        )
 
     async def players(self, arena: str) -> int:
         """How many players have joined the arena."""

@@ -256,6 +256,14 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
         _text(f, "challenge", 3, 48), f.int_in("deal", 0, 19, default=0)
     ),
     "arenas": lambda f: M.ArenasRequest(),
+    "create_arena": lambda f: M.CreateArena(
+        f.get("starts", (int,), True),
+        f.get("minutes", (int,), True),
+        f.get("size", (int,)),
+        f.get("time_limit", (int,)),
+        f.get("settings", (dict,)),
+        f.get("private", (bool,), default=False),
+    ),
     "join_arena": lambda f: M.JoinArena(_text(f, "arena", 3, 64), f.name()),
     "pause_arena": lambda f: M.PauseArena(_text(f, "arena", 3, 64)),
     "change_password": lambda f: M.ChangePassword(
@@ -288,6 +296,7 @@ TYPE_OF: dict[type, str] = {
     M.AttemptRequest: "attempt",
     M.WatchBoard: "watch_board",
     M.ArenasRequest: "arenas",
+    M.CreateArena: "create_arena",
     M.JoinArena: "join_arena",
     M.PauseArena: "pause_arena",
     M.GhostRequest: "ghost",

@@ -148,6 +148,18 @@ class ArenasRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class CreateArena:
+    """A player's own arena (domain/arena.py's ``created`` checks the bounds)."""
+
+    starts: int  # epoch ms
+    minutes: int
+    size: int | None = None
+    time_limit: int | None = None
+    settings: dict[str, Any] | None = None
+    private: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class JoinArena:
     arena: str
     name: str
@@ -196,6 +208,7 @@ Message = (
     | AttemptRequest
     | WatchBoard
     | ArenasRequest
+    | CreateArena
     | JoinArena
     | PauseArena
     | GhostRequest
