@@ -225,6 +225,9 @@ async def test_a_race_its_node_never_counted_is_counted_by_the_sweeper(tmp_path,
         code = race["room"]["code"]
         due = await node.redis.zscore("rooms:arena", code)
         assert due is not None  # owed to the sweeper
+        for c in (ann, bob):  # paired no more (else counted, they race again)
+            await c.send("pause_arena", arena=arena_id)
+            await until_you(c, "paused")
         clock.shift_to(clock.now_ms() + 31_000)  # past the grace
         del node.arenas.count  # the node's own again (the sweeper calls it)
         await node.sweep()
@@ -234,6 +237,14 @@ async def test_a_race_its_node_never_counted_is_counted_by_the_sweeper(tmp_path,
         await node.sweep()  # again: counted once
         standings = {e.name: e.standing for e in await node.store.arenas.entrants(arena_id)}
         assert {n: s.races for n, s in standings.items()} == {"Ann": 1, "Bob": 1}
+        # final once it has ended and its last race is counted (both paused before it
+        # was: no race is made after it)
+        page = orjson.loads((await http(node.port, "GET", f"/api/arenas/{arena_id}"))[2])
+        assert page["arena"]["phase"] == "running" and page["arena"]["final"] is False
+        clock.shift_to(page["arena"]["ends"] + 1)
+        page = orjson.loads((await http(node.port, "GET", f"/api/arenas/{arena_id}"))[2])
+        assert page["arena"]["phase"] == "over" and page["arena"]["final"] is True, page
+        assert page["arena"]["pairing"] is False
         for c in (ann, bob):
             await c.close()
 

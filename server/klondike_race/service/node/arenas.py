@@ -76,7 +76,8 @@ class Arenas:
         self.node = node
         self.lines = load_schedule(config.arenas_file)
         self.here: dict[str, dict[str, Conn]] = {}  # arena -> player key -> connection here
-        self._sent: dict[str, int] = {}  # arena -> the table version last sent from here
+        # arena -> (table version, phase, pairing) last sent from here
+        self._sent: dict[str, tuple[int, str, bool]] = {}
 
     # ---- which arenas there are --------------------------------------------------------
     async def find(self, arena_id: str) -> A.Arena:
@@ -99,7 +100,7 @@ class Arenas:
         listed = []
         made = await self.store.arenas.public_made(now, now + LISTED_BEFORE_MS)
         for arena in [*A.arenas_between(self.lines, now, now + LISTED_BEFORE_MS), *made]:
-            entry = self._public(arena, now)
+            entry = await self._public(arena, now)
             entry["players"] = await self.store.arenas.players(arena.id)
             listed.append(entry)
         return listed
@@ -145,17 +146,20 @@ class Arenas:
         joined = await self.store.arenas.players(stored.id)
         return 200, {
             "server_time": now,
-            "arena": {**self._public(stored, now), "players": joined},
+            "arena": {**await self._public(stored, now), "players": joined},
             "v": version,
             "table": rows,
         }
 
-    @staticmethod
-    def _public(arena: A.Arena, now: int) -> dict[str, Any]:
+    async def _public(self, arena: A.Arena, now: int) -> dict[str, Any]:
+        """The arena as listed: its definition, ``phase``, whether races are paired now
+        (``pairing``), and ``final`` once it has ended and its last race is counted."""
+        over = arena.phase(now) == A.OVER
         return {
             **arena.to_dict(),
             "phase": arena.phase(now),
             "pairing": arena.pairing_open(now),
+            "final": over and not await self.store.arenas.running(arena.id),
         }
 
     # ---- joining and pausing -----------------------------------------------------------
@@ -211,15 +215,21 @@ class Arenas:
         self, arena: A.Arena, conns: list[Conn], force: bool = False, paused: bool = False
     ) -> None:
         """The arena's table (the top ``TABLE_ROWS``, ranked) and each player's own line,
-        when it changed since the last sent (``force``: at once)."""
-        if not force and self._sent.get(arena.id) == await self.store.arenas.version(arena.id):
+        when it or the arena's phase changed since the last sent (``force``: at once)."""
+        now = self.clock.now_ms()
+        state = (
+            await self.store.arenas.version(arena.id),
+            arena.phase(now),
+            arena.pairing_open(now),
+        )
+        if not force and self._sent.get(arena.id) == state:
             return
         owners = {conn: seat_owner(conn)[0] for conn in conns}
         version, rows, entrants = await self.table(arena.id, [w for w in owners.values() if w])
         if not force:
-            self._sent[arena.id] = version
+            self._sent[arena.id] = (version, *state[1:])
         now = self.clock.now_ms()
-        public = self._public(arena, now)
+        public = await self._public(arena, now)
         for conn in conns:
             mine = entrants.get(owners[conn])
             conn.send(

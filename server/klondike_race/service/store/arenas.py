@@ -20,6 +20,8 @@ one script on one Redis and on a Redis Cluster alike:
 ``arena:{ID}:waiting``      zset    player key -> since when (epoch ms) they wait to be
                                     paired: joined, not paused, not in a race
 ``arena:{ID}:counted``      set     the codes of the races already counted
+``arena:{ID}:running``      string  how many of its races are being played (made, not
+                                    counted yet)
 ``arena:{ID}:pairing``      string  the node pairing the arena now (a lock, ms TTL)
 ``rooms:arena``             zset    race code -> when (epoch ms) a finished arena race is
                                     due to the sweeper (its node died before counting it)
@@ -54,10 +56,9 @@ def arena_key(arena: str, part: str = "") -> str:
 
 
 def keys_of(arena: str) -> list[str]:
-    """The keys every arena script takes, in this order (KEYS[1] to KEYS[6])."""
-    return [arena_key(arena, p) for p in ("players", "standings", "table", "ver", "waiting")] + [
-        arena_key(arena, "counted")
-    ]
+    """The keys every arena script takes, in this order (KEYS[1] to KEYS[7])."""
+    parts = ("players", "standings", "table", "ver", "waiting", "counted", "running")
+    return [arena_key(arena, p) for p in parts]
 
 
 def standing_json(standing: Standing) -> bytes:
@@ -140,6 +141,7 @@ for i = 2, #ARGV do
   e['race'] = ARGV[1]
   redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(e))
 end
+redis.call('INCR', KEYS[7])
 return 1
 """
 
@@ -149,6 +151,7 @@ return 1
 # paused. 1 when counted here, 0 when it was already.
 COUNT = """
 if redis.call('SADD', KEYS[6], ARGV[1]) == 0 then return 0 end
+if tonumber(redis.call('GET', KEYS[7]) or '0') > 0 then redis.call('DECR', KEYS[7]) end
 for i = 3, #ARGV, 4 do
   local who = ARGV[i]
   redis.call('HSET', KEYS[2], who, ARGV[i + 1])
@@ -285,6 +288,10 @@ class Arenas(Part):
         return sorted(
             (a for a in found if a is not None and a.starts <= until), key=lambda a: a.starts
         )
+
+    async def running(self, arena: str) -> int:
+        """How many of the arena's races are being played (made and not counted yet)."""
+        return int(await self._timed(self.redis.get(arena_key(arena, "running"))) or 0)
 
     async def players(self, arena: str) -> int:
         """How many players have joined the arena."""
