@@ -409,7 +409,11 @@ def pair(waiting: Iterable[Waiting], size: int, now: int) -> Pairing:
     while free:
         race = [free.pop(0)]
         while len(race) < size:
-            best = min(free, key=lambda q: (repeats([*race, q]), position[q]))
+            # the first in table order who adds no repeated pair, else the fewest
+            base = repeats(race)
+            best = next((q for q in free if repeats([*race, q]) == base), None)
+            if best is None:
+                best = min(free, key=lambda q: (repeats([*race, q]), position[q]))
             free.remove(best)
             race.append(best)
         races.append(race)

@@ -38,7 +38,8 @@ from .rooms import RoomOps, new_token, seat_token
 log = structlog.get_logger("klondike_race.arenas")
 
 PAIR_INTERVAL_S = 1.0  # how often a node pairs the arenas its players are in
-PAIR_LOCK_MS = 5_000  # one node pairs an arena at a time (the lock lapses if it dies)
+PAIR_LOCK_MS = 5_000  # one node pairs an arena at a time (held while it does; it lapses
+# should the node die meanwhile)
 LISTED_BEFORE_MS = 6 * 3_600_000  # the list shows arenas starting this soon
 TABLE_ROWS = 100  # the table's rows sent
 CREATED_PER_ADDRESS = (10, 3600)  # arenas one client address may create, per hour
@@ -281,24 +282,24 @@ class Arenas:
             arena.id, self.node, PAIR_LOCK_MS
         ):
             return 0
+        try:
+            return await self._pair(arena, now)
+        finally:
+            await self.store.arenas.unlock(arena.id, self.node)
+
+    async def _pair(self, arena: A.Arena, now: int) -> int:
         entrants = await self.store.arenas.entrants(arena.id)
         waiting = [e for e in entrants if e.waiting_since is not None]
         variant = f"draw{arena.settings.draw}"
+        ratings = await asyncio.gather(*(self._rating(e.who, variant) for e in waiting))
         pool = [
-            A.Waiting(
-                e.who,
-                e.standing.points,
-                await self._rating(e.who, variant),
-                e.waiting_since or now,
-                frozenset(e.last),
-            )
-            for e in waiting
+            A.Waiting(e.who, e.standing.points, r, e.waiting_since or now, frozenset(e.last))
+            for e, r in zip(waiting, ratings, strict=True)
         ]
-        made = 0
         by_who = {e.who: e for e in entrants}
-        for group in A.pair(pool, arena.size, now).races:
-            made += await self._race(arena, [by_who[w] for w in group])
-        return made
+        races = A.pair(pool, arena.size, now).races
+        made = await asyncio.gather(*(self._race(arena, [by_who[w] for w in g]) for g in races))
+        return sum(made)
 
     async def _rating(self, who: str, variant: str) -> int:
         stats = await self.store.ratings.variant_stats(who, variant)

@@ -172,6 +172,13 @@ return 1
 """
 
 
+# KEYS: the lock. ARGV: the node. The lock goes only if that node holds it.
+UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
 class Arenas(Part):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -180,6 +187,7 @@ class Arenas(Part):
         self._take = self._script(TAKE)
         self._count = self._script(COUNT)
         self._claim_due = self._script(CLAIM_DUE)
+        self._unlock = self._script(UNLOCK)
 
     async def define(self, arena: Arena) -> Arena:
         """The arena as stored: ``arena`` when it is the first definition of its id, else
@@ -302,6 +310,10 @@ class Arenas(Part):
         lock lapses should that node die)."""
         key = arena_key(arena, "pairing")
         return bool(await self._timed(self.redis.set(key, node, nx=True, px=ms)))
+
+    async def unlock(self, arena: str, node: str) -> None:
+        """``node`` is done pairing the arena: another may (or it again) at once."""
+        await self._timed(self._unlock(keys=[arena_key(arena, "pairing")], args=[node]))
 
     async def counted_due(self, race: str) -> None:
         """The race ``race`` is counted: the sweeper need not count it (``rooms:arena``)."""

@@ -1,0 +1,228 @@
+"""Arena benchmark: prints figures (docs/benchmarks.md), it is not a timed test.
+
+    .venv/bin/python bench/arena_bench.py                      # 200 players, 60 s
+    .venv/bin/python bench/arena_bench.py --players 1000 --seconds 120
+
+One server process (``klondike-race serve``, dev mode, its clock put 10 s into a daily
+arena of races of two, two hours long) on its own redis-server, and this process as the
+players: each
+says hello, joins the arena, and in every race it is paired into makes a move about
+every ``1/rate`` s (a card home, else draw, else recycle: server_bench's bot) and resigns
+after ``--moves`` moves, so that races end and players are paired again. It prints:
+
+- pairing: from the end of a player's race (its ``room`` event ``finished``, once both
+  games are over) to the player's next ``arena_race``, p50/p99 (the server pairs every
+  second);
+- acks: a move's acknowledgement latency, p50/p99, as the players measure it and as the
+  server does (``kr_ack_latency_seconds``), and the server's CPU;
+- tables: ``arena`` frames per player per second, and their mean size;
+- Redis: memory used per arena player and per race counted (``INFO memory``'s
+  ``used_memory`` before the players join and at the end, over the counts), with the
+  races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+import redis
+from websockets.asyncio.client import connect
+
+from klondike_race.service.domain import arena as A
+from klondike_race.service.embedded import EmbeddedRedis, free_port
+from server_bench import ack_buckets, bucket_quantile, choose, cpu_seconds
+
+DAY_MS = 86_400_000
+SCHEDULE = "bench every=day at=00:00 minutes=120 size=2 time_limit=300 draw=1\n"
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.pairing: list[float] = []
+        self.acks: list[float] = []
+        self.by_seq: dict[int, list[float]] = {}
+        self.frames = 0
+        self.frame_bytes = 0
+        self.races = 0
+        self.errors: list[str] = []
+
+
+async def player(
+    port: int, arena: str, args: argparse.Namespace, tally: Tally, stop: float
+) -> None:
+    async with connect(f"ws://127.0.0.1:{port}/ws", compression=None, max_size=None) as ws:
+
+        async def send(kind: str, **fields: object) -> None:
+            await ws.send(orjson.dumps({"type": kind, **fields}).decode())
+
+        inbox: asyncio.Queue[dict] = asyncio.Queue()
+
+        async def read() -> None:
+            async for raw in ws:
+                m = orjson.loads(raw)
+                if m["type"] == "arena":
+                    tally.frames += 1
+                    tally.frame_bytes += len(raw)
+                    continue
+                await inbox.put(m)
+
+        reader = asyncio.create_task(read())
+
+        async def until(*kinds: str) -> dict:
+            while True:
+                m = await inbox.get()
+                if m["type"] in kinds:
+                    return m
+                if m["type"] == "error":
+                    tally.errors.append(str(m))
+
+        await send("hello", device=secrets.token_urlsafe(24))
+        await until("identity")
+        await send("join_arena", arena=arena, name=f"bot{random.randrange(10**6)}")
+        ended: float | None = None
+        try:
+            while time.monotonic() < stop:
+                try:
+                    await asyncio.wait_for(until("arena_race"), stop - time.monotonic())
+                except TimeoutError:
+                    break
+                if ended is not None:
+                    tally.pairing.append(time.monotonic() - ended)
+                welcome = await until("welcome")
+                board = welcome.get("board")
+                if welcome["room"]["phase"] != "racing":
+                    board = (await until("start"))["board"]
+                seq = 0
+                for _ in range(args.moves):
+                    await asyncio.sleep(random.expovariate(args.rate))
+                    step = choose(board)
+                    if step is None:
+                        break
+                    seq += 1
+                    t0 = time.perf_counter()
+                    await send("move", seq=seq, **step)
+                    ack = await until("ack", "refused")
+                    tally.acks.append(time.perf_counter() - t0)
+                    tally.by_seq.setdefault(min(seq, 3), []).append(time.perf_counter() - t0)
+                    if ack["type"] != "ack":
+                        break
+                    board = ack["board"]
+                await send("resign", seq=seq + 1)
+                await until("ack", "refused")
+                while (await until("room"))["room"]["phase"] != "finished":
+                    pass
+                ended = time.monotonic()
+                tally.races += 1
+        finally:
+            reader.cancel()
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="kr-arena-"))
+    store = EmbeddedRedis(tmp / "redis").start()
+    schedule = tmp / "arenas.txt"
+    schedule.write_text(SCHEDULE)
+    now = time.time_ns() // 1_000_000
+    starts = (now // DAY_MS + 1) * DAY_MS  # the next midnight UTC
+    port = free_port()
+    env = {
+        **os.environ,
+        "REDIS_URL": store.url,
+        "KR_PORT": str(port),
+        "KR_DEV": "1",
+        "KR_CLOCK_OFFSET_MS": str(starts + 10_000 - now),
+        "KR_ARENAS_FILE": str(schedule),
+        "KR_COUNTDOWN_MS": "500",
+        "KR_RATE": "50",
+        "KR_BURST": "100",
+        "KR_LOG_LEVEL": "warning",
+    }
+    profile = os.environ.get("KR_BENCH_PROFILE")  # a file: the server runs under cProfile
+    command = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
+    command += ["-m", "klondike_race.cli", "serve"]
+    log = (tmp / "server.log").open("w")
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        assert server.stdout is not None
+        if not server.stdout.readline():  # "Klondike Race is running: …"
+            print("the server did not start", file=sys.stderr)
+            return 1
+        rds = redis.Redis.from_url(store.url)
+        before = int(rds.info("memory")["used_memory"])
+        acks_before = await ack_buckets(port)
+        cpu_before = cpu_seconds(server.pid)
+        arena = A.arena_id("bench", starts)
+        tally = Tally()
+        t0 = time.monotonic()
+        stop = t0 + args.seconds
+        await asyncio.gather(*(player(port, arena, args, tally, stop) for _ in range(args.players)))
+        elapsed = time.monotonic() - t0
+        used = int(rds.info("memory")["used_memory"]) - before
+        acks_after = await ack_buckets(port)
+        cpu = (cpu_seconds(server.pid) - cpu_before) / elapsed
+        counted = rds.scard(f"arena:{{{arena}}}:counted")
+        every = 1 / args.rate
+        print(
+            f"{args.players} players, {elapsed:.0f} s, races of 2, a move every {every:.1f} s, "
+            f"{args.moves} moves then resign"
+        )
+        print(
+            f"races counted {counted}; pairing p50 {pct(tally.pairing, 0.5):.2f} s, "
+            f"p99 {pct(tally.pairing, 0.99):.2f} s ({len(tally.pairing)} re-pairings)"
+        )
+        print(
+            f"acks {len(tally.acks)}: p50 {1000 * pct(tally.acks, 0.5):.1f} ms, "
+            f"p99 {1000 * pct(tally.acks, 0.99):.1f} ms; the server's own (frame read to ack "
+            f"written) p50 {bucket_quantile(acks_before, acks_after, 0.5)}, "
+            f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}; server CPU {100 * cpu:.0f}%"
+        )
+        per = tally.frames / max(1, args.players) / elapsed
+        size = tally.frame_bytes / max(1, tally.frames)
+        print(f"table frames {per:.2f} per player per second, {size / 1024:.1f} KiB each")
+        print(
+            f"redis used_memory +{used / 1024:.0f} KiB: {used / args.players / 1024:.1f} KiB a "
+            f"player, {used / max(1, counted) / 1024:.1f} KiB a race counted (its room included)"
+        )
+        for k, v in sorted(tally.by_seq.items()):  # a race's first moves apart
+            name = f"{k}+" if k == 3 else str(k)
+            p50, p99, top = 1000 * pct(v, 0.5), 1000 * pct(v, 0.99), 1000 * max(v)
+            print(f"  move {name} of a race: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {top:.0f} ms")
+        if tally.errors:
+            print(f"errors: {len(tally.errors)}, first {tally.errors[0]}")
+        print(f"server log: {tmp / 'server.log'}")
+        return 0
+    finally:
+        server.terminate()
+        server.wait(30)
+        log.close()
+        store.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--rate", type=float, default=2.0, help="moves per second per player")
+    parser.add_argument("--moves", type=int, default=20, help="moves a race, then resign")
+    return asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
