@@ -4,6 +4,7 @@
 // goes to the screen or concern it is about.
 
 import { Account } from './account.js';
+import { arenaAgain, arenaError } from './arena.js';
 import {
   challengeError, enteredRoom, watchBoardAgain,
 } from './challenges.js';
@@ -104,6 +105,8 @@ function onMessage(msg) {
     case 'room':
       checkCommitment();
       if (roomPhase(state) === 'finished') forgetRoom(state.room.code);
+      // an arena's race over: a reload comes back into the arena, not this race's results
+      if (roomPhase(state) === 'finished' && state.room.arena) forgetSession(state.room.code);
       if (attemptOf(state.room) && roomPhase(state) === 'finished') net.send({ type: 'challenges' });
       break;
     case 'left':
@@ -173,6 +176,7 @@ function afterEntry() {
 
 function onError(msg) {
   if (account.onError(msg)) return; // shown in the account area
+  if (arenaError(msg)) return;
   toast(challengeError(msg) || msg.message || msg.reason, 'error');
   if (msg.about === 'join' && (msg.reason === 'room_finished' || msg.reason === 'no_room')) {
     forgetRoom(msg.message && (msg.message.match(/[A-Z0-9]{6}/) || [])[0]);
@@ -216,5 +220,8 @@ function replayAnswered(msg) {
     : { status: 403, error: msg.reason, message: msg.message, opens_at: msg.opens_at });
 }
 
-net.onOpen = onOpen;
+net.onOpen = () => {
+  onOpen();
+  arenaAgain(); // after a resume: its welcome comes before the next race's
+};
 net.onMessage = onMessage;

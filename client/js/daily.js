@@ -154,7 +154,7 @@ export function flagTag(flag) {
   return [`flagged: ${FLAG_WORDS[flag][0]}`, FLAG_WORDS[flag][1]];
 }
 
-function nameCell(row) {
+export function nameCell(row) {
   const name = escapeHtml(row.name || '?');
   const link = row.who ? `<a class="profile-link" href="${escapeHtml(profileHref(row.who))}">${name}</a>` : name;
   const flags = flagsOf(row).map(flagTag).map(([tag, why]) => ` <span class="tag flag" title="${escapeHtml(why)}">${escapeHtml(tag)}</span>`);

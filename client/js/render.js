@@ -3,12 +3,12 @@
 
 import { BoardView } from './board.js';
 import {
-  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, flagsOf, flagTag, minutes, opensText, placeText,
-  playersText, shareGame, untilText, shareLine, statusWord, thousands, titleOf,
+  archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, flagsOf, flagTag, minutes, nameCell, opensText,
+  placeText, playersText, shareGame, untilText, shareLine, statusWord, thousands, titleOf,
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
-  attemptOf, challengeById, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLivePlace, names,
+  arenaRace, attemptOf, challengeById, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLivePlace, names,
   roomPhase, seats, serverNow, sharesPlace, shownBoard, solvedHere, standings, viewOf, yourRooms,
 } from './state.js';
 
@@ -154,7 +154,7 @@ function placeOf(state) {
 // being typed in, a header button) stays where it is.
 const SCREEN_FOCUS = {
   lobby: '#lobby-title', queue: '#queue-title', room: '#room-title', race: '#my-board',
-  results: '#results-title', watch: '#watch-title',
+  results: '#results-title', watch: '#watch-title', arena: '#arena-title',
   'route:profile': '#profile-view', 'route:daily': '#daily-view', 'route:replay': '#replay-title',
 };
 
@@ -179,6 +179,55 @@ const reachedTitle = (game) => `${game[0].toUpperCase()}${game.slice(1)} time wh
 function statusWords(state, player, status) {
   if (status === 'won' && player === state.player && solvedHere(state)) return SOLVED_WORDS;
   return STATUS_WORDS[status] || status;
+}
+
+// ---- arenas ----------------------------------------------------------------------------
+const FIRE = '\u{1F525}'; // on fire: the next race's points are doubled
+const ARENAS_UPCOMING = 3; // the lobby lists this many arenas not started yet
+const pointsText = (n) => `${n} point${n === 1 ? '' : 's'}`;
+
+// A time in the player's own zone ("18:00"; another day's with its date).
+export function localTime(ms) {
+  const d = new Date(ms);
+  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return d.toDateString() === new Date().toDateString() ? time
+    : `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${time}`;
+}
+
+// An arena's when and what: "18:00–18:30 · 2 a race · 1:00 races · Draw 1 · …"
+export function arenaWhat(a) {
+  return `${localTime(a.starts)}\u2013${localTime(a.ends)} \u00b7 ${a.size} a race \u00b7 ${formatMs(a.time_limit * 1000)} races`
+    + ` \u00b7 ${describeSettings(a.settings)}`;
+}
+
+// Where an arena is at (server time `now`): "starts in 4:10", "running · 12:00 left", "over".
+export function arenaPhase(a, now) {
+  if (now < a.starts) return `starts in ${clockText(a.starts - now)}`;
+  if (now < a.ends) return `running \u00b7 ${clockText(a.ends - now)} left`;
+  return 'over';
+}
+
+// An arena's table (`arena` frames' rows, best first; a rank shared reads "3="): the
+// player's own row marked. Compact (beside a race): rank, player, points, races, streak.
+export function arenaTableHtml(rows, me, compact = false) {
+  if (!rows.length) return '<p class="muted">Nobody has joined yet.</p>';
+  const head = compact ? ['#', 'Player', 'Pts', 'Races', 'Streak']
+    : ['#', 'Player', 'Points', 'Races', 'Wins', 'Streak', 'Now'];
+  const body = rows.map((r) => {
+    const mine = me && r.player === me;
+    const fire = r.fire ? ` <span class="fire" role="img" aria-label="on fire" title="On fire: the next race's points are doubled">${FIRE}</span>` : '';
+    const now = r.racing ? 'racing' : r.paused ? 'paused' : 'waiting';
+    const cells = [`${escapeHtml(r.rank)}${sharesPlace(rows, r) ? '=' : ''}`,
+      `${nameCell({ ...r, who: r.player })}${mine && !compact ? ' <span class="muted">(you)</span>' : ''}`,
+      escapeHtml(r.points), escapeHtml(r.races)];
+    if (!compact) cells.push(escapeHtml(r.wins));
+    cells.push(`${escapeHtml(r.streak)}${fire}`);
+    if (!compact) cells.push(`<span class="arena-now" data-now="${now}">${now}</span>`);
+    return `<tr data-player="${escapeHtml(r.player)}"${mine ? ' class="me" aria-current="true"' : ''}>`
+      + `${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
+  }).join('');
+  return `<div class="table-scroll"><table class="leaderboard arena-board${compact ? ' compact' : ''}">`
+    + `<thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
 
 export class Renderer {
@@ -236,6 +285,7 @@ export class Renderer {
     if (view === 'race') this.race(state);
     if (view === 'results') this.results(state);
     if (view === 'watch') this.watch(state);
+    if (view === 'arena') this.arenaScreen(state);
   }
 
   connection(state) {
@@ -395,6 +445,7 @@ export class Renderer {
     if (state.invite) text($('#invite-code'), state.invite);
     this.yourRooms(state);
     this.dailyBox(state);
+    this.arenaList(state);
     const counts = state.counts;
     $('#lobby-counts').hidden = !counts || typeof counts.online !== 'number';
     if (counts && typeof counts.online === 'number') {
@@ -433,6 +484,75 @@ export class Renderer {
         li.append(join);
       }
       list.append(li);
+    }
+  }
+
+  // The lobby's arenas (the server's `arenas` list): when, what, how many, Join.
+  arenaList(state) {
+    // those running, then the next few to start (an hourly schedule lists six hours' worth)
+    const listed = (state.arenas || []).filter((a) => a.phase !== 'over');
+    const arenas = [...listed.filter((a) => a.phase === 'running'),
+      ...listed.filter((a) => a.phase === 'upcoming').sort((x, y) => x.starts - y.starts).slice(0, ARENAS_UPCOMING)];
+    $('#arena-box').hidden = arenas.length === 0;
+    const now = serverNow(state);
+    const list = $('#arena-list');
+    for (const span of list.querySelectorAll('[data-arena-phase]')) {
+      const a = arenas.find((x) => x.id === span.dataset.arenaPhase);
+      if (a) text(span, arenaPhase(a, now));
+    }
+    const key = JSON.stringify(arenas);
+    if (list.dataset.key === key) return;
+    list.dataset.key = key;
+    list.innerHTML = arenas.map((a) => `<li data-arena="${escapeHtml(a.id)}"><span class="live-label">`
+      + `<strong>${escapeHtml(a.title)}</strong> \u00b7 <span data-arena-phase="${escapeHtml(a.id)}">${escapeHtml(arenaPhase(a, now))}</span>`
+      + ` \u00b7 ${escapeHtml(playersText(a.players))}<br><small>${escapeHtml(arenaWhat(a))}</small></span>`
+      + `<button type="button" class="btn small primary" data-arena-join="${escapeHtml(a.id)}" aria-label="Join ${escapeHtml(a.title)}">Join</button></li>`).join('');
+  }
+
+  // The arena this page plays in, between its races: where it is at, the player's line,
+  // their last race, Pause / Resume, Leave, and the table.
+  arenaScreen(state) {
+    const frame = state.arena;
+    const a = frame && frame.arena;
+    const now = serverNow(state);
+    text($('#arena-title'), a ? a.title : 'Arena');
+    text($('#arena-sub'), a ? `${arenaWhat(a)} \u00b7 ${arenaPhase(a, now)}` : 'Joining\u2026');
+    const room = arenaRace(state) ? state.room : null;
+    const over = a && now >= a.ends;
+    const words = !a ? 'Joining the arena\u2026'
+      : over ? 'The arena is over: its last races still count.'
+        : state.arenaPaused ? 'Paused: you will not be paired until you resume. Your points stay.'
+          : now < a.starts ? `You are in: the races begin at ${localTime(a.starts)}.`
+            : room && roomPhase(state) !== 'finished' ? 'Your race is over: waiting for the others in it to finish\u2026'
+              : !a.pairing ? 'No more races start: too little of the arena is left.'
+                : 'Waiting for the next race\u2026';
+    text($('#arena-state'), words);
+    const you = frame && frame.you;
+    const mine = you && frame.table.find((r) => r.player === you.player);
+    text($('#arena-you'), you ? `You: ${mine ? `${ordinal(mine.rank)} \u00b7 ` : ''}${pointsText(you.points)}`
+      + ` \u00b7 streak ${you.streak}${you.fire ? ` ${FIRE} next race's points doubled` : ''}` : '');
+    // the race just played, from its room (kept until the next race's)
+    const rows = room ? standings(state) : [];
+    const me = rows.find((r) => r.player === state.player);
+    $('#arena-last').hidden = !me;
+    if (me) {
+      const st = state.board && state.board.status !== 'playing' ? ` (${STATUS_WORDS[state.board.status] || state.board.status})` : '';
+      text($('#arena-last'), `Last race ${room.code}: ${roomPhase(state) === 'finished' ? '' : 'so far '}`
+        + `${ordinal(me.rank)}${sharesPlace(rows, me) ? '=' : ''} of ${rows.length}${st}`);
+    }
+    const pause = $('#btn-arena-pause');
+    text(pause, state.arenaPaused ? 'Resume' : 'Pause');
+    pause.hidden = Boolean(over);
+    this.arenaTable($('#arena-table'), state, false);
+  }
+
+  arenaTable(root, state, compact) {
+    const frame = state.arena;
+    const html = frame ? arenaTableHtml(frame.table, frame.you ? frame.you.player : myKey(state), compact)
+      : '<p class="muted">Loading the table\u2026</p>';
+    if (root.krHtml !== html) {
+      root.krHtml = html;
+      root.innerHTML = html;
     }
   }
 
@@ -549,7 +669,17 @@ export class Renderer {
     if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${statusWords(state, state.player, st)}`);
     text($('#race-settings'), `${room.code}${room.practice ? ' \u00b7 practice' : ''} \u00b7 ${describeSettings(room.settings, room)}`);
     const line = $('#race-challenge');
-    line.hidden = !attempt;
+    const arena = arenaRace(state) ? state.arena : null;
+    line.hidden = !attempt && !arena;
+    line.classList.toggle('next-race', Boolean(arena) && Date.now() < state.arenaNext);
+    $('#race-arena').hidden = !arena;
+    if (arena) {
+      // the arena's race: its title and the player's points, "Next race" as it begins
+      const you = arena.you;
+      const next = Date.now() < state.arenaNext;
+      text(line, `${next ? 'Next race! ' : ''}${arena.arena.title}${you ? ` · you: ${pointsText(you.points)}${you.fire ? ` ${FIRE}` : ''}` : ''}`);
+      this.arenaTable($('#race-arena .arena-table'), state, true);
+    }
     $('#race-side').setAttribute('aria-label', attempt ? 'Attempt standings' : 'Race standings');
     $('#race-standings').hidden = Boolean(attempt);
     $('#race-live').hidden = !attempt;

@@ -53,6 +53,11 @@ export function initialState() {
     daily: null, // the #/challenges/ID or #/archive/DAY view: {kind, id|day, status, data, error}
     confirm: null, // the challenge whose "one ranked attempt" notice is open: "ID/N"
     invite: null, // a ?join=CODE link opened without a name: the code, until joined or declined
+    arenas: null, // the server's last `arenas` list (the lobby's arenas)
+    arenaId: null, // the arena this page plays in (kept as kr.arena), until Leave
+    arenaPaused: false, // this page paused it (Pause): not paired until Resume
+    arena: null, // that arena's last `arena` frame: {arena, v, table, you}
+    arenaNext: 0, // until when (Date.now() ms) the race screen says "Next race"
     version: 0,
   };
 }
@@ -119,13 +124,20 @@ export function solvedHere(state) {
 
 export const WIN_MOMENT_MS = 2200; // the race screen stays this long after one's win
 
+// The race on screen is one of the arena this page plays in.
+export function arenaRace(state) {
+  return Boolean(state.arenaId && state.room && state.room.arena === state.arenaId && state.role === 'player');
+}
+
 // Which screen the state calls for.
 export function viewOf(state) {
-  if (!state.room) return state.view === 'queue' ? 'queue' : 'lobby';
+  if (!state.room) return state.arenaId ? 'arena' : state.view === 'queue' ? 'queue' : 'lobby';
   const phase = roomPhase(state);
   if (state.role === 'spectator') return phase === 'finished' ? 'results' : 'watch';
   if (state.playback && state.role === 'player') return 'race'; // the solver's line, shown
   if (state.winMoment && Date.now() < state.winMoment) return 'race'; // the win moment
+  // an arena's race over for the player: back to the arena, until the next race
+  if (arenaRace(state) && (phase === 'finished' || gameOver(state))) return 'arena';
   if (phase === 'waiting') return 'room';
   if (phase === 'finished') return 'results';
   if (phase === 'racing' && gameOver(state)) return 'results';
@@ -350,6 +362,31 @@ function leaderboardYou(state, msg) {
   return null;
 }
 
+// ---- arenas -----------------------------------------------------------------------------
+function arenas(state, msg) {
+  clock(state, msg);
+  state.arenas = msg.arenas || [];
+  return null;
+}
+
+// The table of the arena this page plays in (a frame of another, or of one left, is old news).
+function arena(state, msg) {
+  clock(state, msg);
+  if (!msg.arena || msg.arena.id !== state.arenaId) return null;
+  state.arena = { arena: msg.arena, v: msg.v, table: msg.table || [], you: msg.you || null };
+  return 'arena';
+}
+
+// The arena's next race: its token (the race's welcome follows, as after a resume).
+function arenaRaceMsg(state, msg) {
+  if (msg.arena !== state.arenaId) return null;
+  state.token = msg.token;
+  state.arenaNext = Date.now() + ARENA_NEXT_MS;
+  return 'token';
+}
+
+export const ARENA_NEXT_MS = 4000; // the race screen says "Next race" this long
+
 function error(state, msg) {
   if (msg.about === 'finish') state.finishing = null;
   state.notice = { text: msg.message || msg.reason, kind: 'error', reason: msg.reason, at: Date.now() };
@@ -360,7 +397,7 @@ const RECEIVE = {
   welcome: snapshot, resync: snapshot, resumed: snapshot, start, ack, refused, progress, room,
   analysis, hint, finishing, boards, spectators, identity, rooms, queued, matched, left, pong,
   challenges, leaderboard, leaderboard_changes: leaderboardChanges, leaderboard_you: leaderboardYou,
-  error,
+  arenas, arena, arena_race: arenaRaceMsg, error,
 };
 
 // Fold one server message into the state. Returns an effect name for the app to act

@@ -1,0 +1,121 @@
+// Arenas, the app's side of them: the lobby's list (`arenas`) and its Join, the arena this
+// page plays in (kept as `kr.arena`: a reload comes back into it), Pause / Resume and
+// Leave, and the arena's refusals. Its races are entered as a quick match's are: the
+// server's `arena_race` carries the seat's token (connection.js keeps it) and the race's
+// `welcome` follows. The screens are render.js's.
+
+import { needName } from './lobby.js';
+import {
+  $, forgetSession, net, state, storage, store, toast,
+} from './shared.js';
+import { leaveRoom, playName, viewOf } from './state.js';
+
+const kept = storage.get('kr.arena'); // {id, paused}
+if (kept && typeof kept.id === 'string') {
+  state.arenaId = kept.id;
+  state.arenaPaused = Boolean(kept.paused);
+}
+
+function keep() {
+  storage.set('kr.arena', state.arenaId ? { id: state.arenaId, paused: state.arenaPaused } : null);
+}
+
+function join(id) {
+  store.update((s) => {
+    if (s.arenaId !== id) s.arena = null;
+    s.arenaId = id;
+    s.arenaPaused = false;
+  });
+  keep();
+  net.send({ type: 'join_arena', arena: id, name: playName(state) || 'Player' });
+}
+
+// The table without playing: a paused player's page opened again (joining would pair
+// them), or a join refused as already made with no table held. Over HTTP: the socket
+// gives an arena's table only to a player who joins it.
+async function loadTable(id) {
+  let data = null;
+  try {
+    const res = await fetch(`/api/arenas/${encodeURIComponent(id)}`);
+    if (res.ok) data = await res.json();
+  } catch { /* offline: the next frame will do */ }
+  if (!data || state.arenaId !== id || (state.arena && state.arena.v >= data.v)) return;
+  store.update((s) => {
+    const mine = data.table.find((r) => r.player === (s.identity && s.identity.player && s.identity.player.id));
+    const you = mine ? { ...mine, paused: s.arenaPaused, waiting: false } : null;
+    s.arena = { arena: data.arena, v: data.v, table: data.table, you };
+  });
+}
+
+// Each (re)connection: the list, and the arena this page plays in joined again (closing
+// a connection pauses its player: joining plays on), or, paused, its table looked at.
+export function arenaAgain() {
+  net.send({ type: 'arenas' });
+  if (!state.arenaId) return;
+  if (state.arenaPaused) loadTable(state.arenaId);
+  else net.send({ type: 'join_arena', arena: state.arenaId, name: playName(state) || 'Player' });
+}
+
+// Leave: paused (the points stay) and back to the lobby; a race still on for the others
+// is left too, so that its end does not bring its results back.
+function leave() {
+  const id = state.arenaId;
+  if (!id) return;
+  if (!state.arenaPaused) net.send({ type: 'pause_arena', arena: id });
+  if (state.room) {
+    forgetSession(state.room.code);
+    net.send({ type: 'leave' });
+  }
+  store.update((s) => {
+    leaveRoom(s);
+    s.arenaId = null;
+    s.arena = null;
+    s.arenaPaused = false;
+  });
+  keep();
+  net.send({ type: 'arenas' });
+  net.send({ type: 'rooms' });
+}
+
+const ERRORS = {
+  arena_over: 'This arena is over.',
+  no_arena: 'No such arena (or it starts more than 6 hours from now).',
+};
+
+// An error of the server's about arenas: true when handled here. Joining the arena this
+// connection already plays in (a second press, a reconnection's join crossing the
+// player's) changes nothing: the arena shows on.
+export function arenaError(msg) {
+  if (msg.reason === 'already_in_arena') {
+    if (!state.arena && state.arenaId) loadTable(state.arenaId);
+    return true;
+  }
+  if (msg.reason === 'not_in_arena') return true; // paused already (a reconnection pauses)
+  if (msg.about === 'join_arena' && ERRORS[msg.reason]) {
+    toast(ERRORS[msg.reason], 'error');
+    if (!state.room) leave();
+    else store.update((s) => { s.arenaId = null; s.arena = null; });
+    keep();
+    return true;
+  }
+  return false;
+}
+
+$('#arena-list').addEventListener('click', (e) => {
+  const button = e.target.closest('[data-arena-join]');
+  if (button && needName()) join(button.dataset.arenaJoin);
+});
+$('#btn-arena-pause').addEventListener('click', () => {
+  if (!state.arenaId) return;
+  if (state.arenaPaused) {
+    join(state.arenaId);
+    return;
+  }
+  store.update((s) => { s.arenaPaused = true; });
+  keep();
+  net.send({ type: 'pause_arena', arena: state.arenaId });
+});
+$('#btn-arena-leave').addEventListener('click', leave);
+setInterval(() => {
+  if (viewOf(state) === 'lobby' && net.open) net.send({ type: 'arenas' });
+}, 15000);

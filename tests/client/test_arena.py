@@ -1,0 +1,160 @@
+"""Arenas in the browser (docs/client.md, "Arenas"), against a server of its own whose
+schedule (``KR_ARENAS_FILE``) has an hourly arena and whose clock (``KR_CLOCK_OFFSET_MS``)
+is 10 s into it: two players join it from the lobby, are paired into a race by the server,
+see the arena's table beside the board (the phone's below it, no sideways scroll), resign
+one after the other (a race everyone resigned: 0 points each), come back to the arena's
+table with one race each, and are paired again; a reload comes back into the arena and
+its race; Pause, then Leave back to the lobby."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser
+
+from klondike_race.service.embedded import EmbeddedRedis
+from tests.client.conftest import COUNTDOWN_MS, ROOT, Player, player_factory
+from tests.servers import ServerProcess
+
+HOUR_MS = 3_600_000
+SCHEDULE = "hourly every=hour at=:00 minutes=30 size=2 time_limit=60 draw=1\n"
+
+
+@pytest.fixture(scope="module")
+def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server (its own Redis) whose clock is 10 s into the hourly arena of its schedule."""
+    folder = tmp_path_factory.mktemp("arenas")
+    schedule = folder / "arenas.txt"
+    schedule.write_text(SCHEDULE)
+    redis = EmbeddedRedis(folder / "redis", appendfsync="always").start()
+    now = time.time_ns() // 1_000_000
+    offset = (now // HOUR_MS + 1) * HOUR_MS + 10_000 - now  # the next hour's start + 10 s
+    srv = ServerProcess(
+        redis.url,
+        KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
+        KR_CLIENT_DIR=str(ROOT / "client"),
+        KR_CLOCK_OFFSET_MS=str(offset),
+        KR_ARENAS_FILE=str(schedule),
+    ).start()
+    yield srv
+    srv.stop()
+    redis.stop()
+
+
+@pytest.fixture
+def arena_players(
+    browser: Browser, arena_server: ServerProcess, request: pytest.FixtureRequest
+) -> Iterator[Any]:
+    yield from player_factory(browser, arena_server, request)
+
+
+def join_from_lobby(player: Player, name: str) -> None:
+    player.open()
+    player.set_name(name)
+    item = player.page.locator("#arena-list li[data-arena^='arena-hourly-']").first
+    text = item.inner_text()  # the running one first, then the next to start
+    assert player.page.locator("#arena-list li").count() == 4
+    assert "running" in text and "2 a race" in text and "Draw 1" in text, text
+    item.locator("[data-arena-join]").click()
+    player.screen("arena")
+
+
+def raced(player: Player, before: str | None = None) -> str:
+    """The player's next arena race, entered by the server's pairing: its code."""
+    player.page.wait_for_function(
+        "(before) => { const s = window.kr.store.state; return s.room && s.room.arena"
+        " && s.room.code !== before && s.board && !s.board.over; }",
+        arg=before,
+        timeout=15_000,
+    )
+    player.wait_racing()
+    return player.state("s.room.code")
+
+
+def no_sideways_scroll(player: Player) -> None:
+    assert player.page.evaluate(
+        "() => document.documentElement.scrollWidth <= window.innerWidth + 1"
+    ), "the page scrolls sideways"
+
+
+def resign(player: Player) -> None:
+    player.page.click("#btn-resign")
+    player.page.click("#btn-resign")
+
+
+def test_two_players_race_in_an_arena_and_come_back_to_its_table(
+    arena_players: Any, artifacts: Path
+) -> None:
+    ann = arena_players()
+    bob = arena_players(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    join_from_lobby(ann, "Ann")
+    ann.page.wait_for_selector("#arena-table tbody tr")
+    assert ann.page.text_content("#arena-state") == "Waiting for the next race\u2026"
+    ann.shot(artifacts / "arena-waiting.png")
+    join_from_lobby(bob, "Bob")
+    # paired by the server: the next race notice, the arena's table beside the board
+    code = raced(ann)
+    assert raced(bob) == code
+    assert "Draw 1 arena" in (ann.page.text_content("#race-challenge") or "")
+    table = ann.page.locator("#race-arena .arena-table")
+    assert table.is_visible()
+    names = table.locator("tbody td:nth-child(2)").all_inner_texts()
+    assert sorted(n.split()[0] for n in names) == ["Ann", "Bob"], names
+    side = ann.page.locator("#race-side")  # the compact table fits its panel
+    assert ann.page.evaluate(
+        "(el) => el.scrollWidth <= el.clientWidth", table.locator(".table-scroll").element_handle()
+    )
+    assert side.is_visible()
+    ann.shot(artifacts / "arena-race.png")
+    # the phone: the table below the board, within the screen's width
+    bob_table = bob.page.locator("#race-arena")
+    bob_table.scroll_into_view_if_needed()
+    assert bob_table.is_visible() and "Ann" in bob_table.inner_text()
+    box = bob_table.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390 + 1, box
+    no_sideways_scroll(bob)
+    bob.shot(artifacts / "arena-race-phone.png")
+    # one resigns: back to the arena, the race still on for the other
+    resign(ann)
+    ann.screen("arena")
+    ann.page.wait_for_selector("#arena-last:not([hidden])")
+    assert "others in it to finish" in (ann.page.text_content("#arena-state") or "")
+    # the other resigns: the race is counted (0 points each) and both wait again
+    resign(bob)
+    for p in (ann, bob):
+        p.page.wait_for_function(
+            "() => { const a = window.kr.store.state.arena;"
+            " return a && a.table.length === 2 && a.table.every((r) => r.races === 1); }"
+        )
+        p.page.wait_for_selector(
+            "#screen-race:not([hidden]) #race-arena tbody tr, "
+            "#screen-arena:not([hidden]) #arena-table tbody tr"
+        )
+    ann.shot(artifacts / "arena-table.png")
+    # and paired again, into a new race
+    again = raced(ann, code)
+    assert raced(bob, code) == again
+    rows = ann.page.locator("#race-arena tbody tr")
+    assert rows.count() == 2
+    assert [r.split("\t")[3] for r in rows.all_inner_texts()] == ["1", "1"]  # races
+    # a reload comes back into the arena and its race
+    ann.page.reload()
+    ann.page.wait_for_selector('#conn-state[data-state="open"]')
+    ann.screen("race")
+    assert ann.state("s.room.code") == again and ann.state("s.arenaId")
+    ann.page.wait_for_selector("#race-arena:not([hidden]) tbody tr")
+    # resigned, paused, then left: the lobby, nothing of the arena kept
+    resign(ann)
+    ann.screen("arena")
+    ann.page.click("#btn-arena-pause")
+    ann.page.wait_for_selector("#btn-arena-pause:text('Resume')")
+    assert "Paused" in (ann.page.text_content("#arena-state") or "")
+    ann.page.click("#btn-arena-leave")
+    ann.screen("lobby")
+    assert ann.page.evaluate("() => localStorage.getItem('kr.arena')") is None
+    resign(bob)
+    bob.screen("arena")
