@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
 from klondike_race.engine import Settings
+from klondike_race.service.clock import Clock
 from klondike_race.service.domain.arena import Arena, RaceResult, Standing, score, table_key
 from klondike_race.service.store import Store
 
@@ -151,5 +152,26 @@ async def test_a_race_of_players_not_waiting_takes_nobody(
         assert await store.arenas.take(ARENA.id, "RACE09", players) is False
         (ann,) = await store.arenas.entrants(ARENA.id)
         assert ann.race == "RACE00"
+    finally:
+        await client.aclose()
+
+
+async def test_an_arenas_keys_expire_with_its_definition(redis_url: str) -> None:
+    """Every key of an arena expires when its definition does (as the node sets it,
+    ``KR_KEEP_DAILY_S`` after the arena's end)."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        store = Store(client, "node-a")
+        keep = Clock().now_ms() + 86_400_000
+        await store.arenas.define(ARENA, keep)
+        await store.arenas.join(ARENA.id, "ann", "Ann", True, T0)
+        await store.arenas.join(ARENA.id, "bob", "Bob", True, T0)
+        await store.arenas.take(ARENA.id, "RACE01", ["ann", "bob"])
+        standings = {"ann": won(Standing(), 1), "bob": won(Standing(), 2)}
+        await store.arenas.count(ARENA.id, "RACE01", T0 + 60_000, standings)
+        keys = [k async for k in client.scan_iter(match=f"arena:{{{ARENA.id}}}*")]
+        assert len(keys) == 8, keys  # the definition and its seven parts
+        ttls = [await client.pttl(k) for k in keys]
+        assert max(ttls) - min(ttls) < 2_000 and min(ttls) > 0, ttls  # (a script's step)
     finally:
         await client.aclose()

@@ -93,7 +93,7 @@ class Arenas:
             raise ServiceError("no_arena", f"no arena {arena_id!r} (listed 6 hours ahead)")
         if scheduled.phase(now) == A.OVER:
             return scheduled  # nothing to keep of it: nobody joined while it ran
-        return await self.store.arenas.define(scheduled)
+        return await self.store.arenas.define(scheduled, self._keep_until(scheduled))
 
     async def listed(self, now: int) -> list[dict[str, Any]]:
         """The scheduled arenas running at ``now`` or starting within ``LISTED_BEFORE_MS``,
@@ -105,6 +105,10 @@ class Arenas:
             entry["players"] = await self.store.arenas.players(arena.id)
             listed.append(entry)
         return listed
+
+    def _keep_until(self, arena: A.Arena) -> int:
+        """When an arena's keys expire: ``KR_KEEP_DAILY_S`` after its end, as a daily's."""
+        return arena.ends + self.config.keep_daily_s * 1000
 
     async def send_list(self, conn: Conn, m: ArenasRequest) -> None:
         now = self.clock.now_ms()
@@ -125,7 +129,7 @@ class Arenas:
         wait = await self.store.accounts.hit(f"arena:{conn.address}", limit, window)
         if wait:
             raise RateLimited(f"too many arenas created ({limit} an hour)", wait)
-        await self.store.arenas.define(arena)
+        await self.store.arenas.define(arena, self._keep_until(arena))
         if not arena.private:
             await self.store.arenas.list_public(arena)
         log.info("arena created", arena=arena.id, private=arena.private, by=who)

@@ -29,10 +29,11 @@ one script on one Redis and on a Redis Cluster alike:
                                     (the list of players' arenas until then)
 ==========================  ======  ===================================================
 
-A standing is written only when a race is counted, once per race (``counted``), and a
-player is in one race at a time, so computing it outside Redis from the stored one
-cannot lose a write; the player's entry (paused, in a race) is changed inside the
-scripts.
+An arena's keys expire when its definition does (``KR_KEEP_DAILY_S`` after its end: each
+script sets the others' expiry to the definition's). A standing is written only when a
+race is counted, once per race (``counted``), and a player is in one race at a time, so
+computing it outside Redis from the stored one cannot lose a write; the player's entry
+(paused, in a race) is changed inside the scripts.
 """
 
 from __future__ import annotations
@@ -56,9 +57,20 @@ def arena_key(arena: str, part: str = "") -> str:
 
 
 def keys_of(arena: str) -> list[str]:
-    """The keys every arena script takes, in this order (KEYS[1] to KEYS[7])."""
+    """The keys every arena script takes, in this order (KEYS[1] to KEYS[7]), and the
+    definition last (KEYS[8]: its expiry is theirs)."""
     parts = ("players", "standings", "table", "ver", "waiting", "counted", "running")
-    return [arena_key(arena, p) for p in parts]
+    return [arena_key(arena, p) for p in parts] + [arena_key(arena)]
+
+
+# each arena script ends with it: the arena's keys expire with its definition (PTTL, not
+# PEXPIRETIME: Redis 6.2, the embedded one, has no PEXPIRETIME)
+_KEEP = """
+local ttl = redis.call('PTTL', KEYS[8])
+if ttl > 0 then
+  for i = 1, 7 do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+"""
 
 
 def standing_json(standing: Standing) -> bytes:
@@ -93,7 +105,8 @@ class Entrant:
 # JSON and table key, now (ms), the name, the node, the session ('' for none). A new
 # player is added with the standing; a paused one plays on; either waits to be paired
 # unless in a race, from the node and session given. Returns 1 when new, 0 else.
-JOIN = """
+JOIN = (
+    """
 local entry = redis.call('HGET', KEYS[1], ARGV[1])
 local new = 0
 if not entry then
@@ -113,8 +126,12 @@ redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
 if e['race'] == nil or e['race'] == cjson.null then
   redis.call('ZADD', KEYS[5], 'NX', ARGV[5], ARGV[1])
 end
+"""
+    + _KEEP
+    + """
 return new
 """
+)
 
 # KEYS: keys_of(arena). ARGV: who. The player is paired no more (their points stay):
 # 1, or 0 when they are not in the arena.
@@ -131,7 +148,8 @@ return 1
 # KEYS: keys_of(arena). ARGV: the race code, then its players. The race takes them out
 # of the waiting list, all or none: 1, or 0 when one of them no longer waits (paused,
 # gone, paired elsewhere meanwhile).
-TAKE = """
+TAKE = (
+    """
 for i = 2, #ARGV do
   if not redis.call('ZSCORE', KEYS[5], ARGV[i]) then return 0 end
 end
@@ -142,14 +160,19 @@ for i = 2, #ARGV do
   redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(e))
 end
 redis.call('INCR', KEYS[7])
+"""
+    + _KEEP
+    + """
 return 1
 """
+)
 
 # KEYS: keys_of(arena). ARGV: the race code, now (ms), then per player: who, the new
 # standing's JSON, its table key, the players of the race JSON. Counts a finished race
 # once: each player's standing and table place, out of the race, back to waiting unless
 # paused. 1 when counted here, 0 when it was already.
-COUNT = """
+COUNT = (
+    """
 if redis.call('SADD', KEYS[6], ARGV[1]) == 0 then return 0 end
 if tonumber(redis.call('GET', KEYS[7]) or '0') > 0 then redis.call('DECR', KEYS[7]) end
 for i = 3, #ARGV, 4 do
@@ -168,8 +191,12 @@ for i = 3, #ARGV, 4 do
   end
 end
 redis.call('INCR', KEYS[4])
+"""
+    + _KEEP
+    + """
 return 1
 """
+)
 
 
 # KEYS: the lock. ARGV: the node. The lock goes only if that node holds it.
@@ -189,12 +216,13 @@ class Arenas(Part):
         self._claim_due = self._script(CLAIM_DUE)
         self._unlock = self._script(UNLOCK)
 
-    async def define(self, arena: Arena) -> Arena:
+    async def define(self, arena: Arena, keep_until: int | None = None) -> Arena:
         """The arena as stored: ``arena`` when it is the first definition of its id, else
-        the one stored first (an id is defined once)."""
+        the one stored first (an id is defined once). Its keys expire at ``keep_until``
+        (epoch ms; None: kept)."""
         key = arena_key(arena.id)
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.set(key, orjson.dumps(arena.to_dict()), nx=True)
+            pipe.set(key, orjson.dumps(arena.to_dict()), nx=True, pxat=keep_until)
             pipe.get(key)
             _, got = await self._replicated(pipe)
         return Arena.from_dict(orjson.loads(got))
