@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -220,14 +221,21 @@ def serve_env(tmp_path) -> dict[str, str]:
 def test_a_bad_challenges_file_stops_serve_before_anything_starts(
     serve_env, tmp_path, content, words
 ) -> None:
-    path = tmp_path / "challenges.json"
+    refused_at_start(serve_env, tmp_path / "challenges.json", "KR_CHALLENGES_FILE", content, words)
+
+
+def refused_at_start(
+    serve_env: dict, path: Path, setting: str, content: str | None, words: str
+) -> None:
+    """``serve`` with ``setting`` naming ``path`` (holding ``content``; None: no file)
+    stops with one line naming the setting and saying ``words``, before anything starts."""
     if content is not None:
         path.write_text(content)
-    done = _serve({**serve_env, "KR_CHALLENGES_FILE": str(path)}, "serve")
+    done = _serve({**serve_env, setting: str(path)}, "serve")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.startswith(f"klondike-race serve: KR_CHALLENGES_FILE='{path}': ")
+    assert done.stderr.startswith(f"klondike-race serve: {setting}='{path}': ")
     assert words in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
-    assert not (tmp_path / "data").exists()  # no embedded Redis was started
+    assert not Path(serve_env["KR_DATA_DIR"]).exists()  # no embedded Redis was started
 
 
 @pytest.mark.parametrize(
@@ -241,14 +249,7 @@ def test_a_bad_challenges_file_stops_serve_before_anything_starts(
 def test_a_bad_arena_schedule_stops_serve_naming_the_line(
     serve_env, tmp_path, content, words
 ) -> None:
-    path = tmp_path / "arenas.txt"
-    if content is not None:
-        path.write_text(content)
-    done = _serve({**serve_env, "KR_ARENAS_FILE": str(path)}, "serve")
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.startswith(f"klondike-race serve: KR_ARENAS_FILE='{path}': ")
-    assert words in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
-    assert not (tmp_path / "data").exists()  # no embedded Redis was started
+    refused_at_start(serve_env, tmp_path / "arenas.txt", "KR_ARENAS_FILE", content, words)
 
 
 def test_an_unusable_solver_core_is_one_line_and_build_solver_still_runs(serve_env) -> None:

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from klondike_race.service.clock import Clock
+from klondike_race.service.config import Config
 from klondike_race.service.domain import arena as A
 
 from .conftest import Client, guest, http, make_config, running
@@ -20,7 +21,7 @@ HOUR_MS = 3_600_000
 SCHEDULE = "# the tests' arenas\nhourly every=hour at=:00 minutes=30 size=2 time_limit=60 draw=1\n"
 
 
-def running_arena(tmp_path: Path, redis_url: str) -> tuple[Clock, str, object]:
+def running_arena(tmp_path: Path, redis_url: str) -> tuple[Clock, str, Config]:
     """A node whose clock is 10 s into an hourly arena, and that arena's id."""
     path = tmp_path / "arenas.txt"
     path.write_text(SCHEDULE)
@@ -73,7 +74,7 @@ async def test_players_are_paired_as_they_wait_and_each_race_counts_once(
     tmp_path: Path, redis_url: str
 ) -> None:
     clock, arena_id, config = running_arena(tmp_path, redis_url)
-    async with running(config, clock) as node:  # type: ignore[arg-type]
+    async with running(config, clock) as node:
         listing = await (await guest(node.port)).request("arenas", "arenas")
         (listed,) = [a for a in listing["arenas"] if a["id"] == arena_id]
         assert listed["phase"] == "running" and listed["pairing"] and listed["players"] == 0
@@ -133,7 +134,7 @@ async def test_players_are_paired_as_they_wait_and_each_race_counts_once(
 
 async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redis_url: str) -> None:
     clock, arena_id, config = running_arena(tmp_path, redis_url)
-    async with running(config, clock) as node:  # type: ignore[arg-type]
+    async with running(config, clock) as node:
         ann, bob = await guest(node.port), await guest(node.port)
         await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
         await ann.send("pause_arena", arena=arena_id)
@@ -176,7 +177,7 @@ async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redi
 )
 async def test_refusals_change_nothing(tmp_path, redis_url, kind, fields, reason) -> None:
     clock, _, config = running_arena(tmp_path, redis_url)
-    async with running(config, clock) as node:  # type: ignore[arg-type]
+    async with running(config, clock) as node:
         g = await guest(node.port)
         got = await g.request(kind, "arena", **fields)
         assert got["type"] == "error" and got["reason"] == reason, got
@@ -185,7 +186,7 @@ async def test_refusals_change_nothing(tmp_path, redis_url, kind, fields, reason
 
 async def test_joining_needs_an_identity(tmp_path, redis_url) -> None:
     clock, arena_id, config = running_arena(tmp_path, redis_url)
-    async with running(config, clock) as node:  # type: ignore[arg-type]
+    async with running(config, clock) as node:
         anonymous = await Client.open(node.port)
         got = await anonymous.request("join_arena", "arena", arena=arena_id, name="X")
         assert got["type"] == "error" and got["reason"] == "hello_first", got
@@ -196,7 +197,7 @@ async def test_players_on_two_nodes_are_paired_together(tmp_path, redis_url) -> 
     """Any node pairs: two players, each connected to another node, race each other (the
     pairing node tells the other one, which enters its player's connection)."""
     clock, arena_id, config = running_arena(tmp_path, redis_url)
-    async with running(config, clock) as one, running(config, clock) as two:  # type: ignore[arg-type]
+    async with running(config, clock) as one, running(config, clock) as two:
         ann, bob = await guest(one.port), await guest(two.port)
         await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
         await bob.request("join_arena", "arena", arena=arena_id, name="Bob")
@@ -212,7 +213,7 @@ async def test_a_race_its_node_never_counted_is_counted_by_the_sweeper(tmp_path,
     """The node that finishes a race counts it at once; should it die first, the race is
     due to the sweeper (``rooms:arena``), which counts it once."""
     clock, arena_id, config = running_arena(tmp_path, redis_url)
-    async with running(config, clock) as node:  # type: ignore[arg-type]
+    async with running(config, clock) as node:
         node.arenas.count = _not_now  # type: ignore[method-assign]  # "dies" before counting
         ann, bob = await guest(node.port), await guest(node.port)
         for c, name in ((ann, "Ann"), (bob, "Bob")):
@@ -258,7 +259,7 @@ async def test_a_players_own_arena(tmp_path, redis_url) -> None:
     listed, and its id (told only to its maker) is its code; each bound has its own
     refusal, which creates nothing; one address creates at most 10 an hour."""
     clock, _, config = running_arena(tmp_path, redis_url)
-    async with running(config, clock) as node:  # type: ignore[arg-type]
+    async with running(config, clock) as node:
         ann, bob = await guest(node.port), await guest(node.port)
         now = clock.now_ms()
         fields = {"starts": now + 1_000, "minutes": 20, "size": 3, "time_limit": 120}

@@ -112,21 +112,28 @@ def test_daily_streaks() -> None:
 
 
 # ---- the overall ranking served ------------------------------------------------------------
-async def test_the_overall_ranking_is_served(redis_url, tmp_path: Path) -> None:
-    configure(json=False, level="warning")
+def two_deal_challenge(folder: Path, challenge_id: str) -> Path:
+    """A challenges file (``KR_CHALLENGES_FILE``) of one challenge of two Draw 1 deals,
+    ranked by places, open from an hour ago to an hour from now."""
     now = Clock().now_ms()
     iso = lambda ms: datetime.fromtimestamp(ms / 1000, UTC).isoformat()  # noqa: E731
     schedule = [
         {
-            "id": "weekly-test",
+            "id": challenge_id,
             "opens": iso(now - 3_600_000),
             "closes": iso(now + 3_600_000),
             "deals": [{"draw": 1}, {"draw": 1}],
             "ranking": "places",
         }
     ]
-    path = tmp_path / "challenges.json"
+    path = folder / "challenges.json"
     path.write_text(json.dumps(schedule))
+    return path
+
+
+async def test_the_overall_ranking_is_served(redis_url, tmp_path: Path) -> None:
+    configure(json=False, level="warning")
+    path = two_deal_challenge(tmp_path, "weekly-test")
     node = Node(daily_config(redis_url, challenges_file=str(path)), redis_url)
     port = await node.start()
     try:
@@ -167,19 +174,7 @@ async def test_the_overall_ranking_of_a_challenge_that_ranks_accounts(
 ) -> None:
     """Accounts only: the overall ranking and its places are the accounts' (a guest's
     attempts count on neither), and a guest has no overall place."""
-    now = Clock().now_ms()
-    iso = lambda ms: datetime.fromtimestamp(ms / 1000, UTC).isoformat()  # noqa: E731
-    schedule = [
-        {
-            "id": "weekly-accounts",
-            "opens": iso(now - 3_600_000),
-            "closes": iso(now + 3_600_000),
-            "deals": [{"draw": 1}, {"draw": 1}],
-            "ranking": "places",
-        }
-    ]
-    path = tmp_path / "challenges.json"
-    path.write_text(json.dumps(schedule))
+    path = two_deal_challenge(tmp_path, "weekly-accounts")
     config = daily_config(redis_url, challenges_file=str(path), challenge_ranking="accounts")
     async with running(config) as node:
         ann, gus = await guest(node.port), await guest(node.port)

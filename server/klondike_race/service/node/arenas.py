@@ -23,7 +23,7 @@ from ..clock import Clock
 from ..config import Config
 from ..contracts import Spawn
 from ..domain import arena as A
-from ..domain import ranking, rating
+from ..domain import ranking
 from ..domain.errors import RateLimited, ServiceError
 from ..domain.options import RoomOptions
 from ..domain.progress import initial_progress
@@ -96,8 +96,8 @@ class Arenas:
         return await self.store.arenas.define(scheduled, self._keep_until(scheduled))
 
     async def listed(self, now: int) -> list[dict[str, Any]]:
-        """The scheduled arenas running at ``now`` or starting within ``LISTED_BEFORE_MS``,
-        each with how many players have joined."""
+        """The scheduled arenas and the players' public ones running at ``now`` or starting
+        within ``LISTED_BEFORE_MS``, each with how many players have joined."""
         listed = []
         made = await self.store.arenas.public_made(now, now + LISTED_BEFORE_MS)
         for arena in [*A.arenas_between(self.lines, now, now + LISTED_BEFORE_MS), *made]:
@@ -119,9 +119,7 @@ class Arenas:
         joined by its id, which only its maker is told. At most ``CREATED_PER_ADDRESS``
         from one client address; the answer is its ``arena`` frame (its maker has not
         joined it: ``join_arena`` does)."""
-        who, _ = seat_owner(conn)
-        if not who:
-            raise ServiceError("hello_first", "create_arena: say hello first")
+        who, _ = _player(conn, "create_arena")
         fields = {k: v for k, v in asdict(m).items() if v is not None}
         now = self.clock.now_ms()
         arena = A.created(f"arena-p{secrets.token_hex(8)}", fields, now)  # refusals first
@@ -171,9 +169,7 @@ class Arenas:
     async def join(self, conn: Conn, m: JoinArena) -> None:
         """``conn``'s player is in the arena and waits to be paired (again, after a
         pause); refused once it is over, and for a connection with no identity."""
-        who, guest = seat_owner(conn)
-        if not who:
-            raise ServiceError("hello_first", "join_arena: say hello first (a guest or an account)")
+        who, guest = _player(conn, "join_arena")
         arena = await self.find(m.arena)
         now = self.clock.now_ms()
         if arena.phase(now) == A.OVER:
@@ -294,8 +290,8 @@ class Arenas:
     async def _pair(self, arena: A.Arena, now: int) -> int:
         entrants = await self.store.arenas.entrants(arena.id)
         waiting = [e for e in entrants if e.waiting_since is not None]
-        variant = f"draw{arena.settings.draw}"
-        ratings = await asyncio.gather(*(self._rating(e.who, variant) for e in waiting))
+        draw = arena.settings.draw
+        ratings = await asyncio.gather(*(self.lobby.rating_of(e.who, draw) for e in waiting))
         pool = [
             A.Waiting(e.who, e.standing.points, r, e.waiting_since or now, frozenset(e.last))
             for e, r in zip(waiting, ratings, strict=True)
@@ -304,10 +300,6 @@ class Arenas:
         races = A.pair(pool, arena.size, now).races
         made = await asyncio.gather(*(self._race(arena, [by_who[w] for w in g]) for g in races))
         return sum(made)
-
-    async def _rating(self, who: str, variant: str) -> int:
-        stats = await self.store.ratings.variant_stats(who, variant)
-        return rating.display(stats["mu"]) if stats else rating.BASE
 
     async def _race(self, arena: A.Arena, players: list[Any]) -> int:
         """One race of ``players``: the room, then its players out of the waiting list
@@ -351,16 +343,8 @@ class Arenas:
         if conn is None:
             return
         token, arena = str(payload["token"]), str(payload["arena"])
-
-        async def enter() -> None:
-            try:
-                news: ArenaRace = {"type": "arena_race", "arena": arena, "token": token}
-                conn.send(encode_text(news))
-                await self.lobby.resume(conn, token, None)
-            except Exception:
-                conn.log.exception("arena race entry failed")
-
-        self.spawn(enter())
+        news: ArenaRace = {"type": "arena_race", "arena": arena, "token": token}
+        self.lobby.enter_made(conn, token, encode_text(news), True)
 
     # ---- counting a finished race ----------------------------------------------------------
     async def count(self, room: Room) -> bool:
@@ -379,8 +363,8 @@ class Arenas:
         ]
         ranks = {who: rank for who, rank, _ in ranking.ranks(keys)}
         resigned = all(prog.get("status") == "resigned" for prog in final.values())
-        variant = f"draw{room.settings.draw}"
-        ratings = {who: await self._rating(who, variant) for who in players}
+        draw = room.settings.draw
+        ratings = {who: await self.lobby.rating_of(who, draw) for who in players}
         results = A.results(ranks, ratings, all_resigned=resigned)
         entrants = {e.who: e for e in await self.store.arenas.entrants(room.arena, players)}
         standings = {
@@ -394,6 +378,15 @@ class Arenas:
         if counted:
             log.info("arena race counted", arena=room.arena, room=room.code)
         return counted
+
+
+def _player(conn: Conn, what: str) -> tuple[str, bool]:
+    """(player key, guest) of ``conn``, which ``what`` needs (a guest's or an account's:
+    ``hello_first`` for a connection that has said no hello)."""
+    who, guest = seat_owner(conn)
+    if not who:
+        raise ServiceError("hello_first", f"{what}: say hello first (a guest or an account)")
+    return who, guest
 
 
 def _row(e: Any, rank: int) -> dict[str, Any]:

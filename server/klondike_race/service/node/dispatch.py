@@ -105,7 +105,7 @@ class Connections:
             self.challenges.leaderboards.unwatch(conn)
             try:
                 await self.arenas.closed(conn)  # paired only while connected
-                await self.lobby.cancel_quick(conn)  # first: a match may be entering it
+                await self.lobby.cancel_quick(conn)  # first: a race may be entering it
                 await self.attendance.detach(conn)
             except Exception:
                 conn.log.exception("cleanup failed")

@@ -133,7 +133,6 @@ class Lobby:
     async def race_ghost(self, conn: Conn, m: GhostRequest) -> None:
         """A practice race against a recorded game (node/ghosts.py), entered at once: the
         ghost starts playing as the player enters."""
-        await self._drop_ticket(conn)
         room, pid, token = await self.ghosts.new_race(conn, m)
         await self.enter(conn, room, pid, token)
 
@@ -360,15 +359,16 @@ class Lobby:
         ticket = f"{draw}.{secrets.token_hex(12)}"  # its variant, then its own part
         conn.ticket = ticket
         self.tickets[ticket] = conn
-        score = await self.quick_rating(who, draw)
+        score = await self.rating_of(who, draw)
         pairs = await self.store.matchmaking.match(self.clock.now_ms(), draw, ticket, score, me)
         for pair in pairs:
             await self.pair(pair, conn)
         if conn.ticket == ticket:
             conn.send(encode_text({"type": "queued", "draw": draw}))
 
-    async def quick_rating(self, who: str, draw: int) -> int:
-        """A player's display rating of a quick-match variant (1500 when unknown)."""
+    async def rating_of(self, who: str, draw: int) -> int:
+        """A player's display rating of a variant, Draw ``draw`` (1500 when unknown): what
+        quick matches and arena pairing go by."""
         stats = await self.store.ratings.variant_stats(who, f"draw{draw}") if who else None
         return rating.display(stats["mu"]) if stats else rating.BASE
 
@@ -420,19 +420,30 @@ class Lobby:
             return
         conn.ticket = None
         token = payload["token"]
+        self.enter_made(conn, token, encode_text({"type": "matched", "token": token}), False)
+
+    def enter_made(self, conn: Conn, token: str, news: str, first: bool) -> None:
+        """``conn`` enters a race made for it elsewhere (a quick match, an arena's
+        pairing) as a resume of its seat would, ``news`` told before the race's welcome
+        (``first``) or after it. The entry is ``conn.entering``: a closing connection
+        waits for it before it leaves its room (``cancel_quick``)."""
 
         async def enter() -> None:
             try:
+                if first:
+                    conn.send(news)
                 await self.resume(conn, token, None)
-                conn.send(encode_text({"type": "matched", "token": token}))
+                if not first:
+                    conn.send(news)
             except Exception:
-                conn.log.exception("quick match entry failed")
+                conn.log.exception("entering a race made for the connection failed")
 
         conn.entering = self.spawn(enter())
 
     async def cancel_quick(self, conn: Conn) -> None:
         """``conn`` is closing: from now on no match enters it, and an entry already under
-        way is waited for (so that the connection's cleanup, after this, leaves its room)."""
+        way (a quick match's, an arena race's: ``enter_made``) is waited for, so that the
+        connection's cleanup, after this, leaves its room."""
         await self._drop_ticket(conn)
         if conn.entering is not None:
             await asyncio.wait([conn.entering])
