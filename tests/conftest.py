@@ -9,7 +9,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from klondike_race.engine import DRAW_MOVE, RECYCLE_MOVE, Move
+from klondike_race.engine import DRAW_MOVE, RECYCLE_MOVE, WON, Deal, Game, Move, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DEALS = ROOT / "tests" / "data" / "deals.jsonl"
@@ -30,6 +30,43 @@ def step_to_move(step: object) -> Move:
         return RECYCLE_MOVE
     assert isinstance(step, dict)
     return Move.from_wire(step["from"], step["to"], step["count"])
+
+
+@cache
+def quick_win() -> dict:
+    """A Draw 1 deal won in 76 moves, every one of them a card home or a draw, in the
+    corpus's record form (``cards``, ``line``): the stock holds the Aces to the Sixes in
+    rank order, each sent home from the waste as it is turned; column 7 holds the Sevens
+    to the King of spades (the Seven on top), column 6 those of hearts to the Queen,
+    column 5 of diamonds to the Jack, column 4 of clubs to the Ten, and the last six
+    cards lie in columns 1-3 in the order they go home. For tests that need a whole won
+    game, not a hard one (a reference line is 176-228 moves, each played and shown)."""
+    suits, ranks = "cdhs", "A23456789TJQK"
+    stock = [r + s for r in ranks[:6] for s in suits]
+    columns = [
+        ["Kh"],
+        ["Kd", "Qd"],
+        ["Kc", "Qc", "Jc"],
+        [r + "c" for r in "T987"],
+        [r + "d" for r in "JT987"],
+        [r + "h" for r in "QJT987"],
+        [r + "s" for r in "KQJT987"],
+    ]  # each bottom to top
+    cards = [""] * 28
+    for c, column in enumerate(columns, 1):
+        for r, card in enumerate(column, 1):  # the layout of docs/deal.md
+            cards[(r - 1) * (16 - r) // 2 + (c - r)] = card
+    line: list[object] = []
+    for card in stock:
+        line += ["draw", {"from": "waste", "to": f"found-{card[1]}", "count": 1, "card": card}]
+    for c in (4, 3, 5, 2, 6, 1, 7):
+        for card in reversed(columns[c - 1]):
+            line.append({"from": f"col{c}", "to": f"found-{card[1]}", "count": 1, "card": card})
+    game = Game(Deal.from_cards(cards + stock), Settings(draw=1))
+    for step in line:
+        game.play(step_to_move(step))
+    assert game.status == WON and game.moves == len(line) == 76
+    return {"cards": cards + stock, "draw": 1, "result": "win", "line": line}
 
 
 async def until(check: Callable[[], bool], seconds: float = 30.0) -> None:

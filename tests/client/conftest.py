@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, WebSocketRoute, sync_playwright
 
 from klondike_race.service.embedded import EmbeddedRedis
-from tests.conftest import ROOT, reference_deals
+from tests.conftest import ROOT
 from tests.servers import ServerProcess
 
 CHROMIUM = "/usr/bin/chromium"
@@ -414,8 +414,3 @@ def practise(player: Player, query: str = "?seed=42", name: str = "Alice") -> No
 def cards_query(ref: dict[str, Any]) -> str:
     """The address query that deals a reference deal's cards."""
     return "?cards=" + ",".join(ref["cards"])
-
-
-def first_win(draw: int = 1) -> dict[str, Any]:
-    """The first reference deal of ``draw`` the reference solver won (with its line)."""
-    return next(r for r in reference_deals() if r["result"] == "win" and r["draw"] == draw)

@@ -12,9 +12,9 @@ import re
 import pytest
 
 from klondike_race.engine import Deal, Game, Move, Settings, board_view
-from tests.conftest import reference_deals
+from tests.conftest import quick_win, reference_deals
 
-from .conftest import PHONE, Player, cards_query, first_win, practise, start_race
+from .conftest import PHONE, Player, cards_query, practise, start_race
 
 SEED = "42"
 RANKS = "A23456789TJQK"
@@ -847,7 +847,7 @@ def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) ->
 
 
 def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
-    ref = first_win()
+    ref = quick_win()
     alice = players()
     practise(alice, cards_query(ref), "Alice")
     page = alice.page
@@ -924,7 +924,7 @@ def test_a_spectator_with_no_name_joins_the_rematch_after_choosing_one(players) 
 
 
 def test_finish_after_the_race_continues_in_practice(players) -> None:
-    ref = first_win()
+    ref = quick_win()
     alice, bob = players(), players()
     code = start_race(alice, [bob], seed=None, cards=ref["cards"])
     page = alice.page
@@ -1129,8 +1129,7 @@ def test_resign_is_off_once_the_players_own_game_is_over(players) -> None:
     Resign stayed on (a first press asked "Really resign?", a second did nothing); in a
     practice game won, it was off but said "You can resign once the race has started".
     Whenever the player's own game is over it is off, and says so."""
-    wins = [r for r in reference_deals() if r["result"] == "win" and r["draw"] == 1]
-    ref = min(wins, key=lambda r: len(r["line"]))  # the shortest line to play
+    ref = quick_win()
     alice, bob, carol = players(), players(), players()
     wire = alice.wire()
     start_race(alice, [bob], seed=None, cards=ref["cards"])
@@ -1175,7 +1174,7 @@ def test_a_practice_game_over_reopens_in_the_lobby(players) -> None:
     game still on comes back, and so does a race the player is still in (the reload
     tests of the race above and test_the_phase_and_help_follow_the_server_in_a_race)."""
     alice = players()
-    practise(alice, cards_query(first_win()), "Alice")
+    practise(alice, cards_query(quick_win()), "Alice")
     alice.page.click("#btn-finish")  # won by the solver, its line skipped to the end
     alice.page.click("#btn-skip-finish")
     alice.screen("results", timeout=30_000)

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 import pytest
 
 from klondike_race.engine import Deal
-from tests.conftest import reference_deals
+from tests.conftest import quick_win, reference_deals
 from tests.servers import ServerProcess
 
-from .conftest import PHONE, Player, cards_query, first_win, practise, start_race
+from .conftest import PHONE, Player, cards_query, practise, start_race
 from .stall import StallProxy
 
 SEED = "42"
@@ -313,7 +313,7 @@ def test_the_toast_and_the_pending_note_take_no_press(players, artifacts) -> Non
 
 
 def test_finish_it_for_me_shows_the_line_and_is_not_the_players_win(players, artifacts) -> None:
-    ref = first_win()
+    ref = quick_win()
     alice = players()
     practise(alice, cards_query(ref), "Alice")
     page = alice.page
@@ -344,7 +344,7 @@ def solver_practice(alice: Player, *checks: str) -> None:
     """A practice game on a reference winnable Draw 1 deal (the lobby form's ``checks``
     ticked), its first move played, then finish it for me: returns once the server has
     answered the solver's whole line (the game won) while the line is still being shown."""
-    ref = first_win()
+    ref = quick_win()
     alice.open("?cards=" + ",".join(ref["cards"]))
     alice.set_name("Alice")
     for check in checks:
@@ -446,7 +446,7 @@ def test_the_clock_shows_the_games_time_while_the_solvers_line_is_shown(players)
     """The solver wins the game at once and its room finishes; while its line is shown
     move by move the clock shows the time of that win (the board's reached_ms), not 0:00,
     as it ran before the finish."""
-    ref = first_win()
+    ref = quick_win()
     alice = players()
     practise(alice, cards_query(ref), "Alice")
     page = alice.page

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import reference_deals
+from tests.conftest import quick_win
 
 from .conftest import practise, start_race
 
 VIEW = "#replay-view"
-
-
-def won_draw1() -> dict:
-    return next(d for d in reference_deals() if d["result"] == "win" and d["draw"] == 1)
 
 
 def step(page) -> int:
@@ -35,7 +31,7 @@ def scrub(page, to: int) -> None:
 
 
 def test_a_won_race_replays_to_all_52_cards_home(players, artifacts) -> None:
-    ref = won_draw1()
+    ref = quick_win()
     alice, bob, viewer = players(), players(), players()
     code = start_race(alice, [bob], seed=None, cards=ref["cards"])
     # while the race is on, the viewer says so (the server answers 409)
