@@ -143,6 +143,11 @@ async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redi
         await bob.request("join_arena", "arena", arena=arena_id, name="Bob")
         await asyncio.sleep(2.5)  # two pairings: nobody to race
         assert not [m for m in ann.seen + bob.seen if m["type"] == "arena_race"]
+        # a race made for a player who no longer waits is abandoned: never counted
+        arena = await node.arenas.find(arena_id)
+        entrants = await node.store.arenas.entrants(arena_id)
+        assert await node.arenas._race(arena, [e for e in entrants if e.name == "Ann"]) == 0
+        assert await node.redis.zcard("rooms:arena") == 0  # owed no count
         back = await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
         assert back["you"]["paused"] is False
         twice = await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
@@ -161,6 +166,7 @@ async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redi
         ):
             assert (await http(node.port, "GET", path))[0] == code, path
         (await race_of(ann), await race_of(bob))
+        assert await node.store.arenas.running(arena_id) == 1  # that race only
         for c in (ann, bob):
             await c.close()
 
