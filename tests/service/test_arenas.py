@@ -278,11 +278,12 @@ async def test_a_players_own_arena(tmp_path, redis_url) -> None:
         ann, bob = await guest(node.port), await guest(node.port)
         now = clock.now_ms()
         fields = {"starts": now + 1_000, "minutes": 20, "size": 3, "time_limit": 120}
-        public = await ann.request("create_arena", "arena", **fields, settings={"draw": 3})
+        public = await ann.request("create_arena", "arena_made", **fields, settings={"draw": 3})
         made = public["arena"]
         assert made["id"].startswith("arena-p") and made["phase"] == "upcoming", made
-        assert made["size"] == 3 and made["settings"]["draw"] == 3 and public["you"] is None
-        secret = (await ann.request("create_arena", "arena", **fields, private=True))["arena"]
+        assert made["size"] == 3 and made["settings"]["draw"] == 3 and not made["private"]
+        secret = (await ann.request("create_arena", "arena_made", **fields, private=True))["arena"]
+        assert secret["private"] and secret["final"] is False, secret
         listed = {a["id"] for a in (await bob.request("arenas", "arenas"))["arenas"]}
         assert made["id"] in listed and secret["id"] not in listed
         for arena in (made, secret):
@@ -301,17 +302,19 @@ async def test_a_players_own_arena(tmp_path, redis_url) -> None:
             ({"colour": "red"}, "bad_field"),
             ({"size": "3"}, "bad_field"),
         ):
-            got = await ann.request("create_arena", "arena", **{**fields, **extra})
+            got = await ann.request("create_arena", "arena_made", **{**fields, **extra})
             assert got["type"] == "error" and got["reason"] == reason, (extra, got)
-        got = await ann.request("create_arena", "arena", minutes=20)
+        got = await ann.request("create_arena", "arena_made", minutes=20)
         assert got["type"] == "error" and got["reason"] == "missing_field", got
         assert sorted(await node.redis.keys("arena:*")) == keys_before  # nothing made
         for _ in range(8):  # 10 an hour from one address
-            assert (await ann.request("create_arena", "arena", **fields))["type"] == "arena"
-        limited = await ann.request("create_arena", "arena", **fields)
+            assert (await ann.request("create_arena", "arena_made", **fields))[
+                "type"
+            ] == "arena_made"
+        limited = await ann.request("create_arena", "arena_made", **fields)
         assert limited["type"] == "error" and limited["reason"] == "rate_limited", limited
         anonymous = await Client.open(node.port)
-        got = await anonymous.request("create_arena", "arena", **fields)
+        got = await anonymous.request("create_arena", "arena_made", **fields)
         assert got["type"] == "error" and got["reason"] == "hello_first", got
         for c in (ann, bob, anonymous):
             await c.close()

@@ -127,8 +127,8 @@ class Arenas:
     async def create(self, conn: Conn, m: CreateArena) -> None:
         """A player's own arena (domain/arena.py, ``created``): listed when public, else
         joined by its id, which only its maker is told. At most ``CREATED_PER_ADDRESS``
-        from one client address; the answer is its ``arena`` frame (its maker has not
-        joined it: ``join_arena`` does)."""
+        from one client address; the answer is ``arena_made`` with the arena as listed
+        (its maker has not joined it: ``join_arena`` does)."""
         who, _ = _player(conn, "create_arena")
         fields = {k: v for k, v in asdict(m).items() if v is not None}
         now = self.clock.now_ms()
@@ -141,7 +141,8 @@ class Arenas:
         if not arena.private:
             await self.store.arenas.list_public(arena)
         log.info("arena created", arena=arena.id, private=arena.private, by=who)
-        await self.send_table(arena, [conn], force=True)
+        public = await self._public(arena, now)
+        conn.send(encode({"type": "arena_made", "arena": public, "server_time": now}))
 
     async def http(self, rest: str, query: str) -> tuple[int, dict[str, Any]]:
         """``/api/arenas`` (the list; ``?final=1``: the recent results) and
