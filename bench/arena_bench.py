@@ -149,6 +149,7 @@ async def main_async(args: argparse.Namespace) -> int:
         "KR_DEV": "1",
         "KR_CLOCK_OFFSET_MS": str(starts + 10_000 - now),
         "KR_ARENAS_FILE": str(schedule),
+        "KR_ATTEMPTS_PER_ADDRESS": str(args.players),  # every player here is 127.0.0.1
         "KR_COUNTDOWN_MS": "500",
         "KR_RATE": "50",
         "KR_BURST": "100",

@@ -1,11 +1,13 @@
 // The app's wiring: the page's modules, each a screen or a concern (shared.js holds what
 // they share: the store, the connection, the renderer), the router of the pages shown
-// over the screens (a replay, a profile, a challenge, the archive), and the start.
+// over the screens (a replay, a profile, a challenge, the archive, an arena), and the start.
 
+import { joinArena } from './arena.js';
+import { arenaPageRoute, showArenaPage } from './arenapage.js';
 import { askReplay } from './connection.js';
 import { dailyPage, wantBoard } from './challenges.js';
 import { dailyRoute } from './daily.js';
-import { nameField } from './lobby.js';
+import { nameField, needName } from './lobby.js';
 import { chimes } from './prefs.js';
 import { loadProfile, profileRoute } from './profile.js';
 import { intent } from './race.js';
@@ -20,7 +22,8 @@ import {
 } from './state.js';
 import './watch.js';
 
-// ---- the router: #/replay/CODE, #/players/WHO, #/challenges/ID, #/archive/DAY -------------
+// ---- the router: #/replay/CODE, #/players/WHO, #/challenges/ID, #/archive/DAY, #/arena/ID,
+// #/arenas --------------------------------------------------------------------------------
 let routedHere = false; // a page opened from this page: Back goes back
 const replays = new ReplayViewer($('#replay-view'), askReplay);
 
@@ -35,6 +38,13 @@ async function route() {
     replays.close();
     store.update((s) => { s.replay = null; });
   }
+  const arenaPage = arenaPageRoute(location.hash);
+  if (arenaPage) {
+    store.update((s) => { s.profile = null; s.daily = null; });
+    await showArenaPage(arenaPage);
+    return;
+  }
+  if (state.arenaPage) store.update((s) => { s.arenaPage = null; });
   const who = profileRoute(location.hash);
   const daily = who ? null : dailyRoute(location.hash);
   if (!daily && state.daily) {
@@ -77,8 +87,32 @@ window.addEventListener('hashchange', () => {
 $('#profile-back').addEventListener('click', back);
 $('#replay-back').addEventListener('click', back);
 $('#daily-back').addEventListener('click', back);
+$('#arena-page-back').addEventListener('click', back);
 document.addEventListener('click', (e) => { // a page that failed to load: Try again
-  if (e.target.closest('#profile-retry, #daily-retry')) route();
+  if (e.target.closest('#profile-retry, #daily-retry, #arena-page-retry')) route();
+});
+
+// An arena's page: Join (under the name typed there, or the account's), or back to the
+// arena this page plays in; either closes the page for the arena's screen.
+function toArena() {
+  history.replaceState(null, '', `${location.pathname}${location.search}`);
+  route();
+}
+$('#arena-page-body').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const page = state.arenaPage;
+  const typed = $('#arena-page-name');
+  if (!page || !page.id) return;
+  if (typed) $('#name').value = typed.value; // the lobby's name field takes it
+  if (!needName()) {
+    if (typed) typed.focus();
+    return;
+  }
+  joinArena(page.id);
+  toArena();
+});
+$('#arena-page-body').addEventListener('click', (e) => {
+  if (e.target.closest('[data-arena-page-back]')) toArena();
 });
 $('#replay-view').addEventListener('ghost', (e) => {
   const { code, player, button } = e.detail;

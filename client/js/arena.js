@@ -101,6 +101,8 @@ export function arenaError(msg) {
   return false;
 }
 
+export { join as joinArena };
+
 $('#arena-list').addEventListener('click', (e) => {
   const button = e.target.closest('[data-arena-join]');
   if (button && needName()) join(button.dataset.arenaJoin);

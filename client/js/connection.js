@@ -5,6 +5,7 @@
 
 import { Account } from './account.js';
 import { arenaAgain, arenaError } from './arena.js';
+import { arenaMadeError } from './arenamake.js';
 import {
   challengeError, enteredRoom, watchBoardAgain,
 } from './challenges.js';
@@ -177,6 +178,7 @@ function afterEntry() {
 function onError(msg) {
   if (account.onError(msg)) return; // shown in the account area
   if (arenaError(msg)) return;
+  if (arenaMadeError(msg)) return; // shown under the form
   toast(challengeError(msg) || msg.message || msg.reason, 'error');
   if (msg.about === 'join' && (msg.reason === 'room_finished' || msg.reason === 'no_room')) {
     forgetRoom(msg.message && (msg.message.match(/[A-Z0-9]{6}/) || [])[0]);

@@ -40,7 +40,7 @@ export function addDays(day, n) {
   return dayOf(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS);
 }
 
-async function getJson(url, fetcher) {
+export async function getJson(url, fetcher = fetch) {
   let response;
   try {
     response = await fetcher(url, { headers: { Accept: 'application/json' } });
@@ -139,7 +139,7 @@ export function shareGame(board) {
 
 // Why a row is flagged (docs/rules.md, "Fair play"), as its tag says it.
 export const FLAG_WORDS = {
-  address: ['shared address', 'another attempt at this deal came from the same network address before this one'],
+  address: ['shared address', 'another player came from the same network address before this one'],
   speed: ['too fast', 'won faster than a person plays'],
 };
 

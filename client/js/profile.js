@@ -165,6 +165,26 @@ function dailyHtml(daily) {
     + '</section>';
 }
 
+// The final arenas the player raced in, newest first: each linked to its page (its final
+// table, podium and races), with the player's final rank of how many and their line.
+function arenasHtml(arenas) {
+  const row = (a) => {
+    const link = typeof a.arena === 'string' && a.arena
+      ? `<a href="#/arena/${encodeURIComponent(a.arena)}">${escapeHtml(a.title || a.arena)}</a>` : escapeHtml(a.title);
+    const rank = num(a.rank) == null ? '–' : `${num(a.rank)} of ${or(num(a.players), '?')}`;
+    return `<tr data-arena="${escapeHtml(a.arena)}"><td class="date">${escapeHtml(date(a.starts))}</td><td>${link}</td>`
+      + `<td>${escapeHtml(rank)}</td><td>${escapeHtml(or(num(a.points)))}</td><td>${escapeHtml(or(num(a.races)))}</td>`
+      + `<td>${escapeHtml(or(num(a.wins)))}</td></tr>`;
+  };
+  return '<section class="arenas"><h3>Arenas</h3>'
+    + (arenas.length
+      ? '<div class="table-scroll"><table class="leaderboard arena-history"><thead><tr><th>Date</th><th>Arena</th>'
+        + '<th>Rank</th><th>Points</th><th>Races</th><th>Wins</th></tr></thead>'
+        + `<tbody>${arenas.map(row).join('')}</tbody></table></div>`
+      : '<p class="muted">No arena yet.</p>')
+    + '</section>';
+}
+
 // The profile as HTML, from the JSON of `GET /api/players/WHO`.
 export function profileHtml(data) {
   const p = data && typeof data === 'object' ? data : {};
@@ -178,6 +198,7 @@ export function profileHtml(data) {
     + (variants.length ? `<div class="variants">${variants.map(([k, v]) => variantHtml(k, v || {})).join('')}</div>`
       : '<p class="muted">No rated races yet.</p>')
     + (p.daily && typeof p.daily === 'object' ? dailyHtml(p.daily) : '')
+    + (Array.isArray(p.arenas) ? arenasHtml(p.arenas) : '')
     + '<h3>Races</h3>'
     + (history.length
       ? '<div class="table-scroll"><table class="leaderboard history"><thead><tr><th>Date</th><th>Room</th>'

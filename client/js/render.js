@@ -156,6 +156,7 @@ const SCREEN_FOCUS = {
   lobby: '#lobby-title', queue: '#queue-title', room: '#room-title', race: '#my-board',
   results: '#results-title', watch: '#watch-title', arena: '#arena-title',
   'route:profile': '#profile-view', 'route:daily': '#daily-view', 'route:replay': '#replay-title',
+  'route:arena': '#arena-view',
 };
 
 function focusScreen(screen) {
@@ -261,8 +262,9 @@ export class Renderer {
     const view = viewOf(state);
     document.body.dataset.view = view;
     document.body.dataset.conn = state.conn;
-    const routed = Boolean(state.profile || state.daily || state.replay);
-    document.body.dataset.route = state.replay ? 'replay' : state.profile ? 'profile' : state.daily ? 'daily' : '';
+    const routed = Boolean(state.profile || state.daily || state.replay || state.arenaPage);
+    document.body.dataset.route = state.replay ? 'replay' : state.profile ? 'profile' : state.daily ? 'daily'
+      : state.arenaPage ? 'arena' : ''; // (the arena pages draw themselves: arenapage.js)
     // a new screen starts at its top (a lobby scrolled down to Practice left the race's
     // stock above the top of a landscape phone)
     const screen = routed ? `route:${document.body.dataset.route}` : view;
@@ -493,7 +495,8 @@ export class Renderer {
     const listed = (state.arenas || []).filter((a) => a.phase !== 'over');
     const arenas = [...listed.filter((a) => a.phase === 'running'),
       ...listed.filter((a) => a.phase === 'upcoming').sort((x, y) => x.starts - y.starts).slice(0, ARENAS_UPCOMING)];
-    $('#arena-box').hidden = arenas.length === 0;
+    $('#arena-list').hidden = arenas.length === 0; // (the box holds Create an arena too)
+    $('#no-arenas').hidden = arenas.length > 0;
     const now = serverNow(state);
     const list = $('#arena-list');
     for (const span of list.querySelectorAll('[data-arena-phase]')) {

@@ -58,6 +58,12 @@ export function initialState() {
     arenaPaused: false, // this page paused it (Pause): not paired until Resume
     arena: null, // that arena's last `arena` frame: {arena, v, table, you}
     arenaNext: 0, // until when (Date.now() ms) the race screen says "Next race"
+    // the lobby's Create an arena: {pending: true} while asked, then {arena} (the server's
+    // `arena_made`) or {error} (its refusal, in words)
+    arenaMade: null,
+    // the #/arena/ID page ({id}) or the recent results, #/arenas ({list: true}), with
+    // {status: loading|ok|missing|failed, data, error} as `GET /api/arenas...` answered
+    arenaPage: null,
     version: 0,
   };
 }
@@ -377,6 +383,13 @@ function arena(state, msg) {
   return 'arena';
 }
 
+// The answer to this page's create_arena: the arena made (its maker is not in it yet).
+function arenaMadeMsg(state, msg) {
+  clock(state, msg);
+  state.arenaMade = { arena: msg.arena };
+  return null;
+}
+
 // The arena's next race: its token (the race's welcome follows, as after a resume).
 function arenaRaceMsg(state, msg) {
   if (msg.arena !== state.arenaId) return null;
@@ -397,7 +410,7 @@ const RECEIVE = {
   welcome: snapshot, resync: snapshot, resumed: snapshot, start, ack, refused, progress, room,
   analysis, hint, finishing, boards, spectators, identity, rooms, queued, matched, left, pong,
   challenges, leaderboard, leaderboard_changes: leaderboardChanges, leaderboard_you: leaderboardYou,
-  arenas, arena, arena_race: arenaRaceMsg, error,
+  arenas, arena, arena_race: arenaRaceMsg, arena_made: arenaMadeMsg, error,
 };
 
 // Fold one server message into the state. Returns an effect name for the app to act

@@ -4,7 +4,9 @@ is 10 s into it: two players join it from the lobby, are paired into a race by t
 see the arena's table beside the board (the phone's below it, no sideways scroll), resign
 one after the other (a race everyone resigned: 0 points each), come back to the arena's
 table with one race each, and are paired again; a reload comes back into the arena and
-its race; Pause, then Leave back to the lobby."""
+its race; Pause, then Leave back to the lobby. There a player looks at the recent
+results, creates a private arena through the lobby's form (a refusal first, in words),
+joins it, and a player in another browser opens its link and joins it too."""
 
 from __future__ import annotations
 
@@ -87,7 +89,7 @@ def resign(player: Player) -> None:
 
 
 def test_two_players_race_in_an_arena_and_come_back_to_its_table(
-    arena_players: Any, artifacts: Path
+    arena_players: Any, arena_server: ServerProcess, artifacts: Path
 ) -> None:
     ann = arena_players()
     bob = arena_players(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
@@ -158,3 +160,45 @@ def test_two_players_race_in_an_arena_and_come_back_to_its_table(
     assert ann.page.evaluate("() => localStorage.getItem('kr.arena')") is None
     resign(bob)
     bob.screen("arena")
+    # the lobby's arenas: the recent results (none has ended on this server), then a
+    # private arena made through the form, its link opened by another browser
+    ann.page.click("#arena-finals")
+    ann.page.wait_for_selector("#arena-view:not([hidden]) #arena-page-title:text('Recent arenas')")
+    assert "No arena has finished lately." in ann.page.inner_text("#arena-page-body")
+    ann.page.click("#arena-page-back")
+    ann.screen("lobby")
+    ann.page.click("#arena-create summary")
+    form = ann.page.locator("#arena-form")
+    form.locator("[name=minutes]").select_option("10")
+    form.locator("[name=time_limit]").select_option("600")  # more than half of 10 minutes
+    ann.page.click("#btn-arena-create")
+    refusal = ann.page.locator("#arena-made [role=alert]")
+    assert "at most half the arena's length" in refusal.inner_text(), refusal.inner_text()
+    form.locator("[name=time_limit]").select_option("120")
+    form.locator("[name=private]").check()
+    ann.page.click("#btn-arena-create")
+    link = ann.page.locator("#arena-made-link")
+    url = link.input_value()
+    arena_id = url.rpartition("#/arena/")[2]
+    assert url.startswith(arena_server.url) and arena_id.startswith("arena-p"), url
+    assert "Private" in ann.page.inner_text("#arena-made")
+    assert not ann.page.locator(f"#arena-list li[data-arena='{arena_id}']").count()  # unlisted
+    ann.shot(artifacts / "arena-made.png")
+    ann.page.click("[data-arena-made-join]")
+    ann.screen("arena")
+    assert "the races begin at" in (ann.page.text_content("#arena-state") or "")
+    cy = arena_players()
+    cy.page.goto(url)
+    cy.page.wait_for_selector('#conn-state[data-state="open"]')
+    page = cy.page.locator("#arena-view:not([hidden]) #arena-page-body")
+    page.locator("#arena-page-title:text('Draw 1 arena')").wait_for()
+    cy.page.wait_for_selector("#arena-page-body tbody tr[data-player]")  # Ann, joined
+    assert "Ann" in page.inner_text() and "Private" in page.inner_text(), page.inner_text()
+    cy.shot(artifacts / "arena-page.png")
+    cy.page.fill("#arena-page-name", "Cy")
+    cy.page.click(".arena-page-join [type=submit]")
+    cy.screen("arena")
+    assert cy.state("s.arenaId") == arena_id
+    # the second identity from this address (every browser here is 127.0.0.1) is flagged
+    row = cy.page.locator("#arena-table tbody tr", has_text="Cy")
+    assert row.locator(".tag.flag").inner_text() == "flagged: shared address"

@@ -1,10 +1,13 @@
 """Arenas in Redis (store/arenas.py): joining, pausing, a race taking its players out of
-the waiting list all or none, and a finished race counted once, on a real redis-server
-and on a real Redis Cluster (tests/service/cluster.py) alike."""
+the waiting list all or none, a finished race counted once, players counted at their
+address and flagged, an arena made final once and each player's line of it written once,
+on a real redis-server and on a real Redis Cluster (tests/service/cluster.py) alike."""
 
 from __future__ import annotations
 
 import asyncio
+import secrets
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -122,10 +125,82 @@ def check(seen: list[Any]) -> None:
     assert ann2.points == 4 and bob2.points == 0  # (two wins: the streak doubles the third)
 
 
+LINE = {"title": "Draw 1 arena", "rank": 1, "players": 3, "points": 2, "races": 1, "wins": 1}
+
+
+async def results(store: Store) -> None:
+    """Fair play and results through the store (an arena of its own, as the keys of
+    ``arenas:ending`` and ``arenas:final`` are every arena's): each answer checked."""
+    arenas = store.arenas
+    arena = replace(ARENA, id=f"arena-p{secrets.token_hex(8)}")
+    await arenas.define(arena)
+    # a player's first join counts at their address: the second there flagged, past the
+    # limit (2) refused with what it holds; joining again counts nothing
+    joins = [("ann", "A"), ("bob", "A"), ("cid", "A"), ("dan", "B"), ("bob", "A"), ("ann", "C")]
+    got = [
+        await arenas.join(arena.id, w, w.upper(), True, T0, address=a, limit=2) for w, a in joins
+    ]
+    assert got == [1, 1, -2, 1, 0, 0]
+    flags = {e.who: e.flags for e in await arenas.entrants(arena.id)}
+    assert flags == {"ann": (), "bob": ("address",), "dan": ()}  # cid: nothing made
+    # a race counted with its line on the arena's list and a speed flag; the arena is
+    # not final while it runs
+    assert await arenas.take(arena.id, "RACE01", ["ann", "bob"])
+    assert await arenas.seal(arena.id, arena.ends) == 0
+    listed = {"code": "RACE01", "at": T0 + 1, "players": [{"player": "ann", "place": 1}]}
+    standings = {"ann": won(Standing(), 1), "bob": won(Standing(), 2)}
+    assert await arenas.count(arena.id, "RACE01", T0 + 1, standings, listed, {"ann": "speed"})
+    assert not await arenas.count(arena.id, "RACE01", T0 + 2, standings, listed, {"bob": "speed"})
+    assert await arenas.take(arena.id, "RACE02", ["ann", "dan"])
+    again = {"ann": won(standings["ann"], 1), "dan": won(Standing(), 2)}
+    listed2 = {**listed, "code": "RACE02"}
+    assert await arenas.count(arena.id, "RACE02", T0 + 3, again, listed2, {"ann": "speed"})
+    flags = {e.who: e.flags for e in await arenas.entrants(arena.id)}
+    assert flags == {"ann": ("speed",), "bob": ("address",), "dan": ()}  # once each
+    assert await arenas.races(arena.id, 1) == (2, [listed2])
+    assert await arenas.races(arena.id, 10) == (2, [listed2, listed])
+    # final once: set by the first, its time kept
+    assert [await arenas.seal(arena.id, arena.ends + i) for i in (5, 6)] == [1, 2]
+    assert await arenas.final_at(arena.id) == arena.ends + 5
+    # due to be made final at its end (added once), claimed (due again a grace later),
+    # then off the list and among the recent results
+    await arenas.ending(arena)
+    await arenas.ending(replace(arena, ends=arena.ends + 99))  # (no later)
+    assert arena.id not in await arenas.claim_ending(arena.ends - 1, 30_000, 1000)
+    assert arena.id in await arenas.claim_ending(arena.ends, 30_000, 1000)
+    assert arena.id not in await arenas.claim_ending(arena.ends + 1, 30_000, 1000)
+    await arenas.ended(arena.id, arena.ends + 5)
+    assert arena.id not in await arenas.claim_ending(arena.ends + 60_000, 30_000, 1000)
+    assert arena.id in await arenas.recent_finals(T0, 1000)
+    assert arena.id not in await arenas.recent_finals(arena.ends + 6, 1000)  # gone by then
+    # a player's lines: once each, newest start first, the last 50, a guest's expiring
+    who = f"g-{secrets.token_hex(16)}"
+    line = {"arena": arena.id, "starts": arena.starts, **LINE}
+    assert await arenas.add_line(who, line, 3600)
+    assert not await arenas.add_line(who, {**line, "rank": 2}, 3600)  # written already
+    older = {**line, "arena": "arena-older", "starts": arena.starts - 1}
+    newer = {**line, "arena": "arena-newer", "starts": arena.starts + 1}
+    assert await arenas.add_line(who, older, 3600) and await arenas.add_line(who, newer, 3600)
+    assert await arenas.lines_of(who) == [newer, line, older]
+    for i in range(60):
+        await arenas.add_line(who, {**line, "arena": f"arena-{i}", "starts": i}, 3600)
+    lines = await arenas.lines_of(who)
+    assert len(lines) == 50 and lines[:3] == [newer, line, older]
+    assert lines[-1]["arena"] == "arena-13"  # the oldest starts gone
+    assert 0 < await arenas.redis.ttl(arenas.lines_key(who)) <= 3600
+    account = f"a-{secrets.token_hex(16)}"
+    assert await arenas.add_line(account, line, None)
+    assert await arenas.redis.ttl(arenas.lines_key(account)) == -1  # kept
+    assert arenas.lines_key(who) == (
+        f"player:{{{who}}}:arenas" if store.arenas.cluster else f"player:{who}:arenas"
+    )
+
+
 async def test_an_arena_in_one_redis(redis_url: str) -> None:
     client = aioredis.Redis.from_url(redis_url)
     try:
         check(await steps(Store(client, "node-a")))
+        await results(Store(client, "node-a"))
     finally:
         await client.aclose()
 
@@ -135,6 +210,7 @@ async def test_an_arena_in_a_redis_cluster(cluster: Cluster) -> None:
     try:
         await client.flushall()
         check(await steps(Store(client, "node-a")))
+        await results(Store(client, "node-a"))
     finally:
         await client.aclose()
 
@@ -169,8 +245,9 @@ async def test_an_arenas_keys_expire_with_its_definition(redis_url: str) -> None
         await store.arenas.take(ARENA.id, "RACE01", ["ann", "bob"])
         standings = {"ann": won(Standing(), 1), "bob": won(Standing(), 2)}
         await store.arenas.count(ARENA.id, "RACE01", T0 + 60_000, standings)
+        await store.arenas.seal(ARENA.id, ARENA.ends)
         keys = [k async for k in client.scan_iter(match=f"arena:{{{ARENA.id}}}*")]
-        assert len(keys) == 8, keys  # the definition and its seven parts
+        assert len(keys) == 10, keys  # the definition and nine parts (no address counted)
         ttls = [await client.pttl(k) for k in keys]
         assert max(ttls) - min(ttls) < 2_000 and min(ttls) > 0, ttls  # (a script's step)
     finally:

@@ -15,20 +15,21 @@ from klondike_race.service.clock import Clock
 from klondike_race.service.config import Config
 from klondike_race.service.domain import arena as A
 
-from .conftest import Client, guest, http, make_config, running
+from .conftest import Client, guest, http, make_config, running, winnable
 
 HOUR_MS = 3_600_000
 SCHEDULE = "# the tests' arenas\nhourly every=hour at=:00 minutes=30 size=2 time_limit=60 draw=1\n"
 
 
-def running_arena(tmp_path: Path, redis_url: str) -> tuple[Clock, str, Config]:
+def running_arena(tmp_path: Path, redis_url: str, **config: object) -> tuple[Clock, str, Config]:
     """A node whose clock is 10 s into an hourly arena, and that arena's id."""
     path = tmp_path / "arenas.txt"
     path.write_text(SCHEDULE)
     clock = Clock()
     starts = (clock.now_ms() // HOUR_MS + 1) * HOUR_MS  # the next hour's
     clock.shift_to(starts + 10_000)
-    return clock, A.arena_id("hourly", starts), make_config(redis_url, arenas_file=str(path))
+    made = make_config(redis_url, arenas_file=str(path), **config)
+    return clock, A.arena_id("hourly", starts), made
 
 
 async def race_of(client: Client) -> dict:
@@ -143,6 +144,11 @@ async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redi
         await bob.request("join_arena", "arena", arena=arena_id, name="Bob")
         await asyncio.sleep(2.5)  # two pairings: nobody to race
         assert not [m for m in ann.seen + bob.seen if m["type"] == "arena_race"]
+        # a race made for a player who no longer waits is abandoned: never counted
+        arena = await node.arenas.find(arena_id)
+        entrants = await node.store.arenas.entrants(arena_id)
+        assert await node.arenas._race(arena, [e for e in entrants if e.name == "Ann"]) == 0
+        assert await node.redis.zcard("rooms:arena") == 0  # owed no count
         back = await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
         assert back["you"]["paused"] is False
         twice = await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
@@ -161,6 +167,7 @@ async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redi
         ):
             assert (await http(node.port, "GET", path))[0] == code, path
         (await race_of(ann), await race_of(bob))
+        assert await node.store.arenas.running(arena_id) == 1  # that race only
         for c in (ann, bob):
             await c.close()
 
@@ -236,16 +243,24 @@ async def test_a_race_its_node_never_counted_is_counted_by_the_sweeper(tmp_path,
         assert {n: s.races for n, s in standings.items()} == {"Ann": 1, "Bob": 1}
         assert await node.redis.zscore("rooms:arena", code) is None
         await node.sweep()  # again: counted once
-        standings = {e.name: e.standing for e in await node.store.arenas.entrants(arena_id)}
+        standings_of = await node.store.arenas.entrants(arena_id)
+        standings = {e.name: e.standing for e in standings_of}
         assert {n: s.races for n, s in standings.items()} == {"Ann": 1, "Bob": 1}
         # final once it has ended and its last race is counted (both paused before it
         # was: no race is made after it)
         page = orjson.loads((await http(node.port, "GET", f"/api/arenas/{arena_id}"))[2])
         assert page["arena"]["phase"] == "running" and page["arena"]["final"] is False
         clock.shift_to(page["arena"]["ends"] + 1)
+        # no race runs at its end: the sweeper makes it final and writes each line
+        await node.sweep()
+        lines = [await node.store.arenas.lines_of(e.who) for e in standings_of]
+        assert [
+            [(x["arena"], x["rank"], x["players"], x["races"]) for x in got] for got in lines
+        ] == [[(arena_id, 1, 2, 1)]] * 2  # (everyone resigned: level, a rank shared)
         page = orjson.loads((await http(node.port, "GET", f"/api/arenas/{arena_id}"))[2])
         assert page["arena"]["phase"] == "over" and page["arena"]["final"] is True, page
         assert page["arena"]["pairing"] is False
+        assert sorted(r["name"] for r in page["podium"]) == ["Ann", "Bob"]
         for c in (ann, bob):
             await c.close()
 
@@ -263,11 +278,12 @@ async def test_a_players_own_arena(tmp_path, redis_url) -> None:
         ann, bob = await guest(node.port), await guest(node.port)
         now = clock.now_ms()
         fields = {"starts": now + 1_000, "minutes": 20, "size": 3, "time_limit": 120}
-        public = await ann.request("create_arena", "arena", **fields, settings={"draw": 3})
+        public = await ann.request("create_arena", "arena_made", **fields, settings={"draw": 3})
         made = public["arena"]
         assert made["id"].startswith("arena-p") and made["phase"] == "upcoming", made
-        assert made["size"] == 3 and made["settings"]["draw"] == 3 and public["you"] is None
-        secret = (await ann.request("create_arena", "arena", **fields, private=True))["arena"]
+        assert made["size"] == 3 and made["settings"]["draw"] == 3 and not made["private"]
+        secret = (await ann.request("create_arena", "arena_made", **fields, private=True))["arena"]
+        assert secret["private"] and secret["final"] is False, secret
         listed = {a["id"] for a in (await bob.request("arenas", "arenas"))["arenas"]}
         assert made["id"] in listed and secret["id"] not in listed
         for arena in (made, secret):
@@ -286,17 +302,97 @@ async def test_a_players_own_arena(tmp_path, redis_url) -> None:
             ({"colour": "red"}, "bad_field"),
             ({"size": "3"}, "bad_field"),
         ):
-            got = await ann.request("create_arena", "arena", **{**fields, **extra})
+            got = await ann.request("create_arena", "arena_made", **{**fields, **extra})
             assert got["type"] == "error" and got["reason"] == reason, (extra, got)
-        got = await ann.request("create_arena", "arena", minutes=20)
+        got = await ann.request("create_arena", "arena_made", minutes=20)
         assert got["type"] == "error" and got["reason"] == "missing_field", got
         assert sorted(await node.redis.keys("arena:*")) == keys_before  # nothing made
         for _ in range(8):  # 10 an hour from one address
-            assert (await ann.request("create_arena", "arena", **fields))["type"] == "arena"
-        limited = await ann.request("create_arena", "arena", **fields)
+            assert (await ann.request("create_arena", "arena_made", **fields))[
+                "type"
+            ] == "arena_made"
+        limited = await ann.request("create_arena", "arena_made", **fields)
         assert limited["type"] == "error" and limited["reason"] == "rate_limited", limited
         anonymous = await Client.open(node.port)
-        got = await anonymous.request("create_arena", "arena", **fields)
+        got = await anonymous.request("create_arena", "arena_made", **fields)
         assert got["type"] == "error" and got["reason"] == "hello_first", got
         for c in (ann, bob, anonymous):
+            await c.close()
+
+
+async def test_an_arena_made_final_keeps_its_results(tmp_path, redis_url) -> None:
+    """Fair play and the results: a second player joining from an address is flagged
+    ``address`` and one past the limit refused; a race won faster than a person plays
+    flags its winner ``speed``; the race running at the arena's end is counted after it
+    and makes the arena final: each player's line on their profile (once, whichever
+    nodes write it), the podium, the table and the races with their replays."""
+    clock, arena_id, config = running_arena(
+        tmp_path, redis_url, attempts_per_address=2, trust_forwarded=True
+    )
+    async with running(config, clock) as node, running(config, clock) as other:
+        ref = winnable(draw=1)
+        node.arenas.deal = lambda: {"cards": ref["cards"]}  # type: ignore[method-assign]
+        at = {"X-Forwarded-For": "198.51.100.4"}
+        ann, bob, cid = [await guest(node.port, **at) for _ in range(3)]
+        arena = await node.arenas.find(arena_id)
+        clock.shift_to(arena.ends - 45_000)  # its last race (60 s) runs past the end
+        for c, name in ((ann, "Ann"), (bob, "Bob")):
+            await c.request("join_arena", "arena", arena=arena_id, name=name)
+        refused = await cid.request("join_arena", "arena", arena=arena_id, name="Cid")
+        assert refused["type"] == "error" and refused["reason"] == "rate_limited", refused
+        assert refused["retry_after"] is None and "2 players" in refused["message"], refused
+        who = {e.name: e.who for e in await node.store.arenas.entrants(arena_id)}
+        assert sorted(who) == ["Ann", "Bob"]  # nothing of Cid's
+        race = await race_of(ann)
+        await race_of(bob)  # (the last: pairing closes 30 s before the end)
+        for seq, step in enumerate(ref["line"], start=1):  # faster than a person plays
+            assert (await ann.move(step, seq=seq))["type"] == "ack"
+        page = orjson.loads((await http(node.port, "GET", f"/api/arenas/{arena_id}"))[2])
+        assert page["podium"] is None and page["races"] == [] and page["races_total"] == 0
+        clock.shift_to(arena.ends + 1_000)  # over: final once its last race is counted
+        assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
+        while not (frame := await ann.expect("arena"))["table"][0]["races"]:
+            pass  # counted: its table pushed
+        rows = {r["name"]: r for r in frame["table"]}
+        assert (rows["Ann"]["points"], rows["Ann"]["wins"], rows["Ann"]["flags"]) == (
+            2,
+            1,
+            ["speed"],
+        )
+        assert rows["Bob"]["flags"] == ["address"] and rows["Bob"]["rank"] == 2, rows
+        # each player's line, written once: the node counting the last race made it
+        # final; another node and the sweeper at once write nothing again
+        await asyncio.gather(
+            node.arenas.finalize(arena, owed=True),
+            other.arenas.finalize(arena, owed=True),
+            other.sweep(),
+        )
+        lines = {}
+        for name, key in who.items():
+            status, _, body = await http(node.port, "GET", f"/api/players/{key}")
+            assert status == 200
+            lines[name] = orjson.loads(body)["arenas"]
+        line = {"arena": arena_id, "title": "Draw 1 arena", "starts": arena.starts, "players": 2}
+        assert lines == {
+            "Ann": [{**line, "rank": 1, "points": 2, "races": 1, "wins": 1}],
+            "Bob": [{**line, "rank": 2, "points": 0, "races": 1, "wins": 0}],
+        }
+        # the final page: the podium, the table, the races with their replays
+        page = orjson.loads((await http(other.port, "GET", f"/api/arenas/{arena_id}"))[2])
+        assert page["arena"]["final"] is True and page["races_total"] == 1
+        assert [(r["name"], r["rank"]) for r in page["podium"]] == [("Ann", 1), ("Bob", 2)]
+        assert [r["flags"] for r in page["table"]] == [["speed"], ["address"]]
+        code = race["room"]["code"]
+        (listed,) = page["races"]
+        assert (listed["code"], listed["replay"]) == (code, f"/replay/{code}")
+        places = [(p["name"], p["place"], p["points"]) for p in listed["players"]]
+        assert places == [("Ann", 1, 2), ("Bob", 2, 0)]
+        assert (await http(node.port, "GET", f"/api/replays/{code}"))[0] == 200
+        # among the recent results
+        status, _, body = await http(node.port, "GET", "/api/arenas?final=1")
+        finals = orjson.loads(body)["arenas"]
+        assert status == 200 and finals[0]["id"] == arena_id and finals[0]["players"] == 2
+        for path in ("/api/arenas?final=2", f"/api/arenas/{arena_id}?final=1"):
+            assert (await http(node.port, "GET", path))[0] == 400, path
+        for c in (ann, bob, cid):
             await c.close()

@@ -21,7 +21,7 @@ from klondike_race.service.store import room_key
 from .conftest import Client, winnable
 
 PASSWORD = "correct horse battery"
-PROFILE_KEYS = {"id", "name", "guest", "variants", "history", "daily"}
+PROFILE_KEYS = {"id", "name", "guest", "variants", "history", "daily", "arenas"}
 VARIANT_KEYS = {
     "rating", "provisional", "races", "wins", "win_rate", "solved", "best_time_ms",
     "fewest_moves", "average_foundation", "streak", "best_streak", "rating_history",
@@ -312,6 +312,8 @@ async def test_an_account_claims_its_guest_statistics(node, redis_url) -> None:
     code = await race([a, b], ["win", 0])
     await settled(redis_url, code)
     before = await draw1(node.port, ka)
+    arena = {"arena": "arena-p0123456789abcdef", "title": "Draw 1 arena", "starts": 1, "rank": 1}
+    await node.store.arenas.add_line(ka, {**arena, "players": 2}, 3600)  # a final arena's
     made = await a.request("register", "identity", name="Ann", password=PASSWORD)
     key = made["player"]["id"]
     assert (await profile(node.port, ka))[0] == 404  # moved
@@ -322,7 +324,9 @@ async def test_an_account_claims_its_guest_statistics(node, redis_url) -> None:
     assert claimed["races"] == 1 and claimed["rating"] == before["rating"]
     assert claimed["provisional"] is True  # one race: sigma still high
     assert body["history"][0]["code"] == code
+    assert body["arenas"] == [{**arena, "players": 2}]
     rds = redis.Redis.from_url(redis_url)
+    assert rds.ttl(f"player:{key}:arenas") == -1
     assert rds.ttl(f"player:{key}:stats") == -1  # an account's data does not expire
     assert rds.ttl(f"player:{kb}:stats") > 0  # a guest's does
     # by name, in any case and width, percent-encoded
@@ -347,6 +351,7 @@ async def test_the_players_route_refuses_unknown_and_malformed(node) -> None:
         "variants": {},
         "history": [],
         "daily": {"streak": 0, "best_streak": 0, "days": []},
+        "arenas": [],
     }
     for unknown in ("Nobody", "g-" + "0" * 32, "a-" + "1" * 32):
         status, body = await profile(node.port, unknown)

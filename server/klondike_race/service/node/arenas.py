@@ -1,6 +1,7 @@
 """Arena tournaments on a node (docs/rules.md, "Arena tournaments"; docs/protocol.md,
 "Arenas"): the operator's schedule, joining and pausing, pairing whoever waits into
-races as they finish, and counting each finished race once.
+races as they finish, counting each finished race once, and the results once it is
+final (each player's line on their profile, the podium, the races).
 
 The rules are domain/arena.py's and the state store/arenas.py's: any node can pair an
 arena (one at a time, under a short lock) and count a race (once), so a node dying loses
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -24,13 +26,16 @@ from ..config import Config
 from ..contracts import Spawn
 from ..domain import arena as A
 from ..domain import ranking
+from ..domain.challenge import SPEED, flagged
 from ..domain.errors import RateLimited, ServiceError
 from ..domain.options import RoomOptions
 from ..domain.progress import initial_progress
 from ..domain.room import Room, add_player
 from ..store import Store
+from ..store.ratings import GUEST_KEEP_S
 from ..wire import ArenasRequest, CreateArena, JoinArena, PauseArena, encode, encode_text
 from ..wire.outbound import ArenaRace
+from .challenges import keyed
 from .conn import Conn, seat_owner
 from .lobby import Lobby
 from .rooms import RoomOps, new_token, seat_token
@@ -43,6 +48,9 @@ PAIR_LOCK_MS = 5_000  # one node pairs an arena at a time (held while it does; i
 LISTED_BEFORE_MS = 6 * 3_600_000  # the list shows arenas starting this soon
 TABLE_ROWS = 100  # the table's rows sent
 CREATED_PER_ADDRESS = (10, 3600)  # arenas one client address may create, per hour
+PODIUM = 3  # the places a final arena's podium shows
+RACES_SHOWN = 100  # the races /api/arenas/ID lists, newest first
+FINALS_SHOWN = 20  # the recent results /api/arenas?final=1 lists
 
 
 def load_schedule(path: str | None) -> tuple[A.ScheduleLine, ...]:
@@ -67,8 +75,10 @@ class Arenas:
         spawn: Spawn,
         clock: Clock,
         node: str,
+        secret: Callable[[], Awaitable[bytes]],
     ) -> None:
         self.config = config
+        self.secret = secret  # keys the client addresses kept (the challenges' secret)
         self.store = store
         self.rooms = rooms
         self.lobby = lobby
@@ -117,8 +127,8 @@ class Arenas:
     async def create(self, conn: Conn, m: CreateArena) -> None:
         """A player's own arena (domain/arena.py, ``created``): listed when public, else
         joined by its id, which only its maker is told. At most ``CREATED_PER_ADDRESS``
-        from one client address; the answer is its ``arena`` frame (its maker has not
-        joined it: ``join_arena`` does)."""
+        from one client address; the answer is ``arena_made`` with the arena as listed
+        (its maker has not joined it: ``join_arena`` does)."""
         who, _ = _player(conn, "create_arena")
         fields = {k: v for k, v in asdict(m).items() if v is not None}
         now = self.clock.now_ms()
@@ -131,28 +141,51 @@ class Arenas:
         if not arena.private:
             await self.store.arenas.list_public(arena)
         log.info("arena created", arena=arena.id, private=arena.private, by=who)
-        await self.send_table(arena, [conn], force=True)
+        public = await self._public(arena, now)
+        conn.send(encode({"type": "arena_made", "arena": public, "server_time": now}))
 
     async def http(self, rest: str, query: str) -> tuple[int, dict[str, Any]]:
-        """``/api/arenas`` (the list) and ``/api/arenas/ID`` (one arena with its whole
-        table, ranked: the first ``TABLE_ROWS``)."""
-        if query:
-            return 400, {"error": "bad_request", "message": "/api/arenas takes no query"}
+        """``/api/arenas`` (the list; ``?final=1``: the recent results) and
+        ``/api/arenas/ID`` (one arena with its whole table, ranked: the first
+        ``TABLE_ROWS``; its races, and once final its podium)."""
         now = self.clock.now_ms()
-        if rest in ("", "/"):
-            return 200, {"server_time": now, "arenas": await self.listed(now)}
+        if rest in ("", "/") and query in ("", "final=1"):
+            found = await self.listed(now) if not query else await self.finals(now)
+            return 200, {"server_time": now, "arenas": found}
+        if query:
+            message = "/api/arenas takes ?final=1 only, /api/arenas/ID no query"
+            return 400, {"error": "bad_request", "message": message}
         arena_id = rest[1:] if rest.startswith("/") else ""
         stored = await self.store.arenas.load(arena_id) if "/" not in arena_id else None
         if stored is None:  # an arena nobody joined has no table to show
             return 404, {"error": "no_arena", "message": "no such arena"}
+        public = await self._public(stored, now)
+        if public["final"]:  # (its results written now, if no node has yet)
+            await self.finalize(stored)
         version, rows, _ = await self.table(stored.id)
         joined = await self.store.arenas.players(stored.id)
+        total, races = await self.store.arenas.races(stored.id, RACES_SHOWN)
         return 200, {
             "server_time": now,
-            "arena": {**await self._public(stored, now), "players": joined},
+            "arena": {**public, "players": joined},
             "v": version,
             "table": rows,
+            "podium": _podium(rows) if public["final"] else None,
+            "races": [{**r, "replay": f"/replay/{r['code']}"} for r in races],
+            "races_total": total,
         }
+
+    async def finals(self, now: int) -> list[dict[str, Any]]:
+        """The public arenas made final most recently (their keys kept: within
+        ``KR_KEEP_DAILY_S``), newest first, each as listed with its players."""
+        since = now - self.config.keep_daily_s * 1000
+        found = []
+        for arena_id in await self.store.arenas.recent_finals(since, FINALS_SHOWN):
+            arena = await self.store.arenas.load(arena_id)
+            if arena is not None:
+                joined = await self.store.arenas.players(arena_id)
+                found.append({**await self._public(arena, now), "players": joined})
+        return found
 
     async def _public(self, arena: A.Arena, now: int) -> dict[str, Any]:
         """The arena as listed: its definition, ``phase``, whether races are paired now
@@ -176,10 +209,23 @@ class Arenas:
             raise ServiceError("arena_over", f"arena {arena.id} is over")
         if conn.arena == arena.id:
             raise ServiceError("already_in_arena", f"join_arena: already in arena {arena.id}")
+        name = conn.identity.name if conn.identity and conn.identity.name else m.name
+        # a second identity costs nothing: players joining from one address are counted
+        # (docs/rules.md, "Arena tournaments", "Fair play")
+        address = keyed(await self.secret(), f"address:{conn.address}")
+        limit = self.config.attempts_per_address
+        await self.store.arenas.ending(arena)  # (before: a player in it is owed the end)
+        got = await self.store.arenas.join(
+            arena.id, who, name, guest, now, self.node, conn.session, address, limit
+        )
+        if got < 0:
+            raise RateLimited(
+                f"{-got} players joined this arena from your address already: at most "
+                f"{limit} from one address",
+                None,
+            )
         if conn.arena is not None:  # one arena at a time per connection
             await self._leave(conn)
-        name = conn.identity.name if conn.identity and conn.identity.name else m.name
-        await self.store.arenas.join(arena.id, who, name, guest, now, self.node, conn.session)
         self.here.setdefault(arena.id, {})[who] = conn
         conn.arena = arena.id
         await self.send_table(arena, [conn], force=True)
@@ -321,9 +367,7 @@ class Arenas:
             quick=True,
             time_limit=arena.time_limit,
         )
-        room, pids = await self.rooms.create(
-            options, {"seed": secrets.token_hex(8)}, seat, arena=arena.id
-        )
+        room, pids = await self.rooms.create(options, self.deal(), seat, arena=arena.id)
         if not await self.store.arenas.take(arena.id, room.code, [p.who for p in players]):
             await self.rooms.finish(room.code, "abandoned")
             return 0
@@ -335,6 +379,10 @@ class Arenas:
             else:
                 await self.store.matchmaking.tell(p.node, f"ar:{p.who}", payload)
         return 1
+
+    def deal(self) -> dict[str, Any]:
+        """A race's deal: a fresh random one (its commitment is the room's)."""
+        return {"seed": secrets.token_hex(8)}
 
     def entered(self, who: str, payload: dict[str, Any]) -> None:
         """News from any node: ``who``'s next race of an arena is made; their connection
@@ -349,7 +397,10 @@ class Arenas:
     # ---- counting a finished race ----------------------------------------------------------
     async def count(self, room: Room) -> bool:
         """Count the finished arena race ``room`` once (store/arenas.py): each player's
-        points by place, streak and performance (domain/arena.py). True when counted here."""
+        points by place, streak and performance (domain/arena.py), the race on the
+        arena's list, a won game as fast as the daily's speed rule flags flagging its
+        player's row. True when counted here; the arena's last race made final so, its
+        results are written (``finalize``)."""
         assert room.arena is not None
         players = [s.who for s in room.seats if s.who]
         if not players:
@@ -367,17 +418,81 @@ class Arenas:
         ratings = {who: await self.lobby.rating_of(who, draw) for who in players}
         results = A.results(ranks, ratings, all_resigned=resigned)
         entrants = {e.who: e for e in await self.store.arenas.entrants(room.arena, players)}
-        standings = {
-            who: A.score(entrants[who].standing if who in entrants else A.Standing(), result)[0]
+        scored = {
+            who: A.score(entrants[who].standing if who in entrants else A.Standing(), result)
             for who, result in results.items()
         }
+        now = self.clock.now_ms()
+        names = {s.who: s.name for s in room.seats}
+        listed = {
+            "code": room.code,
+            "at": now,
+            "players": [
+                {"player": w, "name": names[w], "place": ranks[w], "points": scored[w][1]}
+                for w in sorted(scored, key=lambda w: (ranks[w], w))
+            ],
+        }
+        flags = {who: SPEED for who, prog in final.items() if flagged(prog)}
+        standings = {who: got[0] for who, got in scored.items()}
         counted = await self.store.arenas.count(
-            room.arena, room.code, self.clock.now_ms(), standings
+            room.arena, room.code, now, standings, listed, flags
         )
         await self.store.arenas.counted_due(room.code)
         if counted:
-            log.info("arena race counted", arena=room.arena, room=room.code)
+            log.info("arena race counted", arena=room.arena, room=room.code, flags=flags)
+            arena = await self.store.arenas.load(room.arena)
+            if arena is not None and arena.phase(now) == A.OVER:
+                await self.finalize(arena)
         return counted
+
+    # ---- the results, once final ---------------------------------------------------------
+    async def finalize(self, arena: A.Arena, owed: bool = False) -> bool:
+        """Make the arena final once it is over and none of its races runs (its ``final``,
+        set once), and write every player who raced their line on their profile (rank of
+        how many, points, races, wins): once, by whichever node made it final, or
+        (``owed``: the sweeper, for an arena still on ``arenas:ending``) again after a
+        node died before it had, each line written once whoever writes it. True when the
+        lines were written here."""
+        now = self.clock.now_ms()
+        if arena.phase(now) != A.OVER:
+            return False
+        sealed = await self.store.arenas.seal(arena.id, now)
+        if sealed == 0 or (sealed == 2 and not owed):
+            return False
+        entrants = {e.who: e for e in await self.store.arenas.entrants(arena.id)}
+        _, keyed_rows = await self.store.arenas.table(arena.id, max(len(entrants), 1))
+        ranked = ranking.ranks(keyed_rows)
+        written = 0
+        for who, rank, _ in ranked:
+            e = entrants.get(who)
+            if e is None or not e.standing.races:
+                continue
+            line = {
+                "arena": arena.id,
+                "title": arena.title,
+                "starts": arena.starts,
+                "rank": rank,
+                "players": len(ranked),
+                "points": e.standing.points,
+                "races": e.standing.races,
+                "wins": e.standing.wins,
+            }
+            written += await self.store.arenas.add_line(
+                who, line, GUEST_KEEP_S if e.guest else None
+            )
+        final_at = await self.store.arenas.final_at(arena.id) or now
+        await self.store.arenas.ended(arena.id, None if arena.private else final_at)
+        log.info("arena final", arena=arena.id, players=len(ranked), lines=written)
+        return True
+
+    async def finalize_due(self, arena_id: str) -> bool:
+        """The sweeper's: an arena due to be made final (``arenas:ending``), whose lines
+        its node may never have written; one whose keys expired leaves the list."""
+        arena = await self.store.arenas.load(arena_id)
+        if arena is None:
+            await self.store.arenas.ended(arena_id, None)
+            return False
+        return await self.finalize(arena, owed=True)
 
 
 def _player(conn: Conn, what: str) -> tuple[str, bool]:
@@ -404,7 +519,14 @@ def _row(e: Any, rank: int) -> dict[str, Any]:
         "performance": s.performance,
         "racing": e.race,
         "paused": e.paused,
+        "flags": list(e.flags),
     }
+
+
+def _podium(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A final table's podium: the rows of the first ``PODIUM`` places (a place shared
+    shows each who shares it) of players who raced."""
+    return [r for r in rows if r["rank"] <= PODIUM and r["races"]]
 
 
 def _you(e: Any, paused: bool) -> dict[str, Any]:

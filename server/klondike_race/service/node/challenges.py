@@ -423,7 +423,7 @@ class Challenges:
         secret = await self.secret()
         address = f"address:{conn.address}"
         mark = f"{address}/player:{who}"
-        return _keyed(secret, address), _keyed(secret, mark)
+        return keyed(secret, address), keyed(secret, mark)
 
     async def _practice(self, conn: Conn, c: Challenge, index: int, now: int, typed: str) -> None:
         if c.phase(now) == ch.UPCOMING:
@@ -473,7 +473,7 @@ class Challenges:
             raise sealed
 
 
-def _keyed(secret: bytes, text: str) -> str:
+def keyed(secret: bytes, text: str) -> str:
     """A keyed hash of ``text`` (HMAC-SHA256 with the challenge secret, 96 bits)."""
     return hmac.new(secret, text.encode(), "sha256").hexdigest()[:24]
 

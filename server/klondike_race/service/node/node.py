@@ -127,7 +127,12 @@ class Node:
         self.lobby = lobby = Lobby(
             config, store, attendance, rooms, solving, ghosts, spawn, lambda: len(conns), clock
         )
-        self.arenas = arenas = Arenas(config, store, rooms, lobby, spawn, clock, self.id)
+        self.challenges = challenges = Challenges(
+            config, store, rooms, lobby, solving, fanout, clock
+        )
+        self.arenas = arenas = Arenas(
+            config, store, rooms, lobby, spawn, clock, self.id, challenges.secret
+        )
         self.sweeper = Sweeper(
             config,
             store,
@@ -137,12 +142,10 @@ class Node:
             ratings.apply,
             race.resign_away,
             arenas.count,
+            arenas.finalize_due,
             clock,
         )
         self.players = players = Players(store, config.password_profile, clock)
-        self.challenges = challenges = Challenges(
-            config, store, rooms, lobby, solving, fanout, clock
-        )
         self.replays = replays = Replays(store, clock)
         assist = Assist(solving, rooms, lobby, race, clock)
         self.connections = Connections(

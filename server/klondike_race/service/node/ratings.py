@@ -75,7 +75,8 @@ class RatingOps:
         guest = who.startswith(players.GUEST)
         got = await self.store.ratings.profile(who)
         dailies = await self.store.challenges.dailies_of(who)
-        if got is None and not dailies and (guest or name is None):
+        arenas = await self.store.arenas.lines_of(who)
+        if got is None and not dailies and not arenas and (guest or name is None):
             return _no_player(text)
         stats, races = got or ({}, [])
         return 200, {
@@ -85,6 +86,7 @@ class RatingOps:
             "variants": {v: rating.public_variant(stats[v], guest) for v in sorted(stats)},
             "history": races,
             "daily": daily_summary(dailies, self.clock.now_ms()),
+            "arenas": arenas,
         }
 
 

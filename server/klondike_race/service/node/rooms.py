@@ -128,7 +128,9 @@ class RoomOps:
             owed.append(("rooms:analysis", now + int(grace * 1000)))
             if rating.counts(room):  # statistics, history and maybe ratings
                 owed.append(("rooms:rating", now + RATING_GRACE_MS))
-        if results and room.status == FINISHED and room.arena:  # its points (node/arenas.py)
+        # its points (node/arenas.py); an arena's room that is abandoned was never raced
+        # (its players were paired elsewhere meanwhile: node/arenas.py, ``_race``)
+        if results and room.status == FINISHED and room.arena and room.end_reason != "abandoned":
             owed.append((ARENA_DUE, now + RATING_GRACE_MS))
         v = await self.store.rooms.cas(
             code, rev, room.to_json(), room.status, dumps(body), ranks, owed

@@ -39,6 +39,7 @@ class Sweeper:
         rate: Callable[[str], Awaitable[bool]],
         resign: Callable[[Room, str], Awaitable[bool]],
         count_arena: Callable[[Room], Awaitable[bool]],
+        final_arena: Callable[[str], Awaitable[bool]],
         clock: Clock,
     ) -> None:
         self.clock = clock
@@ -50,6 +51,7 @@ class Sweeper:
         self.rate = rate
         self.resign = resign  # a player away, for the server (Race.resign_away)
         self.count_arena = count_arena  # a finished arena race's points (node/arenas.py)
+        self.final_arena = final_arena  # an ended arena's results (node/arenas.py)
 
     async def run(self) -> None:
         """Every ``sweep_interval_s``: mark the rooms where this node has players as
@@ -78,7 +80,8 @@ class Sweeper:
         transition, so several nodes sweeping at once finish a room once. Finished rooms
         leave the public list and their keys expire after ``keep_finished_s``. A finished
         race whose analysis is overdue (the node making it died) is analysed here, and
-        one whose ratings are overdue is applied here (once: store/ratings.py)."""
+        one whose ratings are overdue is applied here (once: store/ratings.py); an arena race
+        not counted is counted, and an ended arena made final with its results."""
         now = self.clock.now_ms()
         cfg = self.config
         before = now - 1000 * min(cfg.abandoned_s, cfg.waiting_abandoned_s)
@@ -115,6 +118,11 @@ class Sweeper:
                 await self.store.arenas.counted_due(code)
             elif await self.count_arena(Room.from_json(loaded[0])):
                 log.info("arena race counted by the sweeper: its node never did", room=code)
+        # arenas past their end: final once their last race is counted (the node that
+        # counts it writes the results; here those with no race at the end, and those
+        # whose node died before writing them)
+        for arena in await self.store.arenas.claim_ending(now, RATING_GRACE_MS):
+            await self.final_arena(arena)
         return closed
 
     async def _sweep_room(self, code: str, now: int) -> bool:

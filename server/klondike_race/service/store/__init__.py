@@ -72,6 +72,11 @@ untagged names below. Each global structure is one key, so one slot (docs/operat
                                     marker of store/ratings.py)
 ``player:WHO:daily``        hash    daily challenge id -> the ended attempt's result
                                     JSON (store/challenges.py; streaks on the profile)
+``player:WHO:arenas``       list    the player's line of each final arena they raced in,
+                                    newest start first, the last 50 (store/arenas.py,
+                                    which lists the arena keys: ``arena:{ID}:...``,
+                                    ``arenas:made``, ``arenas:ending``, ``arenas:final``);
+                                    a guest's expires 180 days after the last
 ``rl:KIND:SUBJECT``         string  attempts counted in a rate-limit window (its TTL)
 ==========================  ======  ===================================================
 

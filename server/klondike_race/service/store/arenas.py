@@ -1,6 +1,7 @@
 """Arena tournaments in Redis (docs/rules.md, "Arena tournaments"; the rules are
 domain/arena.py's): an arena's definition, its players, their standings, the table, who
-is waiting to be paired, and the races already counted.
+is waiting to be paired, the races already counted, the arena made final once, and each
+player's line of the arenas they played (their profile's).
 
 Every key of one arena shares the slot of its id (``arena:{ID}:...``), so each step is
 one script on one Redis and on a Redis Cluster alike:
@@ -8,11 +9,13 @@ one script on one Redis and on a Redis Cluster alike:
 ==========================  ======  ===================================================
 ``arena:{ID}``              string  the arena (``Arena.to_dict`` JSON), set once
 ``arena:{ID}:players``      hash    player key -> JSON ``{name, guest, paused, race,
-                                    last, node, session}``: ``race`` the code of the race
-                                    they are in (null between races), ``last`` the players
-                                    of their last race (the pairing avoids them), ``node``
-                                    the node of their connection and ``session`` its
-                                    account session (their seats are given under it)
+                                    last, node, session, flags}``: ``race`` the code of
+                                    the race they are in (null between races), ``last``
+                                    the players of their last race (the pairing avoids
+                                    them), ``node`` the node of their connection and
+                                    ``session`` its account session (their seats are
+                                    given under it), ``flags`` the fair-play flags of
+                                    their row (``address``, ``speed``)
 ``arena:{ID}:standings``    hash    player key -> their ``Standing`` as JSON
 ``arena:{ID}:table``        zset    player key -> ``table_key`` of their standing,
                                     smaller is better
@@ -22,11 +25,29 @@ one script on one Redis and on a Redis Cluster alike:
 ``arena:{ID}:counted``      set     the codes of the races already counted
 ``arena:{ID}:running``      string  how many of its races are being played (made, not
                                     counted yet)
+``arena:{ID}:addr``         hash    a client address's keyed hash -> how many players
+                                    joined the arena from it
+``arena:{ID}:races``        list    each counted race's JSON ``{code, at, players}``
+                                    (``players``: ``{player, name, place, points}`` by
+                                    place), oldest first
+``arena:{ID}:final``        string  when (epoch ms) the arena was made final: over, its
+                                    last race counted (set once)
 ``arena:{ID}:pairing``      string  the node pairing the arena now (a lock, ms TTL)
 ``rooms:arena``             zset    race code -> when (epoch ms) a finished arena race is
                                     due to the sweeper (its node died before counting it)
 ``arenas:made``             zset    a player's public arena -> when (epoch ms) it ends
                                     (the list of players' arenas until then)
+``arenas:ending``           zset    an arena someone joined -> when (epoch ms) it is due
+                                    to be made final (its end; again a grace later while
+                                    races run); it leaves once its players' lines are
+                                    written
+``arenas:final``            zset    a public arena made final -> when (epoch ms): the
+                                    recent results (``?final=1``), the last 1,000
+``player:WHO:arenas``       list    the player's line of each final arena they raced
+                                    in (JSON ``{arena, title, starts, rank, players,
+                                    points, races, wins}``), newest start first, the last
+                                    50; ``player:{WHO}:arenas`` on a cluster (the player's
+                                    slot); a guest's expires 180 days after the last
 ==========================  ======  ===================================================
 
 An arena's keys expire when its definition does (``KR_KEEP_DAILY_S`` after its end: each
@@ -46,29 +67,47 @@ import orjson
 
 from ..domain.arena import Arena, Standing, table_key
 from .base import Part
+from .keys import player_key
 from .scripts import CLAIM_DUE
 
 ARENA_DUE = "rooms:arena"  # race code -> when (epoch ms) its count is due to the sweeper
 MADE = "arenas:made"  # a player's public arena -> when (epoch ms) it ends
+ENDING = "arenas:ending"  # an arena someone joined -> when it is due to be made final
+FINALS = "arenas:final"  # a public arena made final -> when
+FINALS_KEPT = 1000  # the recent results listed
+LINES_KEPT = 50  # a player's arena lines (as their profile's races: RACES_KEPT)
 
 
 def arena_key(arena: str, part: str = "") -> str:
     return f"arena:{{{arena}}}{':' + part if part else ''}"
 
 
+PARTS = (
+    "players",
+    "standings",
+    "table",
+    "ver",
+    "waiting",
+    "counted",
+    "running",
+    "addr",
+    "races",
+    "final",
+)
+
+
 def keys_of(arena: str) -> list[str]:
-    """The keys every arena script takes, in this order (KEYS[1] to KEYS[7]), and the
-    definition last (KEYS[8]: its expiry is theirs)."""
-    parts = ("players", "standings", "table", "ver", "waiting", "counted", "running")
-    return [arena_key(arena, p) for p in parts] + [arena_key(arena)]
+    """The keys every arena script takes, in ``PARTS``' order (KEYS[1] to KEYS[10]), and
+    the definition last (KEYS[11]: its expiry is theirs)."""
+    return [arena_key(arena, p) for p in PARTS] + [arena_key(arena)]
 
 
 # each arena script ends with it: the arena's keys expire with its definition (PTTL, not
 # PEXPIRETIME: Redis 6.2, the embedded one, has no PEXPIRETIME)
 _KEEP = """
-local ttl = redis.call('PTTL', KEYS[8])
+local ttl = redis.call('PTTL', KEYS[#KEYS])
 if ttl > 0 then
-  for i = 1, 7 do redis.call('PEXPIRE', KEYS[i], ttl) end
+  for i = 1, #KEYS - 1 do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 """
 
@@ -99,17 +138,31 @@ class Entrant:
     session: str | None  # its account session (None: a guest's)
     standing: Standing
     waiting_since: int | None  # when they started waiting to be paired (None: not waiting)
+    flags: tuple[str, ...] = ()  # fair play (domain/challenge.py's ADDRESS, SPEED)
 
 
 # KEYS: keys_of(arena). ARGV: who, the entry JSON for a new player, the new standing's
-# JSON and table key, now (ms), the name, the node, the session ('' for none). A new
-# player is added with the standing; a paused one plays on; either waits to be paired
-# unless in a race, from the node and session given. Returns 1 when new, 0 else.
+# JSON and table key, now (ms), the name, the node, the session ('' for none), the
+# client address's keyed hash ('' for none) and how many players may join from one.
+# A new player is added with the standing, counted at the address (flagged ``address``
+# when another joined from it first; refused when ``limit`` did); a paused one plays
+# on; either waits to be paired unless in a race, from the node and session given.
+# Returns 1 when new, 0 when they had joined before, minus the players joined from the
+# address when it is full (nothing changed).
 JOIN = (
     """
 local entry = redis.call('HGET', KEYS[1], ARGV[1])
 local new = 0
 if not entry then
+  local flags = {}
+  if ARGV[9] ~= '' then
+    local n = tonumber(redis.call('HGET', KEYS[8], ARGV[9]) or '0')
+    if n >= tonumber(ARGV[10]) then return -n end
+    if redis.call('HINCRBY', KEYS[8], ARGV[9], 1) > 1 then flags = {'address'} end
+  end
+  local fresh = cjson.decode(ARGV[2])
+  fresh['flags'] = flags
+  ARGV[2] = cjson.encode(fresh)
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
@@ -167,15 +220,17 @@ return 1
 """
 )
 
-# KEYS: keys_of(arena). ARGV: the race code, now (ms), then per player: who, the new
-# standing's JSON, its table key, the players of the race JSON. Counts a finished race
-# once: each player's standing and table place, out of the race, back to waiting unless
-# paused. 1 when counted here, 0 when it was already.
+# KEYS: keys_of(arena). ARGV: the race code, now (ms), the race's JSON for the races
+# list, then per player: who, the new standing's JSON, its table key, the players of
+# the race JSON, a flag the race gives their row ('' for none). Counts a finished race
+# once: listed, each player's standing and table place, out of the race, flagged, back
+# to waiting unless paused. 1 when counted here, 0 when it was already.
 COUNT = (
     """
 if redis.call('SADD', KEYS[6], ARGV[1]) == 0 then return 0 end
 if tonumber(redis.call('GET', KEYS[7]) or '0') > 0 then redis.call('DECR', KEYS[7]) end
-for i = 3, #ARGV, 4 do
+redis.call('RPUSH', KEYS[9], ARGV[3])
+for i = 4, #ARGV, 5 do
   local who = ARGV[i]
   redis.call('HSET', KEYS[2], who, ARGV[i + 1])
   redis.call('ZADD', KEYS[3], ARGV[i + 2], who)
@@ -184,6 +239,14 @@ for i = 3, #ARGV, 4 do
     local e = cjson.decode(entry)
     if e['race'] == ARGV[1] then e['race'] = cjson.null end
     e['last'] = cjson.decode(ARGV[i + 3])
+    local flag = ARGV[i + 4]
+    if flag ~= '' then
+      local flags = type(e['flags']) == 'table' and e['flags'] or {}
+      local has = false
+      for _, f in ipairs(flags) do has = has or f == flag end
+      if not has then table.insert(flags, flag) end
+      e['flags'] = flags
+    end
     redis.call('HSET', KEYS[1], who, cjson.encode(e))
     if not e['paused'] and (e['race'] == nil or e['race'] == cjson.null) then
       redis.call('ZADD', KEYS[5], 'NX', ARGV[2], who)
@@ -198,6 +261,44 @@ return 1
 """
 )
 
+# KEYS: keys_of(arena). ARGV: now (ms), the arena being over. The arena is final once no
+# race of it is running: ``final`` set (once). 1 when set here, 2 when it was set
+# before, 0 while a race runs.
+SEAL = (
+    """
+if redis.call('EXISTS', KEYS[10]) == 1 then return 2 end
+if tonumber(redis.call('GET', KEYS[7]) or '0') > 0 then return 0 end
+redis.call('SET', KEYS[10], ARGV[1])
+"""
+    + _KEEP
+    + """
+return 1
+"""
+)
+
+# KEYS: a player's arena lines. ARGV: the needle naming the arena in a line, the line,
+# its arena's start, the lines kept, the seconds it is kept (0: for ever). Added once (a
+# line of that arena there already: nothing), in order of start, newest first. 1 when
+# added, 0 when it was there.
+ADD_LINE = """
+local lines = redis.call('LRANGE', KEYS[1], 0, -1)
+for _, line in ipairs(lines) do
+  if string.find(line, ARGV[1], 1, true) then return 0 end
+end
+local starts = tonumber(ARGV[3])
+local pivot = nil
+for _, line in ipairs(lines) do
+  if tonumber(cjson.decode(line)['starts']) < starts then pivot = line break end
+end
+if pivot then
+  redis.call('LINSERT', KEYS[1], 'BEFORE', pivot, ARGV[2])
+else
+  redis.call('RPUSH', KEYS[1], ARGV[2])
+end
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[4]) - 1)
+if tonumber(ARGV[5]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[5]) end
+return 1
+"""
 
 # KEYS: the lock. ARGV: the node. The lock goes only if that node holds it.
 UNLOCK = """
@@ -215,6 +316,8 @@ class Arenas(Part):
         self._count = self._script(COUNT)
         self._claim_due = self._script(CLAIM_DUE)
         self._unlock = self._script(UNLOCK)
+        self._seal = self._script(SEAL)
+        self._add_line = self._script(ADD_LINE)
 
     async def define(self, arena: Arena, keep_until: int | None = None) -> Arena:
         """The arena as stored: ``arena`` when it is the first definition of its id, else
@@ -240,15 +343,21 @@ class Arenas(Part):
         now: int,
         node: str = "",
         session: str | None = None,
-    ) -> bool:
+        address: str = "",
+        limit: int = 0,
+    ) -> int:
         """``who`` is in the arena and waits to be paired (a paused player plays on; one
         in a race waits once it is counted), connected to ``node`` under the account
-        ``session``: True when they joined just now."""
+        ``session``: 1 when they joined just now, 0 when they had before. A player's
+        first join is counted at the client ``address`` (a keyed hash; '': not counted):
+        flagged ``address`` when another player joined from it first, refused when
+        ``limit`` had (minus that many: nothing changed)."""
         entry = orjson.dumps({"name": name, "guest": guest, "paused": False, "race": None})
         start = Standing()
-        args = [who, entry, standing_json(start), table_key(start), now, name, node, session or ""]
+        args = [who, entry, standing_json(start), table_key(start), now, name, node]
+        args += [session or "", address, limit]
         keys = keys_of(arena)
-        return bool(await self._durably(self._join, args, keys))
+        return int(await self._durably(self._join, args, keys))
 
     async def pause(self, arena: str, who: str) -> bool:
         """``who`` is paired no more until they join again (their points stay): False
@@ -261,17 +370,91 @@ class Arenas(Part):
         return bool(await self._durably(self._take, [race, *players], keys_of(arena)))
 
     async def count(
-        self, arena: str, race: str, now: int, standings: Mapping[str, Standing]
+        self,
+        arena: str,
+        race: str,
+        now: int,
+        standings: Mapping[str, Standing],
+        listed: Mapping[str, Any] | None = None,
+        flags: Mapping[str, str] | None = None,
     ) -> bool:
-        """Count the finished race ``race`` once: each player's new standing and table
-        place, and each back to waiting unless paused. False when it was counted
-        already (by this node or another)."""
+        """Count the finished race ``race`` once: ``listed`` (its JSON) on the arena's
+        races, each player's new standing and table place, their row's flag (``flags``:
+        player -> ``speed``), and each back to waiting unless paused. False when it was
+        counted already (by this node or another)."""
         players = list(standings)
-        args: list[Any] = [race, now]
+        args: list[Any] = [race, now, orjson.dumps(listed or {"code": race, "at": now})]
         for who, standing in standings.items():
             others = [p for p in players if p != who]
             args += [who, standing_json(standing), table_key(standing), orjson.dumps(others)]
+            args.append((flags or {}).get(who, ""))
         return bool(await self._durably(self._count, args, keys_of(arena)))
+
+    async def seal(self, arena: str, now: int) -> int:
+        """The arena (over: the caller knows) is final once none of its races runs: 1
+        when made final now, 2 when it was before, 0 while a race runs."""
+        return int(await self._durably(self._seal, [now], keys_of(arena)))
+
+    async def races(self, arena: str, limit: int) -> tuple[int, list[dict[str, Any]]]:
+        """How many races the arena has counted, and the last ``limit``, newest first."""
+        key = arena_key(arena, "races")
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.llen(key)
+            pipe.lrange(key, -limit, -1)
+            total, raw = await self._timed(pipe.execute())
+        return int(total), [orjson.loads(r) for r in reversed(raw)]
+
+    async def ending(self, arena: Arena) -> None:
+        """Someone joined ``arena``: it is due to be made final at its end (``arenas:ending``)."""
+        await self._timed(self.redis.zadd(ENDING, {arena.id: arena.ends}, nx=True))
+
+    async def claim_ending(self, now: int, grace_ms: int, limit: int = 20) -> list[str]:
+        """Arenas due to be made final by now; each is due again ``grace_ms`` later
+        unless ``ended`` takes it off by then."""
+        args = [ENDING, now, grace_ms, limit]
+        ids: Any = await self._timed(self._claim_due(keys=[ENDING], args=args))
+        return [_text(i) for i in ids]
+
+    async def ended(self, arena: str, listed_at: int | None) -> None:
+        """The arena is final and its players' lines are written: off ``arenas:ending``,
+        and (``listed_at``: when it was made final; None: private, unlisted) among the
+        recent results, the last ``FINALS_KEPT``."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrem(ENDING, arena)
+            if listed_at is not None:
+                pipe.zadd(FINALS, {arena: listed_at})
+                pipe.zremrangebyrank(FINALS, 0, -FINALS_KEPT - 1)
+            await self._timed(pipe.execute())
+
+    async def recent_finals(self, since: int, limit: int) -> list[str]:
+        """The public arenas made final since ``since`` (older ones' keys expired), the
+        newest first, at most ``limit``."""
+        await self._timed(self.redis.zremrangebyscore(FINALS, "-inf", f"({since}"))
+        ids: Any = await self._timed(self.redis.zrevrange(FINALS, 0, limit - 1))
+        return [_text(i) for i in ids]
+
+    async def final_at(self, arena: str) -> int | None:
+        """When the arena was made final, or None."""
+        got = await self._timed(self.redis.get(arena_key(arena, "final")))
+        return None if got is None else int(got)
+
+    # ---- a player's arenas (their profile) -----------------------------------------------
+    def lines_key(self, who: str) -> str:
+        return player_key(who, "arenas", self.cluster)
+
+    async def add_line(self, who: str, line: Mapping[str, Any], keep_s: int | None) -> bool:
+        """A final arena's line on ``who``'s profile, once (another node writing the
+        same arena's line: nothing), the last ``LINES_KEPT`` by start kept for
+        ``keep_s`` seconds (None: for ever). True when added here."""
+        needle = orjson.dumps({"arena": line["arena"]})[1:-1]  # '"arena":"ID"'
+        data = orjson.dumps({"arena": line["arena"], **line})
+        args = [needle, data, line["starts"], LINES_KEPT, keep_s or 0]
+        return bool(await self._durably(self._add_line, args, [self.lines_key(who)]))
+
+    async def lines_of(self, who: str) -> list[dict[str, Any]]:
+        """``who``'s arena lines, newest start first."""
+        raw: Any = await self._timed(self.redis.lrange(self.lines_key(who), 0, LINES_KEPT - 1))
+        return [orjson.loads(r) for r in raw]
 
     async def entrants(self, arena: str, players: Sequence[str] | None = None) -> list[Entrant]:
         """The arena's players (or ``players`` of them), as stored."""
@@ -307,6 +490,7 @@ class Arenas(Part):
                     e.get("session") or None,
                     standing_of(standings.get(who)),
                     since.get(who),
+                    tuple(e.get("flags") or ()),  # (an empty list comes back as {})
                 )
             )
         return out

@@ -303,7 +303,7 @@ return out
 # account's (a key the account already has is left alone); they no longer expire.
 CLAIM = """
 local moved = 0
-for _, part in ipairs({':stats', ':races', ':daily'}) do
+for _, part in ipairs({':stats', ':races', ':daily', ':arenas'}) do
   local from, to = 'player:' .. ARGV[1] .. part, 'player:' .. ARGV[2] .. part
   if redis.call('EXISTS', from) == 1 and redis.call('EXISTS', to) == 0 then
     redis.call('RENAME', from, to)

@@ -257,6 +257,12 @@ class ArenaRace(TypedDict):
     token: str
 
 
+class ArenaMade(TypedDict):  # the answer to create_arena, to its maker only
+    type: Literal["arena_made"]
+    arena: Mapping[str, Any]
+    server_time: int
+
+
 class Pong(TypedDict):
     type: Literal["pong"]
     id: int | str | None
@@ -297,6 +303,7 @@ ServerMessage = (
     | Arenas
     | Arena
     | ArenaRace
+    | ArenaMade
     | Pong
     | Error
 )
