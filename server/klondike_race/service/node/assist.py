@@ -41,7 +41,7 @@ class Assist:
         position, as its flags are)."""
         hub = player_hub(conn)
         await self.race.reload(conn, hub)
-        practice = bool(hub.public.get("practice"))
+        practice = hub.public.options.practice
         reveal_at = hub.room.reveal_at if hub.room is not None else None
         status = hub.seat_status(conn)
         refusal = assist.refusal(
@@ -122,11 +122,10 @@ class Assist:
 
     async def _continue(self, conn: Conn, hub: RoomHub, log: list[str]) -> None:
         """Seat ``conn`` in a practice continuation of their race at ``log``'s position."""
-        assert hub.room is not None
+        assert hub.room is not None and conn.player is not None
         room = hub.room
-        name = next(
-            (p["name"] for p in hub.public.get("players", ()) if p["id"] == conn.player), "player"
-        )
+        seat = hub.public.seat(conn.player)
+        name = seat.name if seat is not None else "player"
         options = RoomOptions(settings=room.settings, rank_by=room.options.rank_by, practice=True)
         # its clock goes on from the race's last move, so the record's times stay in order
         last_ms = movelog.at_ms(log[-1]) if log else 0

@@ -25,7 +25,7 @@ from ..domain.replay import refusal
 from ..domain.room import FINISHED, Room, add_player
 from ..hub import OwnMove
 from ..store import Store
-from ..wire import GhostRequest
+from ..wire import GhostRequest, events
 from .conn import Conn, seat_name, seat_owner
 from .registry import Hubs
 from .rooms import RoomOps, new_token, seat_token
@@ -137,7 +137,7 @@ class Ghosts:
             board = board_view(game, at_ms)
             prog = of_board(board, game.last_ms)
             key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
-            body = {
+            body: events.Progress = {
                 "type": "progress",
                 "player": GHOST,
                 "progress": prog,

@@ -153,7 +153,7 @@ class Lobby:
 
         async def welcome(hub: RoomHub) -> None:
             # the race may have ended since the room was read
-            as_ended(game, hub.public.get("end_reason") if hub.phase() == FINISHED else None)
+            as_ended(game, hub.public.end_reason if hub.phase() == FINISHED else None)
             if since is None or not await self._send_missed(conn, hub, since):
                 conn.send(await hub.snapshot(conn, "welcome", token))
 
@@ -190,7 +190,7 @@ class Lobby:
             "v": since,
             "role": conn.role,
             "server_time": self.clock.now_ms(),
-            "room": {**hub.public, "phase": phase},
+            "room": hub.public.to_json(phase),
         }
         hub.add_own(resumed, conn, phase)
         conn.send(encode(resumed))
@@ -318,8 +318,8 @@ class Lobby:
         if hub is None or conn.role != "player":
             return
         # the room as its events left it (the hub's Room is as it was when it opened)
-        seats = hub.public.get("players", ())
-        if not any(p["id"] == conn.player and p["who"] == key for p in seats):
+        seat = hub.public.seat(conn.player or "")
+        if seat is None or seat.who != key:
             return
         try:
             await self.leave(conn)

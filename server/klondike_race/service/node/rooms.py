@@ -23,7 +23,7 @@ from ..domain.room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, add_player
 from ..store import Store
 from ..store.arenas import ARENA_DUE
 from ..store.ratings import GUEST_KEEP_S
-from ..wire import dumps
+from ..wire import dumps, events
 from .registry import Hubs
 
 Change = Callable[[Room], Room]
@@ -111,7 +111,7 @@ class RoomOps:
         """Store ``room`` over revision ``rev`` and emit its event: the event version, or
         -1 when another writer came first."""
         now = self.clock.now_ms()
-        body: dict[str, Any] = {"type": "room", "room": room.public(now)}
+        body: events.Room = {"type": "room", "room": room.view(now).to_json()}
         ranks: list[tuple[str, dict[str, Any], int]] = []
         if results:
             body["results"], ranks = await self.results(room)
@@ -191,7 +191,7 @@ class RoomOps:
 
     async def results(
         self, room: Room
-    ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any], int]]]:
+    ) -> tuple[events.Results, list[tuple[str, dict[str, Any], int]]]:
         """Final boards and progress, replayed from the logs (out of time where it applies)."""
         boards, progs, ranks = {}, {}, []
         elapsed = (room.ended or self.clock.now_ms()) - (room.start_at or 0)
