@@ -33,7 +33,7 @@ from ..wire import ArenasRequest, CreateArena, JoinArena, PauseArena, encode, en
 from ..wire.outbound import ArenaRace
 from .conn import Conn, seat_owner
 from .lobby import Lobby
-from .rooms import RoomOps, new_token, seat_token
+from .rooms import RoomOps, SeatToken, new_token
 
 log = structlog.get_logger("klondike_race.arenas")
 
@@ -329,7 +329,7 @@ class Arenas:
             return 0
         log.info("arena race", arena=arena.id, room=room.code, players=len(players))
         for p, pid, (secret, _) in zip(players, pids, tokens, strict=True):
-            payload = {"arena": arena.id, "token": seat_token(room.code, pid, secret)}
+            payload = {"arena": arena.id, "token": str(SeatToken(room.code, pid, secret))}
             if p.node == self.node:
                 self.entered(p.who, payload)
             else:

@@ -17,7 +17,7 @@ from ..wire import Join, encode_text
 from .conn import Conn
 from .lobby import Lobby
 from .race import Race, player_hub
-from .rooms import RoomOps, seat_token
+from .rooms import RoomOps, SeatToken
 from .solving import Solving
 
 TURNS_TRIED = 3  # moves that turn a card searched for a hint, sharing what is left of its budget
@@ -142,7 +142,7 @@ class Assist:
         prog = {**progress(copy, last_ms), "last_ms": last_ms}
         key = ranking.rank_key(prog, options.rank_by, last_ms)
         await self.rooms.store.log.seed(fork.code, pid, log, prog, key)
-        await self.lobby.enter(conn, fork, pid, seat_token(fork.code, pid, secret), log)
+        await self.lobby.enter(conn, fork, pid, SeatToken(fork.code, pid, secret), log)
 
     async def rematch(self, conn: Conn) -> None:
         """A new room on the same options, once the race is over; everyone in the old
@@ -161,7 +161,7 @@ class Assist:
                 old.code, lambda r: set_rematch(r, new.code, self.clock.now_ms())
             )
             if named.rematch == new.code:
-                await self.lobby.enter(conn, new, pid, seat_token(new.code, pid, secret))
+                await self.lobby.enter(conn, new, pid, SeatToken(new.code, pid, secret))
                 return
             # another player's rematch came first: ours is dropped, theirs joined
             await self.rooms.change(new.code, lambda r: finish(r, self.clock.now_ms(), "abandoned"))

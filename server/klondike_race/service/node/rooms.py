@@ -8,7 +8,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...engine import board_view, progress
@@ -49,16 +49,27 @@ def token_session(kept: str, secret: str) -> tuple[bool, str | None]:
     return hmac.compare_digest(hashed, token_hash(secret)), session or None
 
 
-def seat_token(code: str, pid: str, secret: str) -> str:
-    """What a seat's player resumes it with: the room, the seat and its secret."""
-    return f"{code}.{pid}.{secret}"
+@dataclass(frozen=True, slots=True)
+class SeatToken:
+    """What a seat's player resumes it with: the room, the seat and the secret
+    (``new_token``), as text ``CODE.SEAT.SECRET`` (docs/protocol.md)."""
 
+    code: str
+    seat: str
+    secret: str
 
-def token_parts(token: str) -> tuple[str, str, str]:
-    """(room code, seat, secret) of a ``seat_token`` (empty parts for anything else)."""
-    code, _, rest = token.partition(".")
-    pid, _, secret = rest.partition(".")
-    return code, pid, secret
+    def __str__(self) -> str:
+        return f"{self.code}.{self.seat}.{self.secret}"
+
+    @classmethod
+    def parse(cls, text: str) -> SeatToken | None:
+        """The token ``text`` is, or None when it is none: three parts, none empty, the
+        first a room code's length (a secret has no dot)."""
+        parts = text.split(".")
+        if len(parts) != 3 or not all(parts) or len(parts[0]) != CODE_LENGTH:
+            return None
+        code, seat, secret = parts
+        return cls(code, seat, secret)
 
 
 def new_code() -> str:
