@@ -131,7 +131,9 @@ class Race:
                 return self._after_reload(conn, hub, seq, player, t0, move)
             self.ack_again(conn, hub, seq)
             return None
-        phase = hub.phase()
+        # the room's phase and the move's time in the race, at one moment
+        room, now = hub.public, self.clock.now_ms()
+        phase = room.phase_at(now)
         if phase != RACING:
             if phase != FINISHED:  # (no move is stored before the start)
                 self._refuse(conn, seq, "not_started", "the race has not started")
@@ -145,7 +147,8 @@ class Race:
                 return self._after_reload(conn, hub, seq, player, t0, move)
             self._refuse_seq(conn, seq, game)
             return None
-        at_ms = self.clock.now_ms() - (hub.public.start_at or 0)
+        assert room.start_at is not None  # racing
+        at_ms = now - room.start_at
         try:
             if move is None:
                 game.resign()
@@ -162,7 +165,7 @@ class Race:
             return None
         board = board_view(game, at_ms)  # it includes the progress fields
         prog = of_board(board, game.last_ms)
-        key = ranking.rank_key(prog, hub.public.options.rank_by, game.last_ms)
+        key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
         # the stored event names the move, not the board: a node that shows boards keeps
         # every player's game and plays the move itself (boards.py)
         player = conn.player
