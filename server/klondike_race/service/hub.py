@@ -255,7 +255,7 @@ class RoomHub:
         if body["type"] == "progress":
             self._deliver_progress(event, body)
         elif body["type"] == "room":
-            self._deliver_room(event.v, body)
+            self._deliver_room(v, body)
         elif body["type"] == "analysis":
             self.analysis = body["analysis"]
             message: outbound.Analysis = {"type": "analysis", "v": v, "analysis": self.analysis}

@@ -268,8 +268,9 @@ class Lobby:
         room = Room.from_json(loaded[0])
         seat = room.seat(token.seat)
         kept = seat.token_hash.split() if seat else []
-        secret = token.secret
-        found = next((got for got in (token_session(k, secret) for k in kept) if got[0]), None)
+        found = next(
+            (got for got in (token_session(k, token.secret) for k in kept) if got[0]), None
+        )
         if found is None:
             raise ServiceError("bad_token", "unknown or invalid token")
         session = found[1]
