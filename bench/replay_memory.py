@@ -24,6 +24,7 @@ from klondike_race.service.domain.options import RoomOptions
 from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
+from klondike_race.service.node.rooms import SeatToken
 
 
 async def answer(ws: Any, *types: str) -> dict[str, Any]:
@@ -98,7 +99,7 @@ async def main(moves: int) -> None:
                 reveal_at=Clock().now_ms() - 1,
             )
             async with connect(url) as c:
-                token = f"{room.code}.{pid}.{secret}"
+                token = str(SeatToken(room.code, pid, secret))
                 await c.send(orjson.dumps({"type": "resume", "token": token}))
                 await answer(c, "welcome", "resumed")
                 await play(c, Game(Deal.from_seed("7"), Settings()), moves, random.Random(3))

@@ -158,6 +158,7 @@ function keepSession() {
   const previous = storage.get('kr.session');
   const parent = state.room && state.room.parent;
   if (parent && previous && previous.code === parent) storage.set('kr.race', previous);
+  // a token is CODE.SEAT.SECRET (docs/protocol.md): the only place its parts are read
   storage.set('kr.session', { token: state.token, code: state.token.split('.')[0] });
 }
 

@@ -4,6 +4,7 @@ help, the phase rule, the move-log entry and room options."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -19,8 +20,11 @@ from klondike_race.service.domain.room import (
     RACING,
     WAITING,
     Room,
+    RoomView,
+    add_player,
+    finish,
     phase_at,
-    public_phase,
+    start,
 )
 
 ROLES = list(V.Role)
@@ -120,9 +124,14 @@ def test_roles_unknown_events_and_views() -> None:
     with pytest.raises(ValueError):
         V.sight(V.Role.SPECTATOR, RACING, "blurred")
     # a room's view from its public form; one stored before views existed: its delay
-    assert V.view_of({"spectator_view": "outline", "spectator_delay": 0}) == "outline"
-    assert V.view_of({"spectator_delay": 30}) == "delayed"
-    assert V.view_of({"spectator_delay": 0}) == "live"
+    public = Room("ABCDEF", 0, {"seed": "1"}, "salt").view(0).to_json()
+
+    def view(**fields: object) -> str:
+        return RoomView.from_json({**public, **fields}).options.spectator_view
+
+    assert view(spectator_view="outline", spectator_delay=0) == "outline"
+    del public["spectator_view"]
+    assert view(spectator_delay=30) == "delayed" and view(spectator_delay=0) == "live"
 
 
 def _played(moves: int) -> Game:
@@ -215,12 +224,42 @@ def test_one_phase_rule_for_rooms_and_their_public_form() -> None:
     for room, now in itertools.product(rooms, (0, 999, 1000, 60_999, 61_000, 99_000)):
         # the public form, made at any earlier time, gives the same phase now
         for made in range(0, now + 1, 20_000):
-            assert public_phase(room.public(made), now) == room.phase(now)
+            view = RoomView.from_json(room.view(made).to_json())
+            assert view.phase_at(now) == room.phase(now)
     assert phase_at(False, None, None, 5) == WAITING
     assert phase_at(False, 10, None, 5) == COUNTDOWN
     assert phase_at(False, 10, 20, 15) == RACING
     assert phase_at(False, 10, 20, 20) == FINISHED
     assert phase_at(True, None, None, 0) == FINISHED
+
+
+def test_a_rooms_view_and_its_public_form_are_one_either_way() -> None:
+    """The typed view a hub holds and the protocol's "room" (what a room event carries to
+    the other nodes): every field, in the same order, whichever way round."""
+    options = RoomOptions(Settings(draw=3), capacity=4, time_limit=60, spectator_delay=30)
+    room, _ = add_player(Room("ABCDEF", 0, {"seed": "1"}, "salt", options), "ann", "h", 0)
+    room, _ = add_player(room, "bob", "h2", 0, who="a:bob", guest=False)
+    kinds = [
+        room,
+        replace(room, parent="QWERTY"),
+        replace(
+            room,
+            rematch="ZXCVBN",
+            challenge="daily-2026-01-01/1",
+            reveal_at=99_000,
+            ghost={"code": "GHOSTS", "player": "p1"},
+            arena="arena-hourly",
+        ),
+    ]
+    for kind in kinds:
+        started = start(kind, 0, 1000)
+        for stage in (kind, started, finish(started, 5000, "all_over")):
+            for now in (0, 2000, 5000, 100_000):
+                public = stage.view(now).to_json()
+                view = RoomView.from_json(public)
+                assert view == stage.view(now)
+                assert list(view.to_json().items()) == list(public.items())
+                assert view.to_json(RACING)["phase"] == RACING
 
 
 # ---- the move-log entry ------------------------------------------------------------------
@@ -262,7 +301,7 @@ def test_room_options_round_trip_and_practice_is_one_private_seat() -> None:
         "spectator_view",
         "players",
     }
-    assert "salt" not in str(room.public(0)) and "seed" not in str(room.public(0))
+    assert "salt" not in str(room.view(0).to_json()) and "seed" not in str(room.view(0).to_json())
 
 
 def test_every_service_error_has_one_base_with_a_reason() -> None:

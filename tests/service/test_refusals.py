@@ -9,6 +9,7 @@ from websockets.exceptions import ConnectionClosed
 
 from klondike_race.engine import NAMES
 from klondike_race.engine.deal import column_index
+from klondike_race.service.node.rooms import SeatToken
 
 from .conftest import WIRE_FIELDS, Client, start_race
 
@@ -137,7 +138,8 @@ async def test_room_and_role_errors(node) -> None:
     lone = await Client.open(node.port)
     assert (await lone.request("move", "refused", seq=1, action="draw"))["reason"] == "not_in_room"
     assert (await lone.request("join", "welcome", code="ZZZZZZ", name="x"))["reason"] == "no_room"
-    for token in ("ZZZZZZ.p1.notatoken", "short", "", "x" * 500):  # any string: a token or not
+    nowhere = str(SeatToken("ZZZZZZ", "p1", "notatoken"))
+    for token in (nowhere, "short", "", "x" * 500):  # any string: a token or not
         assert (await lone.request("resume", "welcome", token=token))["reason"] == "bad_token"
     typed = await lone.request("resume", "welcome", token=7)
     assert typed["reason"] == "bad_field", typed

@@ -10,6 +10,7 @@ from klondike_race.service.domain import room as race
 from klondike_race.service.domain.errors import RoomError
 from klondike_race.service.domain.options import RoomOptions
 from klondike_race.service.domain.room import Room
+from klondike_race.service.node.rooms import SeatToken, new_token
 from klondike_race.service.store import room_key
 
 from .conftest import Client, start_race
@@ -17,6 +18,14 @@ from .conftest import Client, start_race
 
 def room(**kw) -> Room:
     return Room("ABCDEF", 0, {"seed": "1"}, "salt", RoomOptions(Settings(), **kw))
+
+
+def test_a_seat_token_is_its_text_and_nothing_else_is_one() -> None:
+    secret, _ = new_token()
+    token = SeatToken("K7QW2M", "p2", secret)
+    assert str(token) == f"K7QW2M.p2.{secret}" and SeatToken.parse(str(token)) == token
+    for text in ("", "short", "K7QW2M.p2", "K7QW2M.p2.", ".p2.x", "K7QW2.p2.x", "K7QW2M.p2.x.y"):
+        assert SeatToken.parse(text) is None, text
 
 
 def test_transitions_return_new_rooms_or_refuse_with_a_reason() -> None:
@@ -48,8 +57,9 @@ def test_transitions_return_new_rooms_or_refuse_with_a_reason() -> None:
     assert str(info.value) == "the race has already started"
     r5 = race.finish(r4, 5000, "all_over")
     assert r5.phase(5000) == "finished" and race.finish(r5, 6000, "x") is r5
-    assert "reveal" in r5.public(5000) and "reveal" not in r4.public(4000)
-    assert "seed" not in str(r4.public(4000)) and "salt" not in str(r4.public(4000))
+    public = r4.view(4000).to_json()
+    assert "reveal" in r5.view(5000).to_json() and "reveal" not in public
+    assert "seed" not in str(public) and "salt" not in str(public)
 
 
 def test_time_limit_and_leaving() -> None:

@@ -5,6 +5,7 @@ engine's or the pure ``domain``'s; docs/architecture.md):
   may see what, when the solver may help, challenges, ratings, arenas; pure, no I/O, no
   clock;
 - ``wire/``: typed client and server messages, the one decode point and the one encoder;
+  the room events' shapes;
 - ``store/``: Redis, by what it stores (rooms, move logs, matchmaking, sweeping,
   accounts, ratings, challenges, arenas);
 - ``hub.py`` (one room's events on one node, through ``boards``, ``standings``,

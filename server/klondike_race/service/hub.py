@@ -1,19 +1,19 @@
 """One room as seen from one server node: its local connections and its event stream.
 
-A hub holds connection handles and caches only (progress, boards, the public room); the
-truth is in Redis. Room events arrive with a version, from this node's own commits or
-through Redis pub/sub, possibly out of order: the hub delivers them in version order,
-filling any gap from the room's stored events, and sends each connection what
-domain/visibility.py says its role may see: its sight and flags, the standings, the
-boards live or behind the race, and the snapshot a connection gets on arriving. The hub
-needs of its node only what ``HubHost`` names.
+A hub holds connection handles and caches only (progress, boards, the room's view:
+``RoomView``, what anyone in it may know); the truth is in Redis. Room events arrive with
+a version, from this node's own commits or through Redis pub/sub, possibly out of order:
+the hub delivers them in version order, filling any gap from the room's stored events,
+and sends each connection what domain/visibility.py says its role may see: its sight and
+flags, the standings, the boards live or behind the race, and the snapshot a connection
+gets on arriving. The hub needs of its node only what ``HubHost`` names.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -27,9 +27,9 @@ from .delay import Delayed
 from .domain import assist, movelog
 from .domain import visibility as V
 from .domain.progress import initial_progress
-from .domain.room import FINISHED, RACING, Room, public_phase
+from .domain.room import FINISHED, RACING, Room, RoomView
 from .standings import Standings
-from .wire import dumps, encode, outbound
+from .wire import dumps, encode, events, outbound
 
 log = structlog.get_logger("klondike_race.hub")
 
@@ -60,12 +60,12 @@ class OwnMove:
 
 @dataclass(slots=True)
 class RoomEvent:
-    """A room event: its version ``v`` and ``body`` as stored ("type" and its fields;
-    what another node published or the store gave back may hold "v" too), with ``own``
-    when this node stored the move."""
+    """A room event: its version ``v`` and ``body`` as stored (wire/events.py; what
+    another node published or the store gave back holds "v" too), with ``own`` when this
+    node stored the move."""
 
     v: int
-    body: dict[str, Any]
+    body: events.Event
     own: OwnMove | None = None
 
     @classmethod
@@ -87,7 +87,7 @@ class RoomHub:
         self.version: int | None = None  # None while opening
         self.pending: dict[int, RoomEvent] = {}
         self.room: Room | None = None  # node-internal: holds the secret deal
-        self.public: dict[str, Any] = {}
+        self.public: RoomView  # the room as its events left it, set once it opens
         self.progress: dict[str, dict[str, Any]] = {}
         self.boards = Boards(host.store.log, code)
         self.spectators = self.local_spectators = 0  # in the room; connected here (stored)
@@ -116,7 +116,7 @@ class RoomHub:
                 raise LookupError(self.code)
             self.room = Room.from_json(loaded[0])
             version, progress, spectators = await rooms.snapshot(self.code)
-            self.public = self.room.public(self.clock.now_ms())
+            self.public = self.room.view(self.clock.now_ms())
             self.progress = progress
             self.spectators = spectators
             self.version = version
@@ -170,7 +170,11 @@ class RoomHub:
         while self.version + 1 in self.pending:
             event = self.pending[self.version + 1]
             body = event.body
-            if event.own is None and (body.get("player"), body.get("seq")) in self.committing:
+            if (
+                event.own is None
+                and body["type"] == "progress"
+                and (body["player"], body["seq"]) in self.committing
+            ):
                 break  # read back from the store before our commit's answer: that comes with
                 # its ack, which must go in this place (the mover gets no progress of theirs)
             self.version += 1
@@ -232,7 +236,7 @@ class RoomHub:
             analysis = await rooms.load_analysis(self.code)
             if loaded is not None:
                 self.room = Room.from_json(loaded[0])
-                self.public = self.room.public(self.clock.now_ms())
+                self.public = self.room.view(self.clock.now_ms())
             self.progress, self.spectators, self.version = progress, spectators, version
             self.analysis = analysis
             shown = [v for v in self.pending if v <= version]  # the snapshot has them
@@ -248,16 +252,15 @@ class RoomHub:
 
     def _deliver(self, event: RoomEvent) -> None:
         body, v = event.body, event.v
-        kind = body.get("type")
-        if kind == "progress":
-            self._deliver_progress(event)
-        elif kind == "room":
-            self._deliver_room(event)
-        elif kind == "analysis":
+        if body["type"] == "progress":
+            self._deliver_progress(event, body)
+        elif body["type"] == "room":
+            self._deliver_room(v, body)
+        elif body["type"] == "analysis":
             self.analysis = body["analysis"]
             message: outbound.Analysis = {"type": "analysis", "v": v, "analysis": self.analysis}
             self.push([c.ws for c in self.conns], encode(message))
-        elif kind == "spectators":
+        elif body["type"] == "spectators":
             self.spectators = body["count"]
             told: outbound.Spectators = {"type": "spectators", "v": v, "count": self.spectators}
             self.push([c.ws for c in self.conns], encode(told))
@@ -290,7 +293,7 @@ class RoomHub:
         """This room's connections grouped by what they get of an event of ``kind``."""
         groups: dict[V.Delivery, list[Any]] = {}
         phase = self.phase()
-        view = V.view_of(self.public)
+        view = self.public.options.spectator_view
         known: dict[tuple[bool, bool], list[Any]] = {}  # (spectator, over) -> its group
         for conn in self.conns:
             if conn is skip:
@@ -303,8 +306,8 @@ class RoomHub:
             group.append(conn)
         return groups
 
-    def _deliver_progress(self, event: RoomEvent) -> None:
-        body, v, own = event.body, event.v, event.own
+    def _deliver_progress(self, event: RoomEvent, body: events.Progress) -> None:
+        v, own = event.v, event.own
         player = body["player"]
         self.progress[player] = body["progress"]
         if self.over(body["progress"]):
@@ -405,15 +408,15 @@ class RoomHub:
 
         self.delayed.call(at - sent + self.behind(), lambda: self.host.spawn(send()))
 
-    def _deliver_room(self, event: RoomEvent) -> None:
-        self.public = event.body["room"]
-        results = event.body.get("results")
+    def _deliver_room(self, v: int, body: events.Room) -> None:
+        self.public = RoomView.from_json(body["room"])
+        results = body.get("results")
         if results is not None:
             self.progress = results["progress"]
             self.boards.drop(results["boards"])
             self.delayed.drop()  # the results show everything: older boards would not
         # the phase now: an event made before the countdown ended may arrive after it
-        room = {**self.public, "phase": self.phase()}
+        room = self.public.to_json(self.phase())
         leaderboard = self.leaderboard()
         groups: dict[tuple[bool, tuple[bool, bool] | None], list[Connection]] = {}
         for conn in self.conns:  # those who see the race behind get no live standings
@@ -421,7 +424,7 @@ class RoomHub:
             key = None if flags is None else (flags["can_hint"], flags["can_finish"])
             groups.setdefault((self.sight(conn) is V.Sight.DELAYED_BOARDS, key), []).append(conn.ws)
         for (behind, key), ws in groups.items():
-            message: outbound.Room = {"type": "room", "v": event.v, "room": room}
+            message: outbound.Room = {"type": "room", "v": v, "room": room}
             if not behind:
                 message["leaderboard"] = leaderboard
             if results is not None:
@@ -458,11 +461,11 @@ class RoomHub:
             return
         now = self.clock.now_ms()
         loop = asyncio.get_running_loop()
-        start_at = self.public.get("start_at")
+        start_at = self.public.start_at
         if start_at is not None and not self._started_sent and "start" not in self._timers:
             self._timers["start"] = loop.call_later(max(0.0, (start_at - now) / 1000), self._start)
-        ends_at = self.public.get("ends_at")
-        if ends_at is not None and self.public["phase"] != FINISHED and "end" not in self._timers:
+        ends_at = self.public.ends_at
+        if ends_at is not None and self.public.phase != FINISHED and "end" not in self._timers:
             delay = max(0.0, (ends_at - now) / 1000) + 0.01
             self._timers["end"] = loop.call_later(
                 delay, lambda: self.host.spawn(self.host.finish_room(self.code, "time_limit"))
@@ -483,7 +486,7 @@ class RoomHub:
         self._started_sent = True
         if self.closed or self.room is None:
             return
-        public = {**self.public, "phase": RACING}
+        public = self.public.to_json(RACING)
         viewers: dict[V.Sight, list[Any]] = {}  # by what they see of the boards
         for conn in self.conns:
             if conn.role == "player" and conn.game is not None and conn.player is not None:
@@ -519,24 +522,24 @@ class RoomHub:
 
     @property
     def players(self) -> list[str]:
-        return [p["id"] for p in self.public.get("players", ())]
+        return [p.id for p in self.public.players]
 
     def over(self, progress: dict[str, Any] | None) -> bool:
         """Whether a player's game is over, from their latest progress (None: no move)."""
         return game_over((progress or initial_progress())["status"], self.undo)
 
     def phase(self) -> str:
-        return public_phase(self.public, self.clock.now_ms())
+        return self.public.phase_at(self.clock.now_ms())
 
     def behind(self) -> int:
         """How far behind the race (ms) spectators see it now: the room's
         ``spectator_delay`` while it runs, else 0."""
-        delay = self.public.get("spectator_delay") or 0
+        delay = self.public.options.spectator_delay
         return delay * 1000 if delay and self.phase() == RACING else 0
 
     def sight(self, conn: Recipient, phase: str | None = None) -> V.Sight:
         role = V.role_of(conn.role == "spectator", conn.over)
-        return V.sight(role, phase or self.phase(), V.view_of(self.public))
+        return V.sight(role, phase or self.phase(), self.public.options.spectator_view)
 
     def seat_status(self, conn: Recipient) -> str:
         """The status of ``conn``'s player's game. A connection's copy of it follows only
@@ -553,7 +556,7 @@ class RoomHub:
         """A player's ``can_hint`` and ``can_finish`` now (domain/assist.py)."""
         if conn.role != "player" or conn.game is None:
             return {"can_hint": False, "can_finish": False}
-        practice = bool(self.public.get("practice"))
+        practice = self.public.options.practice
         reveal_at = self.room.reveal_at if self.room is not None else None
         status = self.seat_status(conn)
         return assist.flags(
@@ -606,7 +609,7 @@ class RoomHub:
         self.delayed.call(self.behind(), lambda: self.host.spawn(send()))
 
     def elapsed(self) -> int:
-        start_at = self.public.get("start_at")
+        start_at = self.public.start_at
         return max(0, self.clock.now_ms() - start_at) if start_at else 0
 
     async def snapshot(
@@ -625,17 +628,17 @@ class RoomHub:
         room = self.room
         if (  # an attempt that ended before its reveal, watched after it
             phase == FINISHED
-            and "reveal" not in self.public
+            and self.public.reveal is None
             and room
             and not room.parent
             and self.clock.now_ms() >= (room.reveal_at or 0)
         ):
-            self.public = {**self.public, "reveal": room.reveal()}
+            self.public = replace(self.public, reveal=room.reveal())
         assert self.version is not None and conn.role is not None
         seen: outbound.Seen = {
             "v": self.version,
             "role": conn.role,
-            "room": {**self.public, "phase": phase},
+            "room": self.public.to_json(phase),
             "progress": self.progress,
             "leaderboard": self.leaderboard(),
             "spectators": self.spectators,

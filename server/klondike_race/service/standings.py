@@ -6,36 +6,37 @@ from typing import Any
 
 from .domain import ranking
 from .domain.progress import initial_progress
+from .domain.room import RoomView
 
 Row = tuple[dict[str, Any] | None, int, dict[str, Any]]  # (progress, rank key, row)
 
 
 class Standings:
     """Leaderboard rows, each made again only when its player's progress changed (a move
-    changes one player's), for as long as the public room is the same."""
+    changes one player's), for as long as the room's view is the same."""
 
     def __init__(self) -> None:
-        self._of: dict[str, Any] | None = None
+        self._of: RoomView | None = None
         self._finished = False
         self._rows: dict[str, Row] = {}
 
     def rows(
-        self, public: dict[str, Any], progress: dict[str, dict[str, Any]], finished: bool
+        self, public: RoomView, progress: dict[str, dict[str, Any]], finished: bool
     ) -> list[dict[str, Any]]:
         if self._of is not public or self._finished != finished:
             self._of, self._finished, self._rows = public, finished, {}
-        timed_out = finished and public.get("end_reason") == "time_limit"
-        rank_by = public["rank_by"]
-        scoring = public.get("settings", {}).get("scoring", "none")
+        timed_out = finished and public.end_reason == "time_limit"
+        rank_by = public.options.rank_by
+        scoring = public.options.settings.scoring
         rows = self._rows
         keys = []
-        for p in public.get("players", ()):
-            pid = p["id"]
+        for p in public.players:
+            pid = p.id
             known = progress.get(pid)
             cached = rows.get(pid)
             if cached is None or cached[0] is not known:
                 prog = known or initial_progress(scoring)
-                row = ranking.row(pid, p["name"], prog, timed_out)
+                row = ranking.row(pid, p.name, prog, timed_out)
                 key = ranking.rank_key(prog, rank_by, prog.get("last_ms", 0))
                 cached = rows[pid] = (known, key, row)
             keys.append((pid, cached[1]))

@@ -144,7 +144,7 @@ def replay(room: Room, logs: dict[str, list[str]], now: int) -> dict[str, Any]:
     for seat in room.seats:
         one = player_replay(room, seat.id, logs.get(seat.id, []), now)
         players.append({"id": seat.id, "name": seat.name, "who": seat.who or None, **one})
-    public = room.public(now)
+    public = room.view(now).to_json()
     if room.parent and "reveal" not in public:  # the race's deal, revealed by its own room
         deal = room.game_deal
         public["reveal"] = {"seed": deal.seed, "deal": deal.id}

@@ -30,8 +30,9 @@ STARTED = "started"  # the stored status of countdown and racing
 
 def phase_at(finished: bool, start_at: int | None, ends_at: int | None, now: int) -> str:
     """The one phase rule: a room's phase at ``now`` from its stored state (finished or
-    not, when it starts, when its time limit ends it). The hub applies it to the public
-    room it was sent, so every node and every client message agrees."""
+    not, when it starts, when its time limit ends it). The hub applies it to the room's
+    view it was sent (``RoomView.phase_at``), so every node and every client message
+    agrees."""
     if finished:
         return FINISHED
     if start_at is None:
@@ -41,11 +42,6 @@ def phase_at(finished: bool, start_at: int | None, ends_at: int | None, now: int
     if ends_at is not None and now >= ends_at:
         return FINISHED
     return RACING
-
-
-def public_phase(public: dict[str, Any], now: int) -> str:
-    """``phase_at`` of a room's public form."""
-    return phase_at(public["phase"] == FINISHED, public.get("start_at"), public.get("ends_at"), now)
 
 
 def commitment(salt: str, deal_id: str) -> str:
@@ -62,15 +58,110 @@ class Seat:
     who: str = ""  # the player's key (domain/players.py), "" for an anonymous player
     guest: bool = True
 
-    def public(self) -> dict[str, Any]:
-        who = self.who or None
+    def view(self) -> SeatView:
+        return SeatView(self.id, self.name, self.ready, self.who or None, self.guest)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """A seat as anyone in the room may know it: no token."""
+
+    id: str
+    name: str
+    ready: bool
+    who: str | None  # the player's key, None for an anonymous player
+    guest: bool
+
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "name": self.name,
             "ready": self.ready,
-            "who": who,
+            "who": self.who,
             "guest": self.guest,
         }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SeatView:
+        return cls(d["id"], d["name"], d["ready"], d["who"], d["guest"])
+
+
+@dataclass(frozen=True, slots=True)
+class RoomView:
+    """What anyone in a room may know of it, as of one moment (``Room.view``): never the
+    deal or the salt before the end. A hub holds its room's; its JSON (``to_json``) is
+    the protocol's ``room``, and a ``room`` event carries that JSON to the other nodes
+    (``from_json``)."""
+
+    code: str
+    phase: str  # as of the moment it was made: ``phase_at`` gives it at another
+    options: RoomOptions
+    host: str | None
+    players: tuple[SeatView, ...]
+    start_at: int | None
+    ends_at: int | None
+    commitment: str | None  # once the countdown began (none for a continuation)
+    parent: str | None = None
+    rematch: str | None = None
+    challenge: str | None = None
+    ghost_of: dict[str, str] | None = None
+    arena: str | None = None
+    reveal: dict[str, Any] | None = None  # finished, and its deal may be shown
+    end_reason: str | None = None  # finished
+
+    def phase_at(self, now: int) -> str:
+        return phase_at(self.phase == FINISHED, self.start_at, self.ends_at, now)
+
+    def seat(self, player: str) -> SeatView | None:
+        return next((s for s in self.players if s.id == player), None)
+
+    def to_json(self, phase: str | None = None) -> dict[str, Any]:
+        """The protocol's ``room``, with its phase (``phase``: another, the phase now)."""
+        out: dict[str, Any] = {
+            "code": self.code,
+            "phase": phase or self.phase,
+            **self.options.to_dict(),
+            "host": self.host,
+            "players": [s.to_json() for s in self.players],
+            "start_at": self.start_at,
+            "ends_at": self.ends_at,
+            "commitment": self.commitment,
+        }
+        if self.parent:
+            out["parent"] = self.parent
+        if self.rematch:
+            out["rematch"] = self.rematch
+        if self.challenge:
+            out["challenge"] = self.challenge
+        if self.ghost_of:
+            out["ghost_of"] = self.ghost_of
+        if self.arena:
+            out["arena"] = self.arena
+        if self.reveal is not None:
+            out["reveal"] = self.reveal
+        if self.end_reason is not None:
+            out["end_reason"] = self.end_reason
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RoomView:
+        return cls(
+            code=d["code"],
+            phase=d["phase"],
+            options=RoomOptions.from_dict(d),
+            host=d["host"],
+            players=tuple(SeatView.from_json(p) for p in d["players"]),
+            start_at=d["start_at"],
+            ends_at=d["ends_at"],
+            commitment=d["commitment"],
+            parent=d.get("parent"),
+            rematch=d.get("rematch"),
+            challenge=d.get("challenge"),
+            ghost_of=d.get("ghost_of"),
+            arena=d.get("arena"),
+            reveal=d.get("reveal"),
+            end_reason=d.get("end_reason"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,40 +227,35 @@ class Room:
         """The seat of the player with key ``who`` (every device of theirs sits there)."""
         return next((s for s in self.seats if who and s.who == who), None)
 
-    def public(self, now: int) -> dict[str, Any]:
-        """What anyone in the room may know: never the deal or the salt before the end."""
+    def view(self, now: int) -> RoomView:
+        """What anyone in the room may know at ``now``: never the deal or the salt before
+        the end."""
         phase = self.phase(now)
-        out: dict[str, Any] = {
-            "code": self.code,
-            "phase": phase,
-            **self.options.to_dict(),
-            "host": self.host,
-            "players": [s.public() for s in self.seats],
-            "start_at": self.start_at,
-            "ends_at": self.ends_at(),
-            "commitment": self.commitment if phase != WAITING and not self.parent else None,
-        }
-        if self.parent:
-            out["parent"] = self.parent
-        if self.rematch:
-            out["rematch"] = self.rematch
-        if self.challenge:
-            out["challenge"] = self.challenge
-        if self.ghost:
-            out["ghost_of"] = self.ghost
-        if self.arena:
-            out["arena"] = self.arena
-        if phase == FINISHED:
-            # a continuation reveals nothing (its race's room does); an attempt nothing
-            # before its challenge closes
-            if not self.parent and now >= (self.reveal_at or 0):
-                out["reveal"] = self.reveal()
-            out["end_reason"] = self.end_reason or "time_limit"
-        return out
+        finished = phase == FINISHED
+        # a continuation reveals nothing (its race's room does); an attempt nothing before
+        # its challenge closes
+        revealed = finished and not self.parent and now >= (self.reveal_at or 0)
+        return RoomView(
+            code=self.code,
+            phase=phase,
+            options=self.options,
+            host=self.host,
+            players=tuple(s.view() for s in self.seats),
+            start_at=self.start_at,
+            ends_at=self.ends_at(),
+            commitment=self.commitment if phase != WAITING and not self.parent else None,
+            parent=self.parent,
+            rematch=self.rematch,
+            challenge=self.challenge,
+            ghost_of=self.ghost,
+            arena=self.arena,
+            reveal=self.reveal() if revealed else None,
+            end_reason=(self.end_reason or "time_limit") if finished else None,
+        )
 
     def listed(self, now: int) -> dict[str, Any]:
         """The room as a lobby list shows it."""
-        public = self.public(now)
+        public = self.view(now).to_json()
         return {k: public[k] for k in ("code", "phase", *LISTED, "players")}
 
     def reveal(self) -> dict[str, Any]:

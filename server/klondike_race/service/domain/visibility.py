@@ -85,14 +85,6 @@ def room_view(rated: bool, delay: int, setting: tuple[str, int]) -> tuple[str, i
     return DELAYED, max(delay, seconds)
 
 
-def view_of(public: dict[str, Any]) -> str:
-    """A room's spectator view from its public form."""
-    view = public.get("spectator_view")
-    if view in VIEWS:
-        return str(view)
-    return DELAYED if public.get("spectator_delay") else LIVE
-
-
 def role_of(spectator: bool, own_game_over: bool) -> Role:
     if spectator:
         return Role.SPECTATOR

@@ -38,7 +38,7 @@ from ..wire.outbound import ArenaRace
 from .challenges import keyed
 from .conn import Conn, seat_owner
 from .lobby import Lobby
-from .rooms import RoomOps, new_token, seat_token
+from .rooms import RoomOps, SeatToken, new_token
 
 log = structlog.get_logger("klondike_race.arenas")
 
@@ -373,7 +373,7 @@ class Arenas:
             return 0
         log.info("arena race", arena=arena.id, room=room.code, players=len(players))
         for p, pid, (secret, _) in zip(players, pids, tokens, strict=True):
-            payload = {"arena": arena.id, "token": seat_token(room.code, pid, secret)}
+            payload = {"arena": arena.id, "token": str(SeatToken(room.code, pid, secret))}
             if p.node == self.node:
                 self.entered(p.who, payload)
             else:

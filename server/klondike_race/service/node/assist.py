@@ -17,7 +17,7 @@ from ..wire import Join, encode_text
 from .conn import Conn
 from .lobby import Lobby
 from .race import Race, player_hub
-from .rooms import RoomOps, seat_token
+from .rooms import RoomOps, SeatToken
 from .solving import Solving
 
 TURNS_TRIED = 3  # moves that turn a card searched for a hint, sharing what is left of its budget
@@ -41,7 +41,7 @@ class Assist:
         position, as its flags are)."""
         hub = player_hub(conn)
         await self.race.reload(conn, hub)
-        practice = bool(hub.public.get("practice"))
+        practice = hub.public.options.practice
         reveal_at = hub.room.reveal_at if hub.room is not None else None
         status = hub.seat_status(conn)
         refusal = assist.refusal(
@@ -122,11 +122,10 @@ class Assist:
 
     async def _continue(self, conn: Conn, hub: RoomHub, log: list[str]) -> None:
         """Seat ``conn`` in a practice continuation of their race at ``log``'s position."""
-        assert hub.room is not None
+        assert hub.room is not None and conn.player is not None
         room = hub.room
-        name = next(
-            (p["name"] for p in hub.public.get("players", ()) if p["id"] == conn.player), "player"
-        )
+        seat = hub.public.seat(conn.player)
+        name = seat.name if seat is not None else "player"
         options = RoomOptions(settings=room.settings, rank_by=room.options.rank_by, practice=True)
         # its clock goes on from the race's last move, so the record's times stay in order
         last_ms = movelog.at_ms(log[-1]) if log else 0
@@ -143,7 +142,7 @@ class Assist:
         prog = {**progress(copy, last_ms), "last_ms": last_ms}
         key = ranking.rank_key(prog, options.rank_by, last_ms)
         await self.rooms.store.log.seed(fork.code, pid, log, prog, key)
-        await self.lobby.enter(conn, fork, pid, seat_token(fork.code, pid, secret), log)
+        await self.lobby.enter(conn, fork, pid, SeatToken(fork.code, pid, secret), log)
 
     async def rematch(self, conn: Conn) -> None:
         """A new room on the same options, once the race is over; everyone in the old
@@ -162,7 +161,7 @@ class Assist:
                 old.code, lambda r: set_rematch(r, new.code, self.clock.now_ms())
             )
             if named.rematch == new.code:
-                await self.lobby.enter(conn, new, pid, seat_token(new.code, pid, secret))
+                await self.lobby.enter(conn, new, pid, SeatToken(new.code, pid, secret))
                 return
             # another player's rematch came first: ours is dropped, theirs joined
             await self.rooms.change(new.code, lambda r: finish(r, self.clock.now_ms(), "abandoned"))

@@ -37,7 +37,7 @@ from ..wire import AttemptRequest, ChallengesRequest, Join, encode
 from .conn import Conn, seat_name, seat_owner
 from .leaderboards import TOP, Leaderboards, ranked_rows
 from .lobby import Lobby
-from .rooms import RoomOps, seat_token
+from .rooms import RoomOps, SeatToken
 from .solving import Solving
 
 log = structlog.get_logger("klondike_race.challenges")
@@ -447,7 +447,7 @@ class Challenges:
             reveal_at=c.final_at(),
             deal_of=f"{c.id}/{index}",
         )
-        await self.lobby.enter(conn, room, pid, seat_token(room.code, pid, secret))
+        await self.lobby.enter(conn, room, pid, SeatToken(room.code, pid, secret))
 
     async def may_watch(self, conn: Conn, code: str) -> None:
         """Watching a game on a challenge's deal (an attempt, or a practice game,

@@ -64,7 +64,7 @@ class Conn:
         self.fanout = fanout
         self.id = secrets.token_hex(4)
         self.log: Any = log.bind(conn=self.id)
-        self.credit = burst
+        self.credit = burst  # the rate limit's (node/dispatch.py, ``spend``)
         self.stamp = time.monotonic()
         self.watched: set[str] = set()  # rooms this connection has watched
         self.hub: RoomHub | None = None
@@ -83,13 +83,6 @@ class Conn:
         self.view_from = (
             0  # a delayed view (spectators, finished players): when it starts, epoch ms
         )
-
-    def spend(self, rate: float, burst: float) -> bool:
-        """Take one message's credit; False when the connection is over its rate."""
-        now = time.monotonic()
-        self.credit = min(burst, self.credit + (now - self.stamp) * rate) - 1
-        self.stamp = now
-        return self.credit >= 0
 
     def send(self, data: str | bytes) -> None:
         """Queue a message (every server message goes through the node's fan-out, in order)."""

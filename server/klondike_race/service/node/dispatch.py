@@ -43,6 +43,15 @@ from .replays import Replays
 INBOX_HIGH = 16
 
 
+def spend(conn: Conn, rate: float, burst: float) -> bool:
+    """Take one message's credit (``rate`` a second, up to ``burst``) from ``conn``;
+    False when the connection is over its rate."""
+    now = time.monotonic()
+    conn.credit = min(burst, conn.credit + (now - conn.stamp) * rate) - 1
+    conn.stamp = now
+    return conn.credit >= 0
+
+
 class Connections:
     def __init__(
         self,
@@ -140,7 +149,7 @@ class Connections:
         once (a refused move, a ping); one that waits (a move's group commit, anything
         that reads the store) takes the next one when it is done (``_next``)."""
         while True:
-            if not conn.spend(self.config.rate, self.config.burst):
+            if not spend(conn, self.config.rate, self.config.burst):
                 # every message before this one was answered: the answers leave first;
                 # this one and any after it are not read
                 conn.log.warning("rate limit: closing")

@@ -25,10 +25,10 @@ from ..domain.replay import refusal
 from ..domain.room import FINISHED, Room, add_player
 from ..hub import OwnMove
 from ..store import Store
-from ..wire import GhostRequest
+from ..wire import GhostRequest, events
 from .conn import Conn, seat_name, seat_owner
 from .registry import Hubs
-from .rooms import RoomOps, new_token, seat_token
+from .rooms import RoomOps, SeatToken, new_token
 
 log = structlog.get_logger("klondike_race.ghosts")
 
@@ -51,7 +51,7 @@ class Ghosts:
         self.spawn = spawn
         self.running: dict[str, asyncio.Task[Any]] = {}
 
-    async def new_race(self, conn: Conn, m: GhostRequest) -> tuple[Room, str, str]:
+    async def new_race(self, conn: Conn, m: GhostRequest) -> tuple[Room, str, SeatToken]:
         """A practice room on the recorded game's deal, the ghost seated against
         ``conn``'s player: (room, the player's seat, its token). The ghost plays once the
         player is in (``resume``)."""
@@ -86,7 +86,7 @@ class Ghosts:
             deal_of=source.challenge or source.deal_of,
         )
         log.info("ghost race", room=room.code, ghost_of=source.code, player=seat.id)
-        return room, me, seat_token(room.code, me, secret)
+        return room, me, SeatToken(room.code, me, secret)
 
     async def _source(self, code: str) -> Room:
         """The finished room a ghost comes from, if it may be raced now: as a replay may
@@ -137,7 +137,7 @@ class Ghosts:
             board = board_view(game, at_ms)
             prog = of_board(board, game.last_ms)
             key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
-            body = {
+            body: events.Progress = {
                 "type": "progress",
                 "player": GHOST,
                 "progress": prog,

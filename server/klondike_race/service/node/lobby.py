@@ -18,7 +18,6 @@ from ..domain import movelog, rating
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.room import (
-    CODE_LENGTH,
     FINISHED,
     RACING,
     WAITING,
@@ -42,7 +41,7 @@ from .conn import Conn, seat_name, seat_owner
 from .ghosts import Ghosts
 from .race import player_hub
 from .registry import Attendance
-from .rooms import RoomOps, new_token, seat_token, token_parts, token_session
+from .rooms import RoomOps, SeatToken, new_token, token_session
 from .solving import Solving
 
 log = structlog.get_logger("klondike_race.lobby")
@@ -94,7 +93,7 @@ class Lobby:
         # pull this player into a quick race)
         await self._drop_ticket(conn)
         room, pid, secret = await self.new_room(name, m.options, deal, conn)
-        await self.enter(conn, room, pid, seat_token(room.code, pid, secret))
+        await self.enter(conn, room, pid, SeatToken(room.code, pid, secret))
 
     async def new_room(
         self,
@@ -142,7 +141,7 @@ class Lobby:
         conn: Conn,
         room: Room,
         pid: str,
-        token: str | None,
+        token: SeatToken | None,
         log: list[str] | None = None,
         since: int | None = None,
     ) -> None:
@@ -153,9 +152,10 @@ class Lobby:
 
         async def welcome(hub: RoomHub) -> None:
             # the race may have ended since the room was read
-            as_ended(game, hub.public.get("end_reason") if hub.phase() == FINISHED else None)
+            as_ended(game, hub.public.end_reason if hub.phase() == FINISHED else None)
             if since is None or not await self._send_missed(conn, hub, since):
-                conn.send(await hub.snapshot(conn, "welcome", token))
+                told = None if token is None else str(token)
+                conn.send(await hub.snapshot(conn, "welcome", told))
 
         await self.attendance.attach(conn, room.code, "player", welcome, pid, game)
         self.ghosts.resume(room)  # a ghost race's ghost plays on, on this node
@@ -190,7 +190,7 @@ class Lobby:
             "v": since,
             "role": conn.role,
             "server_time": self.clock.now_ms(),
-            "room": {**hub.public, "phase": phase},
+            "room": hub.public.to_json(phase),
         }
         hub.add_own(resumed, conn, phase)
         conn.send(encode(resumed))
@@ -231,7 +231,7 @@ class Lobby:
 
         room = await self.rooms.change(m.code, change)
         log = await self.store.log.read(m.code, seat[0])
-        await self.enter(conn, room, seat[0], seat_token(m.code, seat[0], secret), log)
+        await self.enter(conn, room, seat[0], SeatToken(m.code, seat[0], secret), log)
 
     async def watch(self, conn: Conn, m: Watch) -> None:
         """Watch a room; a player who sits in it, from any device, joins it instead until
@@ -260,22 +260,26 @@ class Lobby:
             await self._drop_ticket(conn)
         await self.attendance.attach(conn, m.code, "spectator", welcome)
 
-    async def resume(self, conn: Conn, token: str, since: int | None) -> None:
-        code, pid, secret = token_parts(token)
-        loaded = await self.store.rooms.load(code) if len(code) == CODE_LENGTH else None
-        room = Room.from_json(loaded[0]) if loaded else None
-        seat = room.seat(pid) if room else None
+    async def resume(self, conn: Conn, text: str, since: int | None) -> None:
+        token = SeatToken.parse(text)
+        loaded = await self.store.rooms.load(token.code) if token is not None else None
+        if token is None or loaded is None:
+            raise ServiceError("bad_token", "unknown or invalid token")
+        room = Room.from_json(loaded[0])
+        seat = room.seat(token.seat)
         kept = seat.token_hash.split() if seat else []
-        found = next((got for got in (token_session(k, secret) for k in kept) if got[0]), None)
-        if room is None or found is None:
+        found = next(
+            (got for got in (token_session(k, token.secret) for k in kept) if got[0]), None
+        )
+        if found is None:
             raise ServiceError("bad_token", "unknown or invalid token")
         session = found[1]
         if session is not None and not (await self.store.accounts.live_sessions([session]))[0]:
             raise ServiceError(
                 "bad_token", "the sign-in this seat was taken under has ended: sign in and join"
             )
-        log = await self.store.log.read(code, pid)
-        await self.enter(conn, room, pid, None, log, since)
+        log = await self.store.log.read(token.code, token.seat)
+        await self.enter(conn, room, token.seat, None, log, since)
 
     # ---- in the room ------------------------------------------------------------------
     async def ready(self, conn: Conn, ready: bool) -> None:
@@ -318,8 +322,8 @@ class Lobby:
         if hub is None or conn.role != "player":
             return
         # the room as its events left it (the hub's Room is as it was when it opened)
-        seats = hub.public.get("players", ())
-        if not any(p["id"] == conn.player and p["who"] == key for p in seats):
+        seat = hub.public.seat(conn.player or "")
+        if seat is None or seat.who != key:
             return
         try:
             await self.leave(conn)
@@ -405,13 +409,13 @@ class Lobby:
             (ticket1, pids[0], secret1, p1),
             (ticket2, pids[1], secret2, p2),
         ):
-            token = seat_token(room.code, pid, secret)
+            token = SeatToken(room.code, pid, secret)
             if conn is not None and ticket == conn.ticket:
                 self.tickets.pop(ticket, None)
                 conn.ticket = None
                 await self.enter(conn, room, pid, token)
             else:
-                await self.store.matchmaking.notify(ticket, held, {"token": token})
+                await self.store.matchmaking.notify(ticket, held, {"token": str(token)})
 
     def matched(self, ticket: str, payload: dict[str, Any]) -> None:
         """News from any node: the connection waiting with ``ticket`` has a race."""

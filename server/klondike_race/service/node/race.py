@@ -20,7 +20,7 @@ from ..hub import Ack, OwnMove, RoomEvent, RoomHub
 from ..metrics import Metrics
 from ..store import Store
 from ..store.challenges import board_key
-from ..wire import encode, encode_text
+from ..wire import encode, encode_text, events
 from .conn import Conn
 from .rooms import RoomOps
 
@@ -38,16 +38,17 @@ def _board_of(
     hub: RoomHub, player: str, prog: dict[str, Any], tagged: bool
 ) -> tuple[str, str, bytes] | None:
     """(leaderboard, player key, row JSON) of a challenge attempt's move, else None."""
-    attempt = hub.public.get("challenge")
+    attempt = hub.public.challenge
     if not attempt:
         return None
-    seat = next(p for p in hub.public["players"] if p["id"] == player)
+    seat = hub.public.seat(player)
+    assert seat is not None and seat.who is not None  # an attempt's player has a key
     challenge, _, index = attempt.rpartition("/")
     room = hub.room
     flags = room.flags if room is not None else ()
-    row = challenge_row(hub.code, seat["name"], seat["guest"], prog, flags)
+    row = challenge_row(hub.code, seat.name, seat.guest, prog, flags)
     guests = room is not None and room.apart  # a guest's, listed apart
-    return board_key(challenge, int(index), tagged, guests), seat["who"], orjson.dumps(row)
+    return board_key(challenge, int(index), tagged, guests), seat.who, orjson.dumps(row)
 
 
 class Queued(NamedTuple):
@@ -59,7 +60,7 @@ class Queued(NamedTuple):
     seq: int
     entry: str
     board: BoardView
-    body: dict[str, Any]
+    body: events.Progress
     t0: float
     stored: asyncio.Future[int]
 
@@ -130,7 +131,9 @@ class Race:
                 return self._after_reload(conn, hub, seq, player, t0, move)
             self.ack_again(conn, hub, seq)
             return None
-        phase = hub.phase()
+        # the room's phase and the move's time in the race, at one moment
+        room, now = hub.public, self.clock.now_ms()
+        phase = room.phase_at(now)
         if phase != RACING:
             if phase != FINISHED:  # (no move is stored before the start)
                 self._refuse(conn, seq, "not_started", "the race has not started")
@@ -144,7 +147,8 @@ class Race:
                 return self._after_reload(conn, hub, seq, player, t0, move)
             self._refuse_seq(conn, seq, game)
             return None
-        at_ms = self.clock.now_ms() - hub.public["start_at"]
+        assert room.start_at is not None  # racing
+        at_ms = now - room.start_at
         try:
             if move is None:
                 game.resign()
@@ -161,12 +165,18 @@ class Race:
             return None
         board = board_view(game, at_ms)  # it includes the progress fields
         prog = of_board(board, game.last_ms)
-        key = ranking.rank_key(prog, hub.public["rank_by"], game.last_ms)
+        key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
         # the stored event names the move, not the board: a node that shows boards keeps
         # every player's game and plays the move itself (boards.py)
         player = conn.player
         assert player is not None
-        body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
+        body: events.Progress = {
+            "type": "progress",
+            "player": player,
+            "progress": prog,
+            "seq": seq,
+            "entry": entry,
+        }
         stored = self.store.log.append(
             hub.code,
             player,
@@ -277,7 +287,13 @@ class Race:
         entry = movelog.entry(movelog.RESIGN, at_ms)
         prog = of_board(board_view(game, at_ms), game.last_ms)
         key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
-        body = {"type": "progress", "player": player, "progress": prog, "seq": seq, "entry": entry}
+        body: events.Progress = {
+            "type": "progress",
+            "player": player,
+            "progress": prog,
+            "seq": seq,
+            "entry": entry,
+        }
         stored = self.store.log.append(room.code, player, seq, entry, prog, key, orjson.dumps(body))
         return await stored > 0
 

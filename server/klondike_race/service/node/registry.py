@@ -12,6 +12,7 @@ import structlog
 from ..contracts import HubHost
 from ..domain.errors import ServiceError
 from ..hub import OwnMove, RoomEvent, RoomHub
+from ..wire import events
 from .conn import Conn
 
 log = structlog.get_logger("klondike_race.node")
@@ -30,7 +31,7 @@ class Hubs:
         return self.hubs.get(code)
 
     def feed(
-        self, code: str, v: int, body: dict[str, Any] | None, own: OwnMove | None = None
+        self, code: str, v: int, body: events.Event | None, own: OwnMove | None = None
     ) -> None:
         """Deliver our own committed event locally (other nodes get it by pub/sub)."""
         hub = self.hubs.get(code)

@@ -8,7 +8,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...engine import board_view, progress
@@ -23,7 +23,7 @@ from ..domain.room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, add_player
 from ..store import Store
 from ..store.arenas import ARENA_DUE
 from ..store.ratings import GUEST_KEEP_S
-from ..wire import dumps
+from ..wire import dumps, events
 from .registry import Hubs
 
 Change = Callable[[Room], Room]
@@ -49,16 +49,27 @@ def token_session(kept: str, secret: str) -> tuple[bool, str | None]:
     return hmac.compare_digest(hashed, token_hash(secret)), session or None
 
 
-def seat_token(code: str, pid: str, secret: str) -> str:
-    """What a seat's player resumes it with: the room, the seat and its secret."""
-    return f"{code}.{pid}.{secret}"
+@dataclass(frozen=True, slots=True)
+class SeatToken:
+    """What a seat's player resumes it with: the room, the seat and the secret
+    (``new_token``), as text ``CODE.SEAT.SECRET`` (docs/protocol.md)."""
 
+    code: str
+    seat: str
+    secret: str
 
-def token_parts(token: str) -> tuple[str, str, str]:
-    """(room code, seat, secret) of a ``seat_token`` (empty parts for anything else)."""
-    code, _, rest = token.partition(".")
-    pid, _, secret = rest.partition(".")
-    return code, pid, secret
+    def __str__(self) -> str:
+        return f"{self.code}.{self.seat}.{self.secret}"
+
+    @classmethod
+    def parse(cls, text: str) -> SeatToken | None:
+        """The token ``text`` is, or None when it is none: three parts, none empty, the
+        first a room code's length (a secret has no dot)."""
+        parts = text.split(".")
+        if len(parts) != 3 or not all(parts) or len(parts[0]) != CODE_LENGTH:
+            return None
+        code, seat, secret = parts
+        return cls(code, seat, secret)
 
 
 def new_code() -> str:
@@ -111,7 +122,7 @@ class RoomOps:
         """Store ``room`` over revision ``rev`` and emit its event: the event version, or
         -1 when another writer came first."""
         now = self.clock.now_ms()
-        body: dict[str, Any] = {"type": "room", "room": room.public(now)}
+        body: events.Room = {"type": "room", "room": room.view(now).to_json()}
         ranks: list[tuple[str, dict[str, Any], int]] = []
         if results:
             body["results"], ranks = await self.results(room)
@@ -193,7 +204,7 @@ class RoomOps:
 
     async def results(
         self, room: Room
-    ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any], int]]]:
+    ) -> tuple[events.Results, list[tuple[str, dict[str, Any], int]]]:
         """Final boards and progress, replayed from the logs (out of time where it applies)."""
         boards, progs, ranks = {}, {}, []
         elapsed = (room.ended or self.clock.now_ms()) - (room.start_at or 0)

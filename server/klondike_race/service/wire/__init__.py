@@ -1,5 +1,6 @@
 """The wire: client messages (typed, decoded at one point), server messages (typed
-shapes, wire/outbound.py) and the one encoder."""
+shapes, wire/outbound.py) and the one encoder; a room's events as stored and published
+(typed shapes, wire/events.py)."""
 
 from .decode import CLIENT_TYPES, TYPE_OF, decode
 from .encode import dumps, encode, encode_text
