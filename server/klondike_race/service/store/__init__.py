@@ -156,6 +156,7 @@ class Store:
             self.accounts,
             self.ratings,
             self.challenges,
+            self.arenas,
         ):
             part.replicas = value
 
