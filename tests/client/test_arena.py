@@ -164,7 +164,7 @@ def test_two_players_race_in_an_arena_and_come_back_to_its_table(
     # private arena made through the form, its link opened by another browser
     ann.page.click("#arena-finals")
     ann.page.wait_for_selector("#arena-view:not([hidden]) #arena-page-title:text('Recent arenas')")
-    assert "No arena has finished lately." in ann.page.inner_text("#arena-page-body")
+    ann.page.locator("#arena-page-body", has_text="No arena has finished lately.").wait_for()
     ann.page.click("#arena-page-back")
     ann.screen("lobby")
     ann.page.click("#arena-create summary")
@@ -177,8 +177,8 @@ def test_two_players_race_in_an_arena_and_come_back_to_its_table(
     form.locator("[name=time_limit]").select_option("120")
     form.locator("[name=private]").check()
     ann.page.click("#btn-arena-create")
-    link = ann.page.locator("#arena-made-link")
-    url = link.input_value()
+    ann.page.wait_for_function("() => document.querySelector('#arena-made-link')?.value")
+    url = ann.page.locator("#arena-made-link").input_value()
     arena_id = url.rpartition("#/arena/")[2]
     assert url.startswith(arena_server.url) and arena_id.startswith("arena-p"), url
     assert "Private" in ann.page.inner_text("#arena-made")
@@ -186,7 +186,8 @@ def test_two_players_race_in_an_arena_and_come_back_to_its_table(
     ann.shot(artifacts / "arena-made.png")
     ann.page.click("[data-arena-made-join]")
     ann.screen("arena")
-    assert "the races begin at" in (ann.page.text_content("#arena-state") or "")
+    # ("Joining the arena…" until the server's answer)
+    ann.page.locator("#arena-state", has_text="the races begin at").wait_for()
     cy = arena_players()
     cy.page.goto(url)
     cy.page.wait_for_selector('#conn-state[data-state="open"]')

@@ -369,7 +369,9 @@ async def _read_all(client: Any) -> None:
 
 
 async def test_a_slow_reader_that_catches_up_is_kept(monkeypatch) -> None:
-    monkeypatch.setattr(transport, "STALL_S", 0.3)
+    # 1 s: the test's own loop, stalled by a loaded machine between the pause and the
+    # resume, took a reader back within 0.1 s for one stalled past 0.3 s
+    monkeypatch.setattr(transport, "STALL_S", 1.0)
     server, ws, client = await _pair(create_connection=MessageConnection, close_timeout=0.5)
     try:
         client.transport.pause_reading()
@@ -381,7 +383,7 @@ async def test_a_slow_reader_that_catches_up_is_kept(monkeypatch) -> None:
         client.transport.resume_reading()  # reads again before the stall bound
         reader = asyncio.create_task(_read_all(client))
         await until(lambda: not ws.paused, 5)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(1.2)  # past the stall bound since the pause
         assert ws.slow is None and transport.accepts(ws)
         reader.cancel()
     finally:
