@@ -1197,6 +1197,14 @@ def test_a_practice_game_over_reopens_in_the_lobby(players) -> None:
     alice.page.reload()
     alice.screen("race")
     alice.page.wait_for_selector('#stat-moves:text-is("1")')
+    # her own name in the standings: her profile, under that name, though she has only
+    # practised (issue 34: "No such player"); Back to her game
+    alice.page.click("#race-standings .bar-row.me a.profile-link")
+    alice.page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
+    assert alice.page.text_content("#profile-title") == "Alice guest"
+    assert "No races yet." in (alice.page.text_content("#profile-body") or "")
+    alice.page.click("#profile-back")
+    alice.screen("race")
 
 
 def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:

@@ -322,7 +322,8 @@ def test_the_home_screen_counts_the_players_and_the_profile_shows_the_dailies(pl
     # her profile, from her row: the daily streak and the day, linked
     page.click("#daily-view tr.me a.profile-link")
     page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
-    assert page.text_content("#profile-title") == "A guest"  # the server names no guest
+    # the name she typed, tagged a guest (it read "A guest" and the key: issue 34)
+    assert page.text_content("#profile-title") == "Eve guest"
     dailies = page.locator("#profile-view .dailies")
     text = dailies.inner_text()
     assert "Daily streak\n1 day" in text and "Best streak\n1 day" in text, text
