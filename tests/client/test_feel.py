@@ -401,8 +401,9 @@ def test_undo_and_auto_complete_are_off_while_the_solvers_line_is_shown(players)
         return {**msg, "board": {**msg["board"], "autocomplete": True}}
 
     wire.rewrite = offers_auto
-    solver_practice(alice, "undo")
+    solver_practice(alice)  # a practice game has undo unless its box is unticked
     page = alice.page
+    assert alice.state("s.room.settings.undo") is True
     assert alice.state("s.playback.shown.can_undo && s.playback.shown.autocomplete")
     page.wait_for_selector("#btn-undo:visible")
     assert page.locator("#btn-undo").is_disabled()

@@ -115,7 +115,10 @@ def test_a_guest_claims_a_name_signs_out_and_in(players) -> None:
     assert stored(dora, "kr.device") == device
     assert wire.firsts() == [{"type": "hello", "device": device}] * 2
 
-    # Claim the name: the header shows it, the name field is the account's.
+    # Claim the name: the form offers the one she plays under (issue 34); once claimed,
+    # the header shows it, the name field is the account's.
+    dora.page.click("#btn-claim")
+    assert dora.page.input_value('#register-form [name="name"]') == "Dora"
     password = "correct horse 1"
     account_form(dora, "register", name="Dora Tester", password=password)
     signed_in(dora, "Dora Tester")
