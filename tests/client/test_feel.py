@@ -685,7 +685,9 @@ def test_the_tables_show_every_column_on_a_320_px_phone(players, artifacts) -> N
     viewer.page.wait_for_selector(".challenge-table tbody tr")
     # (the Time column is left out under 560 px; the last column holds the replay links)
     assert_every_column_shows(
-        viewer.page, ".challenge-table", ["#", "Player", "Home", "Moves", "Status", "Links"]
+        viewer.page,
+        ".challenge-table",
+        ["#", "Player", "Home", "Moves to reach", "Status", "Links"],
     )
     viewer.shot(artifacts / "standings-320.png", full_page=True)
 
