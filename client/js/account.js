@@ -150,7 +150,13 @@ export class Account {
 
   wire() {
     const $ = this.$;
-    $('#btn-claim').addEventListener('click', () => this.open('#register-form [name="name"]'));
+    $('#btn-claim').addEventListener('click', () => {
+      // the name the guest plays under, to claim as it is (or to change): the form's
+      // field, when still empty, takes it
+      const field = $('#register-form [name="name"]');
+      if (!field.value && this.store.state.name) field.value = this.store.state.name;
+      this.open('#register-form [name="name"]');
+    });
     $('#btn-signin').addEventListener('click', () => this.open('#signin-form [name="name"]'));
     $('#btn-account').addEventListener('click', () => {
       if ($('#account-panel').hidden) this.open('#btn-signout');

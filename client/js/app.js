@@ -7,7 +7,7 @@ import { arenaPageRoute, showArenaPage } from './arenapage.js';
 import { askReplay } from './connection.js';
 import { dailyPage, wantBoard } from './challenges.js';
 import { dailyRoute } from './daily.js';
-import { nameField, needName } from './lobby.js';
+import { nameField, nameOrDefault, needName } from './lobby.js';
 import { chimes } from './prefs.js';
 import { loadProfile, profileRoute } from './profile.js';
 import { intent } from './race.js';
@@ -18,7 +18,7 @@ import {
   $, confirmed, net, state, store,
 } from './shared.js';
 import {
-  attemptOf, playName, roomPhase, stillRacing,
+  attemptOf, roomPhase, stillRacing,
 } from './state.js';
 import './watch.js';
 
@@ -125,7 +125,7 @@ $('#replay-view').addEventListener('ghost', (e) => {
   history.replaceState(null, '', `${location.pathname}${location.search}`);
   route();
   if (seat) net.send({ type: 'leave' });
-  net.send({ type: 'ghost', code, player, name: playName(state) || 'Player' });
+  net.send({ type: 'ghost', code, player, name: nameOrDefault() });
 });
 
 // ---- the start ----------------------------------------------------------------------------

@@ -4,11 +4,11 @@
 // challenge page and the archive (`#/challenges/ID`, `#/archive/DAY`).
 
 import { addDays, challengeHref, dayOf, loadChallenge, loadDay, opensText } from './daily.js';
-import { needName } from './lobby.js';
+import { nameOrDefault, needName } from './lobby.js';
 import {
   $, nativeShare, net, sha256Hex, state, store, toast,
 } from './shared.js';
-import { attemptOf, playName, serverNow, viewOf } from './state.js';
+import { attemptOf, serverNow, viewOf } from './state.js';
 
 let boardWanted = null; // the challenge leaderboard this connection watches: {id, deal}
 let attemptAsked = null; // the last `attempt` sent (not practice): "ID/N"
@@ -63,11 +63,14 @@ export function challengeError(msg) {
   return words || null;
 }
 
+// An attempt asks for a name (it is ranked under it); practice of the deal does not.
 function attempt(ref, practice = false) {
   const m = /^(.+)\/(\d+)$/.exec(ref || '');
-  if (!m || !needName()) return;
+  if (!m) return;
+  const name = practice ? nameOrDefault() : needName();
+  if (!name) return;
   store.update((s) => { s.confirm = null; });
-  const msg = { type: 'attempt', challenge: m[1], deal: Number(m[2]), name: playName(state) };
+  const msg = { type: 'attempt', challenge: m[1], deal: Number(m[2]), name };
   if (practice) msg.practice = true;
   attemptAsked = practice ? null : ref;
   net.send(msg);

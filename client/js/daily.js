@@ -137,6 +137,22 @@ export function shareGame(board) {
   };
 }
 
+// What ranks a row after its cards home (docs/rules.md, "Race ranking"): the moves and
+// the time it took to reach that count. Nothing before a card has gone home (0 and 0:00
+// would read as a game of no moves): null, shown as "–".
+export function reachedOf(row) {
+  return row.reached_moves ? { moves: row.reached_moves, ms: row.reached_ms } : null;
+}
+
+// " in 74 moves" after a row's "12/52" (the live board's words), '' with nothing reached.
+export function reachedText(row) {
+  const reached = reachedOf(row);
+  return reached ? ` in ${reached.moves} move${reached.moves === 1 ? '' : 's'}` : '';
+}
+
+const REACHED_MOVES = 'The moves it took to get this many cards home (fewer ranks higher); – until a card has gone home';
+const REACHED_AT = 'Attempt time when this many cards were home (less ranks higher); – until a card has gone home';
+
 // Why a row is flagged (docs/rules.md, "Fair play"), as its tag says it.
 export const FLAG_WORDS = {
   address: ['shared address', 'another player came from the same network address before this one'],
@@ -175,7 +191,10 @@ function flagsNote(rows) {
 // and Watch on the others' attempts still being played)}.
 export function standingsHtml(rows, opts = {}) {
   if (!rows.length) return '<p class="muted">No attempts yet.</p>';
-  const head = '<thead><tr><th>#</th><th>Player</th><th>Home</th><th>Moves</th><th>Time</th><th>Status</th>'
+  // the moves and time columns are what ranks a row after its cards home, not the
+  // attempt's own moves and time (the results and the profile have those)
+  const head = '<thead><tr><th>#</th><th>Player</th><th>Home</th>'
+    + `<th><abbr title="${escapeHtml(REACHED_MOVES)}">Moves to reach</abbr></th><th><abbr title="${escapeHtml(REACHED_AT)}">Reached at</abbr></th><th>Status</th>`
     + `${opts.live || opts.replay ? '<th><span class="visually-hidden">Links</span></th>' : ''}</tr></thead>`;
   const body = rows.map((r) => {
     const me = opts.me && r.who === opts.me;
@@ -196,10 +215,11 @@ export function standingsHtml(rows, opts = {}) {
         ? `<a class="replay-link" href="#/replay/${code}" aria-label="Replay ${escapeHtml(r.name)}'s attempt">replay</a>` : '';
       extra = `<td>${watch}${replay}</td>`;
     }
+    const reached = reachedOf(r);
     return `<tr data-who="${escapeHtml(r.who)}"${me ? ' class="me" aria-current="true"' : ''}>`
       + `<td>${escapeHtml(r.rank)}${sharesPlace(rows, r) ? '=' : ''}</td><td>${nameCell(r)}${me ? ' <span class="muted">(you)</span>' : ''}</td>`
-      + `<td>${escapeHtml(r.foundation)}/52</td><td>${escapeHtml(r.reached_moves ?? r.moves)}</td>`
-      + `<td>${escapeHtml(clockText(r.reached_ms))}</td><td>${escapeHtml(statusWord(r.status))}</td>${extra}</tr>`;
+      + `<td>${escapeHtml(r.foundation)}/52</td><td>${escapeHtml(reached ? reached.moves : '–')}</td>`
+      + `<td>${escapeHtml(reached ? clockText(reached.ms) : '–')}</td><td>${escapeHtml(statusWord(r.status))}</td>${extra}</tr>`;
   }).join('');
   return `<div class="table-scroll"><table class="leaderboard challenge-table">${head}<tbody>${body}</tbody></table></div>${flagsNote(rows)}`;
 }

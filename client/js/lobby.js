@@ -18,7 +18,14 @@ export function nameField() {
   $('#name-note').textContent = account ? 'your account\u2019s name' : '';
 }
 
-// The name to play under, or null (the field asks for one).
+// The name a game that asks for none plays under (practice, a ghost race, a seat taken
+// back): the account's or the one typed, else the header's "Guest".
+export const DEFAULT_NAME = 'Guest';
+export function nameOrDefault() {
+  return playName(state) || DEFAULT_NAME;
+}
+
+// The name to play under, or null (the field asks for one): races and the daily.
 export function needName() {
   if (signedIn(state)) return playName(state);
   const field = $('#name');
@@ -53,8 +60,8 @@ function settingsFromForm(form) {
   };
 }
 
-function create(settings, extra) {
-  const msg = { type: 'create', name: playName(state), settings, ...extra };
+function create(settings, extra, name = playName(state)) {
+  const msg = { type: 'create', name, settings, ...extra };
   // dev servers only (--dev): a named deal, for tests and development
   if (params.get('seed')) msg.deal = { seed: params.get('seed') };
   else if (params.get('cards')) msg.deal = { cards: params.get('cards').split(',') };
@@ -86,16 +93,17 @@ $('#create-form').addEventListener('submit', (e) => {
     spectator_delay: Number(f.get('spectator_delay') || 0),
   });
 });
+// Practice starts at once, under the name typed or the default: no name is asked. Its
+// undo is its own box's (ticked at first), not the form's, which is a race's (off).
 $('#btn-practice').addEventListener('click', () => {
-  if (!needName()) return;
   const form = $('#create-form');
   const f = new FormData(form);
   const limit = f.get('time_limit');
-  create(settingsFromForm(form), {
+  create({ ...settingsFromForm(form), undo: $('#practice-undo').checked }, {
     practice: true,
     time_limit: limit ? Number(limit) : null,
     winnable_only: f.get('winnable_only') === 'on',
-  });
+  }, nameOrDefault());
 });
 $('#join-form').addEventListener('submit', (e) => {
   e.preventDefault();
@@ -133,7 +141,7 @@ $('#live-rooms').addEventListener('click', (e) => {
 // gives the same seat back, with a token of this device's.
 $('#your-rooms').addEventListener('click', (e) => {
   const rejoin = e.target.closest('[data-rejoin]');
-  if (rejoin) net.send({ type: 'join', code: rejoin.dataset.rejoin, name: playName(state) || 'Player' });
+  if (rejoin) net.send({ type: 'join', code: rejoin.dataset.rejoin, name: nameOrDefault() });
 });
 setInterval(() => {
   if (viewOf(state) === 'lobby' && net.open) net.send({ type: 'rooms' });

@@ -4,7 +4,7 @@
 import { BoardView } from './board.js';
 import {
   archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, flagsOf, flagTag, minutes, nameCell, opensText,
-  placeText, playersText, shareGame, untilText, shareLine, statusWord, thousands, titleOf,
+  placeText, playersText, reachedText, shareGame, untilText, shareLine, statusWord, thousands, titleOf,
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
@@ -723,8 +723,9 @@ export class Renderer {
         const rank = mine && mine.guests && row === mine.row ? `guest place ${row.rank}: ` : `${row.rank}. `;
         const name = withFlags(playerName(row), row);
         if (row.who === me) name.append(' (you)');
+        // (the moves that reached those cards, what ranks the row; none before one)
         li.append(rank, name,
-          ` \u00b7 ${row.foundation}/52 \u00b7 ${row.reached_moves} move${row.reached_moves === 1 ? '' : 's'}${row.status !== 'playing' ? ` \u00b7 ${statusWord(row.status)}` : ''}`);
+          ` \u00b7 ${row.foundation}/52${reachedText(row)}${row.status !== 'playing' ? ` \u00b7 ${statusWord(row.status)}` : ''}`);
       }
       list.append(li);
     }

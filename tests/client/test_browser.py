@@ -474,18 +474,21 @@ def test_phone_sizes_fit_the_board_with_cards_big_enough_to_touch(players, artif
 def test_a_phones_race_buttons_are_finger_sized_and_the_stock_count_clear(
     players, artifacts
 ) -> None:
-    """Issue 34, on the smallest phone (320x568, touch): a practice game with undo shows
-    Undo, Hint, Finish it for me and Resign, each (Auto-complete and Skip to the end too,
-    measured unhidden) at least 44x44 CSS px, while the board keeps its height, the header
-    its one line and the page its width; the stock's count badge sits inside the stock,
-    clear of column 1's card (it hung 6 px below it, over that card, at this size)."""
+    """Issue 34, on the smallest phone (320x568, touch): a practice game, begun at once
+    with no name typed and with undo by default (the lobby's Practice box ticked, the
+    race form's Undo not), shows Undo, Hint, Finish it for me and Resign, each
+    (Auto-complete and Skip to the end too, measured unhidden) at least 44x44 CSS px,
+    while the board keeps its height, the header its one line and the page its width;
+    the stock's count badge sits inside the stock, clear of column 1's card (it hung 6 px
+    below it, over that card, at this size)."""
     width, height = 320, 568
     phone = players(viewport={"width": width, "height": height}, has_touch=True, is_mobile=True)
     phone.open(f"?seed={SEED}")
-    phone.set_name("Alice")
-    phone.page.check('#create-form [name="undo"]')
+    assert phone.page.is_checked("#practice-undo")
+    assert not phone.page.is_checked('#create-form [name="undo"]')  # a race's: off
     phone.page.click("#btn-practice")
     phone.wait_racing()
+    assert phone.state("[s.room.players[0].name, s.room.settings.undo]") == ["Guest", True]
     page = phone.page
     for button in ("#btn-undo", "#btn-hint", "#btn-finish", "#btn-resign"):
         page.wait_for_selector(f"{button}:not([hidden])")
@@ -1197,6 +1200,14 @@ def test_a_practice_game_over_reopens_in_the_lobby(players) -> None:
     alice.page.reload()
     alice.screen("race")
     alice.page.wait_for_selector('#stat-moves:text-is("1")')
+    # her own name in the standings: her profile, under that name, though she has only
+    # practised (issue 34: "No such player"); Back to her game
+    alice.page.click("#race-standings .bar-row.me a.profile-link")
+    alice.page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
+    assert alice.page.text_content("#profile-title") == "Alice guest"
+    assert "No races yet." in (alice.page.text_content("#profile-body") or "")
+    alice.page.click("#profile-back")
+    alice.screen("race")
 
 
 def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:

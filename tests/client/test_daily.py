@@ -108,6 +108,8 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ann.page.wait_for_selector("#race-live li.me")
     assert "1 player" in (ann.page.text_content("#race-live .live-count") or "")
     ann.play_line(["draw", "draw", "draw"])
+    # no card home: her row says 0/52 and no "0 moves" (issue 34: it read 0 moves)
+    assert (ann.page.text_content("#race-live li.me") or "").endswith("(you) \u00b7 0/52")
     ann.shot(artifacts / "daily-attempt.png")
     ann.page.click("#btn-resign")
     ann.page.click("#btn-resign")
@@ -134,6 +136,13 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     me = ann.page.locator("#daily-view tr.me")
     assert "Ann" in me.inner_text() and "(you)" in me.inner_text()
     assert me.locator("td").first.inner_text() == "1"
+    # the columns say what ranks a row (issue 34: "Moves 0" for her 3-move attempt): the
+    # moves and time it took to reach its cards home, none before a card has gone home
+    head = ann.page.locator("#daily-view .challenge-table thead th").all_text_contents()
+    assert head[3:5] == ["Moves to reach", "Reached at"], head
+    title = ann.page.get_attribute("#daily-view thead th:nth-child(4) abbr", "title")
+    assert title is not None and "moves it took to get this many cards home" in title, title
+    assert me.locator("td").all_inner_texts()[2:5] == ["0/52", "\u2013", "\u2013"]
     assert ann.page.locator("#daily-view tr.me .tag.guest").count() == 1
     assert ann.page.get_attribute(
         "#daily-view tr.me a.profile-link", "href"
@@ -173,6 +182,11 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     bob.page.wait_for_selector("#daily-view:not([hidden]) tr[data-who]")
     assert bob.page.locator("[data-watch-attempt]").count() == 0
     assert bob.page.is_visible("#daily-view .watch-note")
+    # the phone's table: its moves column named what it shows, Ann's row a dash (the time
+    # column is left out under 560 px)
+    row = bob.page.locator("#daily-view tr[data-who]").first
+    assert bob.page.locator("#daily-view thead th").nth(3).text_content() == "Moves to reach"
+    assert row.locator("td").nth(3).inner_text() == "\u2013"
     no_sideways_scroll(bob)
     bob.shot(artifacts / "daily-leaderboard-phone.png")
     bob.open(f"?watch={code}")
@@ -322,7 +336,8 @@ def test_the_home_screen_counts_the_players_and_the_profile_shows_the_dailies(pl
     # her profile, from her row: the daily streak and the day, linked
     page.click("#daily-view tr.me a.profile-link")
     page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
-    assert page.text_content("#profile-title") == "A guest"  # the server names no guest
+    # the name she typed, tagged a guest (it read "A guest" and the key: issue 34)
+    assert page.text_content("#profile-title") == "Eve guest"
     dailies = page.locator("#profile-view .dailies")
     text = dailies.inner_text()
     assert "Daily streak\n1 day" in text and "Best streak\n1 day" in text, text

@@ -401,8 +401,9 @@ def test_undo_and_auto_complete_are_off_while_the_solvers_line_is_shown(players)
         return {**msg, "board": {**msg["board"], "autocomplete": True}}
 
     wire.rewrite = offers_auto
-    solver_practice(alice, "undo")
+    solver_practice(alice)  # a practice game has undo unless its box is unticked
     page = alice.page
+    assert alice.state("s.room.settings.undo") is True
     assert alice.state("s.playback.shown.can_undo && s.playback.shown.autocomplete")
     page.wait_for_selector("#btn-undo:visible")
     assert page.locator("#btn-undo").is_disabled()
@@ -684,7 +685,9 @@ def test_the_tables_show_every_column_on_a_320_px_phone(players, artifacts) -> N
     viewer.page.wait_for_selector(".challenge-table tbody tr")
     # (the Time column is left out under 560 px; the last column holds the replay links)
     assert_every_column_shows(
-        viewer.page, ".challenge-table", ["#", "Player", "Home", "Moves", "Status", "Links"]
+        viewer.page,
+        ".challenge-table",
+        ["#", "Player", "Home", "Moves to reach", "Status", "Links"],
     )
     viewer.shot(artifacts / "standings-320.png", full_page=True)
 

@@ -29,11 +29,12 @@ def press(page, selector: str, times: int = 1) -> None:
 
 
 def practise_by_keyboard(player) -> None:
-    """A practice game begun from the keyboard (Enter on Practice), running."""
+    """A practice game begun from the keyboard (Enter on Practice), running: at once,
+    no name typed (issue 34), under the default one."""
     player.open(f"?seed={SEED}")
-    player.set_name("Alice")
     press(player.page, "#btn-practice")
     player.wait_racing()
+    assert player.state("s.room.players[0].name") == "Guest"
 
 
 def test_each_new_screen_takes_the_focus_at_its_top(players) -> None:

@@ -115,7 +115,10 @@ def test_a_guest_claims_a_name_signs_out_and_in(players) -> None:
     assert stored(dora, "kr.device") == device
     assert wire.firsts() == [{"type": "hello", "device": device}] * 2
 
-    # Claim the name: the header shows it, the name field is the account's.
+    # Claim the name: the form offers the one she plays under (issue 34); once claimed,
+    # the header shows it, the name field is the account's.
+    dora.page.click("#btn-claim")
+    assert dora.page.input_value('#register-form [name="name"]') == "Dora"
     password = "correct horse 1"
     account_form(dora, "register", name="Dora Tester", password=password)
     signed_in(dora, "Dora Tester")
@@ -423,7 +426,7 @@ def test_profile_after_a_race(players) -> None:
     # the rating is applied when the race finishes; the profile reads it back
     for viewer, key, name, rank in (
         (dee, cid_key, "Cid Racer", "1 of 2"),
-        (cid, dee_key, "A guest", "1 of 2"),  # a guest has no name of their own
+        (cid, dee_key, "Dee guest", "1 of 2"),  # a guest: her seat's name, tagged
     ):
         viewer.page.evaluate("(k) => { location.hash = '#/players/' + k; }", key)
         viewer.page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
@@ -436,7 +439,7 @@ def test_profile_after_a_race(players) -> None:
             viewer.page.reload()
             viewer.page.wait_for_selector('#profile-view:not([hidden])[data-state="ok"]')
         title = viewer.page.text_content("#profile-title") or ""
-        assert title == name, title  # ("A guest", not "A guest guest")
+        assert title == name, title  # (not "A guest": issue 34)
         row = viewer.page.locator("#profile-view table.history tbody tr").nth(0)
         cells = row.locator("td").all_text_contents()
         assert cells[1:6] == [code, "Draw 1", rank, "won", "1500 (+0)"], cells

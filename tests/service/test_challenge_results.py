@@ -318,6 +318,7 @@ async def test_daily_results_and_streaks_on_the_profile(daily, redis_url) -> Non
     (who,) = [k.decode() for k in rds.hkeys(f"ch:{first}:0:att")]
     status, profile = await get(daily.port, f"/api/players/{who}")
     assert status == 200 and profile["variants"] == {} and profile["history"] == []
+    assert profile["name"] == "Dee" and profile["guest"] is True  # the name she typed
     assert profile["daily"]["streak"] == 1 and profile["daily"]["best_streak"] == 1
     (entry,) = profile["daily"]["days"]
     assert entry == {

@@ -149,8 +149,12 @@ async def test_races_on_every_shard_cross_nodes_and_are_rated(cluster, nodes) ->
     looker = await Client.open(nodes[0].port)  # type: ignore[attr-defined]
     lobby = await looker.request("rooms", "rooms")
     assert lobby["type"] == "rooms" and lobby["online"] >= 1, lobby
-    # a guest who registers takes their statistics to the account (keys of two slots)
+    # a guest who registers takes their statistics to the account (keys of two slots);
+    # the guest's name (their seat's, in their own slot) goes
     host = races[0][0]
+    guest_name = f"player:{{{host.who}}}:name"  # type: ignore[attr-defined]
+    with cluster.client() as rds:
+        assert rds.hget(guest_name, "name") == b"host"
     made = await host.request("register", "identity", name="Clus Ter", password="a password!")
     assert made["type"] == "identity", made
     account = made["player"]["id"]
@@ -158,6 +162,7 @@ async def test_races_on_every_shard_cross_nodes_and_are_rated(cluster, nodes) ->
         assert rds.hexists(f"player:{{{account}}}:stats", "draw1")
         assert rds.llen(f"player:{{{account}}}:races") == 1
         assert not rds.exists(f"player:{{{host.who}}}:stats")  # type: ignore[attr-defined]
+        assert not rds.exists(guest_name)
     signed = await Client.open(nodes[1].port)  # type: ignore[attr-defined]
     back = await signed.request("hello", "identity", session=made["session"])
     assert back["player"]["id"] == account, back

@@ -17,6 +17,7 @@ import redis
 
 from klondike_race.service.domain import rating
 from klondike_race.service.store import room_key
+from klondike_race.service.store.ratings import GUEST_KEEP_S
 
 from .conftest import Client, winnable
 
@@ -180,7 +181,7 @@ async def test_a_race_moves_ratings_in_finishing_order(node, redis_url) -> None:
         "rating_after": rb["rating"],
         "replay": f"/replay/{code}",
     }
-    assert body["guest"] is True and body["name"] is None and body["id"] == kb
+    assert body["guest"] is True and body["name"] == "p2" and body["id"] == kb  # her seat's
     (won,) = (await profile(node.port, ka))[1]["history"]
     assert won["result"] == "won" and won["rank"] == 1
     for cl in (a, b, c):
@@ -219,7 +220,8 @@ async def test_practice_abandoned_private_and_lone_races_move_no_rating(node, re
     await node.rooms.finish(code, "abandoned")
     await asyncio.sleep(0.3)
     assert rds.zscore("rooms:rating", code) is None
-    assert (await profile(node.port, ka))[0] == 404
+    status, body = await profile(node.port, ka)  # her profile, from her first game: no race
+    assert status == 200 and (body["variants"], body["history"]) == ({}, []), body
     # private and not marked rated: counted, not rated
     code = await race([a, b], ["win", 0], private=True)
     await settled(redis_url, code)
@@ -282,7 +284,8 @@ async def test_ratings_apply_once_when_the_finishing_node_never_does(
     assert rds.hget(room_key(code), "rated") is None
     await node.sweep()  # not due yet
     assert rds.hget(room_key(code), "rated") is None
-    assert (await profile(node.port, ka))[0] == 404
+    status, body = await profile(node.port, ka)  # a profile since its seat, no race yet
+    assert status == 200 and (body["variants"], body["history"]) == ({}, []), body
     rds.zadd("rooms:rating", {code: 0})  # the grace has passed
     await node.sweep()
     assert rds.hget(room_key(code), "rated") == b"2"
@@ -339,6 +342,47 @@ async def test_an_account_claims_its_guest_statistics(node, redis_url) -> None:
     assert (await draw1(node.port, key))["races"] == 2
     for c in (a, b):
         await c.close()
+
+
+async def test_a_guests_profile_is_theirs_from_their_first_game(node, redis_url) -> None:
+    """Issue 34: a guest who had only practised was "no such player", and after a daily
+    the profile named no one. A guest's profile is there from their first seat (a practice
+    game here), under the name of the seat they took last; a seat of an older room
+    resumed does not bring its name back; claimed, the guest key is nobody again until
+    that device's guest takes a seat."""
+    device = secrets.token_urlsafe(24)
+    c = await Client.open(node.port)
+    key = (await c.request("hello", "identity", device=device))["player"]["id"]
+    assert (await profile(node.port, key))[0] == 404  # nobody before a game
+    welcome = await c.request("create", "welcome", name="Pia", practice=True)
+    assert welcome["type"] == "welcome", welcome
+    status, body = await profile(node.port, key)
+    assert status == 200 and body == {
+        "id": key,
+        "name": "Pia",
+        "guest": True,
+        "variants": {},
+        "history": [],
+        "daily": {"streak": 0, "best_streak": 0, "days": []},
+        "arenas": [],
+    }
+    rds = redis.Redis.from_url(redis_url)
+    assert 0 < rds.ttl(f"player:{key}:name") <= GUEST_KEEP_S  # a guest's: it expires
+    # a later seat under another name renames the profile; resuming the older one does not
+    old = c.token
+    assert (await c.request("create", "welcome", name="Pia P", private=True))["type"] == "welcome"
+    assert (await profile(node.port, key))[1]["name"] == "Pia P"
+    other = await Client.open(node.port)
+    await other.request("hello", "identity", device=device)
+    assert (await other.request("resume", "welcome", "resumed", token=old))["type"] != "error"
+    assert (await profile(node.port, key))[1]["name"] == "Pia P"
+    # claimed: the account has its own name, the guest key is nobody's
+    made = await c.request("register", "identity", name="Pia Claimed", password=PASSWORD)
+    assert made["type"] == "identity", made
+    assert (await profile(node.port, key))[0] == 404
+    assert (await profile(node.port, made["player"]["id"]))[1]["name"] == "Pia Claimed"
+    for conn in (c, other):
+        await conn.close()
 
 
 async def test_the_players_route_refuses_unknown_and_malformed(node) -> None:

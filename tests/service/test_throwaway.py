@@ -147,13 +147,17 @@ async def test_throwaway_identities_get_no_card_by_any_route(daily) -> None:
         (f"/api/replays/{mine['room']['code']}", 403),
         (f"/api/replays/{code}", 409),
         (f"/api/challenges/{cid}", 200),
-        (f"/api/players/{dana_who}", 404),  # a guest with no counted race is nobody
+        (f"/api/players/{dana_who}", 200),  # a guest's profile, from her first seat
     ]:
         got, _, body = await http(port, "GET", path)
         assert got == status, (path, got, body)
         assert not others_cards([{"type": "http", "body": orjson.loads(body)}]), path
         if path.startswith("/api/challenges"):
             assert b'"reveal":null' in body and b'"par":null' in body
+        if path.startswith("/api/players"):  # her name, nothing of her running attempt
+            shown = orjson.loads(body)
+            assert shown["name"] == "Dana" and shown["daily"]["days"] == [], shown
+            assert dana_room.encode() not in body, body
     # nothing of it changed anything: the race and the attempt go on
     assert (await p2.move("draw", seq=2))["type"] == "ack"
     assert (await dana.move("draw", seq=2))["type"] == "ack"

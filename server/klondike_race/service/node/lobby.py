@@ -34,6 +34,7 @@ from ..domain.visibility import Sight, sees_boards
 from ..hub import RoomHub
 from ..store import Store
 from ..store.matchmaking import Pair
+from ..store.ratings import GUEST_KEEP_S
 from ..wire import Create, GhostRequest, Join, Watch, encode, encode_text
 from ..wire.encode import stored_event
 from ..wire.outbound import Resumed
@@ -146,9 +147,17 @@ class Lobby:
         since: int | None = None,
     ) -> None:
         """Seat ``conn`` as player ``pid`` with their game replayed from ``log``: a
-        welcome, or with ``since`` only the events missed since then when they are kept."""
+        welcome, or with ``since`` only the events missed since then when they are kept.
+        A guest's seat names their profile (``token``: a seat given now, not resumed)
+        before the welcome, so their own name links to it from the first message."""
         game = room.game_of(log or ())
         await self._drop_ticket(conn)  # in a room now: no longer waiting for a quick match
+        seat = room.seat(pid)
+        who = conn.identity.key if conn.identity is not None else None
+        mine = seat if seat is not None and seat.who == who else None  # (not anonymous)
+        if mine is not None and mine.guest:
+            at = self.clock.now_ms() if token is not None else room.created
+            await self.store.accounts.guest_seated(mine.who, mine.name, at, GUEST_KEEP_S)
 
         async def welcome(hub: RoomHub) -> None:
             # the race may have ended since the room was read
@@ -159,9 +168,8 @@ class Lobby:
 
         await self.attendance.attach(conn, room.code, "player", welcome, pid, game)
         self.ghosts.resume(room)  # a ghost race's ghost plays on, on this node
-        seat = room.seat(pid)
-        if conn.identity is not None and seat is not None and seat.who == conn.identity.key:
-            await self.store.accounts.seated(seat.who, room.code, room.created)
+        if mine is not None:
+            await self.store.accounts.seated(mine.who, room.code, room.created)
         conn.log.info("player in room", seq=movelog.logged(game))
 
     async def _send_missed(self, conn: Conn, hub: RoomHub, since: int) -> bool:

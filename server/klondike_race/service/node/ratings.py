@@ -73,10 +73,12 @@ class RatingOps:
         except (UnicodeDecodeError, ServiceError):
             return bad
         guest = who.startswith(players.GUEST)
+        if guest:  # the name of the guest's last seat: a profile from their first game
+            name = await self.store.accounts.guest_name(who)
         got = await self.store.ratings.profile(who)
         dailies = await self.store.challenges.dailies_of(who)
         arenas = await self.store.arenas.lines_of(who)
-        if got is None and not dailies and not arenas and (guest or name is None):
+        if got is None and not dailies and not arenas and name is None:
             return _no_player(text)
         stats, races = got or ({}, [])
         return 200, {

@@ -61,6 +61,10 @@ untagged names below. Each global structure is one key, so one slot (docs/operat
 ``acct:ID:sess``            set     SHA-256 of each live session token of the account
 ``sess:SHA256``             string  account id of a session token (30 days TTL)
 ``player:WHO:rooms``        zset    code -> when seated, the rooms a player sits in
+``player:WHO:name``         hash    a guest's ``name`` (their last seat's: the profile's
+                                    name, and that they have one) and ``at`` (epoch ms,
+                                    when that seat was taken); expires 180 days after the
+                                    last seat, deleted when the guest is claimed
 ``player:WHO:stats``        hash    variant (``draw1``, ``draw3``) -> JSON: mu, sigma,
                                     races, wins, solved, best time, fewest moves,
                                     foundation total, streaks, the last 100 rating points

@@ -1,5 +1,6 @@
 """Accounts: claimed names, password hashes, sign-in sessions, the rooms each player is
-seated in, and the rate limits of signing in and creating accounts.
+seated in, a guest's name (that of their last seat), and the rate limits of signing in
+and creating accounts.
 
 A session token is given to the client once and kept here only as its SHA-256, so the
 store never holds a usable token; the password only as its argon2 hash.
@@ -13,7 +14,7 @@ from typing import Any
 
 from .base import Part
 from .keys import player_key
-from .scripts import CREATE_ACCOUNT, HIT
+from .scripts import CREATE_ACCOUNT, GUEST_NAME, HIT
 
 SESSION_S = 30 * 86400  # a session lasts 30 days from its sign-in
 ENDED = "sess:ended"  # accounts -> when (epoch ms) a session of theirs last ended
@@ -30,6 +31,7 @@ class Accounts(Part):
         super().__init__(*args)
         self._create = self._script(CREATE_ACCOUNT)
         self._hit = self._script(HIT)
+        self._guest_name = self._script(GUEST_NAME)
 
     async def create(self, canonical: str, name: str, password_hash: str, guest: str) -> str | None:
         """A new account under ``canonical`` (unique): its id, or None if the name is
@@ -153,6 +155,17 @@ class Accounts(Part):
             pipe.zremrangebyrank(key, 0, -ROOMS_KEPT - 1)
             pipe.expire(key, SESSION_S)
             await self._timed(pipe.execute())
+
+    async def guest_seated(self, who: str, name: str, at: int, keep_s: int) -> None:
+        """The guest ``who`` took a seat named ``name`` at ``at`` (epoch ms): their
+        profile's name from now on, unless they took a seat since; kept ``keep_s``."""
+        key = player_key(who, "name", self.cluster)
+        await self._timed(self._guest_name(keys=[key], args=[name, at, keep_s]))
+
+    async def guest_name(self, who: str) -> str | None:
+        """The name of the last seat the guest ``who`` took, or None (no seat kept)."""
+        got: Any = await self._timed(self.redis.hget(player_key(who, "name", self.cluster), "name"))
+        return got.decode() if got is not None else None
 
     async def rooms_of(self, who: str) -> list[str]:
         key = player_key(who, "rooms", self.cluster)

@@ -184,10 +184,11 @@ class Ratings(Part):
         return [c.decode() for c in codes]
 
     async def claim_guest(self, guest: str, account: str) -> int:
-        """A guest's statistics and history become the account's: how many keys moved.
-        On a cluster the two players' keys are in different slots: each key is copied
-        (``DUMP``, ``RESTORE`` without a TTL, refused when the account has that key) and
-        then deleted; a node dying in between leaves the guest's copy to expire."""
+        """A guest's statistics and history become the account's: how many keys moved;
+        the guest's name goes (store/accounts.py, ``guest_seated``). On a cluster the
+        two players' keys are in different slots: each key is copied (``DUMP``,
+        ``RESTORE`` without a TTL, refused when the account has that key) and then
+        deleted; a node dying in between leaves the guest's copy to expire."""
         if not self.cluster:
             return int(await self._timed(self._claim(args=[guest, account])))
         moved = 0
@@ -202,6 +203,7 @@ class Ratings(Part):
                 continue
             await self._timed(self.redis.delete(source))
             moved += part != "applied"
+        await self._timed(self.redis.delete(player_key(guest, "name", True)))
         return moved
 
     async def profile(self, who: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:

@@ -300,7 +300,8 @@ return out
 """
 
 # ARGV: guest key, account key. A guest's statistics and race history become the new
-# account's (a key the account already has is left alone); they no longer expire.
+# account's (a key the account already has is left alone); they no longer expire. The
+# guest's name goes (the account has its own): the guest key is nobody's profile again.
 CLAIM = """
 local moved = 0
 for _, part in ipairs({':stats', ':races', ':daily', ':arenas'}) do
@@ -311,7 +312,20 @@ for _, part in ipairs({':stats', ':races', ':daily', ':arenas'}) do
     moved = moved + 1
   end
 end
+redis.call('DEL', 'player:' .. ARGV[1] .. ':name')
 return moved
+"""
+
+# KEYS: a guest's ``player:WHO:name``. ARGV: a seat's name, when (epoch ms) the seat was
+# taken, how long (s) to keep it. The guest's name is that of the seat taken last: a
+# seat taken earlier (an older room resumed) leaves a later one's name in place.
+GUEST_NAME = """
+local at = tonumber(redis.call('HGET', KEYS[1], 'at') or '-1')
+if tonumber(ARGV[2]) >= at then
+  redis.call('HSET', KEYS[1], 'name', ARGV[1], 'at', ARGV[2])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
 """
 
 # KEYS: the list. ARGV: the list, now (epoch ms), grace (ms), limit. Entries of a
