@@ -18,7 +18,12 @@ after ``--moves`` moves, so that races end and players are paired again. It prin
 - tables: ``arena`` frames per player per second, and their mean size;
 - Redis: memory used per arena player and per race counted (``INFO memory``'s
   ``used_memory`` before the players join and at the end, over the counts), with the
-  races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``).
+  races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``);
+- deals: how many of the races counted were on a certified deal of the arena's pool
+  (node/arena_deals.py; the room's ``winnable_only``), and the pool's size at the end;
+- with ``--certify S``: the solver's certification rate on this machine, S seconds per
+  draw mode, as a node fills a pool (one worker, a fresh random seed a search, the
+  budget ``--budget``, never spread): candidates and proven wins per second.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from websockets.asyncio.client import connect
 
 from klondike_race.service.domain import arena as A
 from klondike_race.service.embedded import EmbeddedRedis, free_port
+from klondike_race.solver.pool import SolverPool
 from server_bench import ack_buckets, bucket_quantile, choose, cpu_seconds
 
 DAY_MS = 86_400_000
@@ -205,6 +211,14 @@ async def main_async(args: argparse.Namespace) -> int:
             name = f"{k}+" if k == 3 else str(k)
             p50, p99, top = 1000 * pct(v, 0.5), 1000 * pct(v, 0.99), 1000 * max(v)
             print(f"  move {name} of a race: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {top:.0f} ms")
+        codes = [c.decode() for c in rds.smembers(f"arena:{{{arena}}}:counted")]
+        states = [rds.hget(f"room:{{{c}}}", "state") for c in codes]
+        certified = sum(1 for st in states if st and orjson.loads(st).get("winnable_only"))
+        pooled = rds.llen(f"arena:{{{arena}}}:deals")
+        print(
+            f"deals: {certified} of {len(codes)} races counted certified, "
+            f"{pooled} pooled at the end"
+        )
         if tally.errors:
             print(f"errors: {len(tally.errors)}, first {tally.errors[0]}")
         print(f"server log: {tmp / 'server.log'}")
@@ -222,7 +236,44 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rate", type=float, default=2.0, help="moves per second per player")
     parser.add_argument("--moves", type=int, default=20, help="moves a race, then resign")
-    return asyncio.run(main_async(parser.parse_args()))
+    parser.add_argument(
+        "--certify", type=float, default=0.0, help="seconds per draw mode: the certification rate"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=0.25, help="per candidate (KR_SOLVER_ARENA_S)"
+    )
+    args = parser.parse_args()
+    if args.certify:
+        asyncio.run(certify_rate(args.certify, args.budget))
+    return asyncio.run(main_async(args)) if args.players else 0
+
+
+async def certify_rate(seconds: float, budget: float) -> None:
+    """Candidates searched and wins proven per second, one worker, as a node fills a pool."""
+    async with SolverPool(1) as pool:
+        await pool.solve({"seed": "warm-up"}, {"draw": 1}, None, max_seconds=budget)
+        for draw in (1, 3):
+            tried = won = 0
+            slowest = 0.0
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < seconds:
+                t = time.monotonic()
+                out = await pool.solve(
+                    {"seed": secrets.token_hex(8)},
+                    {"draw": draw},
+                    None,
+                    max_seconds=budget,
+                    spread=False,
+                )
+                slowest = max(slowest, time.monotonic() - t)
+                tried += 1
+                won += out["result"] == "win"
+            spent = time.monotonic() - t0
+            print(
+                f"certify Draw {draw}, {budget:g} s a candidate: {tried / spent:.0f} candidates "
+                f"a second, {won / spent:.0f} proven wins a second ({won}/{tried} won), "
+                f"slowest {1000 * slowest:.0f} ms"
+            )
 
 
 if __name__ == "__main__":

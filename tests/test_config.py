@@ -59,6 +59,8 @@ def test_a_value_of_the_wrong_kind_is_named(variable, value, words) -> None:
         ("KR_DAILY_DRAWS", "1,x", "1, 3 or 1,3"),
         ("KR_DAILY_DRAWS", "3,3", "1, 3 or 1,3"),
         ("KR_ATTEMPTS_PER_ADDRESS", "0", "must be 1 or more"),
+        ("KR_ARENA_DEALS", "-1", "must be 0 or more"),
+        ("KR_SOLVER_ARENA_S", "0", "must be 0.01 or more"),
         ("KR_CHALLENGE_RANKING", "guests", "one of everyone, accounts"),
         ("KR_CHALLENGE_RANKING", "Accounts", "one of everyone, accounts"),
     ],

@@ -331,7 +331,11 @@ async def test_an_arena_made_final_keeps_its_results(tmp_path, redis_url) -> Non
     )
     async with running(config, clock) as node, running(config, clock) as other:
         ref = winnable(draw=1)
-        node.arenas.deal = lambda: {"cards": ref["cards"]}  # type: ignore[method-assign]
+
+        async def reference(_arena: object) -> tuple[dict, bool]:  # a known win
+            return {"cards": ref["cards"]}, True
+
+        node.arenas.deal = reference  # type: ignore[method-assign]
         at = {"X-Forwarded-For": "198.51.100.4"}
         ann, bob, cid = [await guest(node.port, **at) for _ in range(3)]
         arena = await node.arenas.find(arena_id)

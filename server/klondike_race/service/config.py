@@ -41,6 +41,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "challenge_time_limit_s": (10, 4 * 3600), "solver_challenge_s": (0.01, None),
     "solver_challenge_tries": (1, None), "board_interval_ms": (10, None),
     "solver_analysis_s": (0.01, None), "attempts_per_address": (1, None),
+    "arena_deals": (0, None), "solver_arena_s": (0.01, None),
 }  # fmt: skip
 _CHOICES = {
     "log_level": ("debug", "info", "warning", "error"),
@@ -110,6 +111,10 @@ class Config:
     challenge_secret: str | None = None  # KR_CHALLENGE_SECRET: challenge seeds derive from it
     challenges_file: str | None = None  # KR_CHALLENGES_FILE: the operator's challenges (JSON)
     arenas_file: str | None = None  # KR_ARENAS_FILE: the operator's arena schedule (text)
+    # KR_ARENA_DEALS: the most certified deals pooled for one arena (0: none, every race
+    # on a random deal); KR_SOLVER_ARENA_S: budget per candidate seed pooled
+    arena_deals: int = 100
+    solver_arena_s: float = 0.25
     solver_challenge_s: float = 10.0  # KR_SOLVER_CHALLENGE_S: budget per challenge candidate
     solver_challenge_tries: int = 20  # KR_SOLVER_CHALLENGE_TRIES: candidates tried at most
     board_interval_ms: int = 500  # KR_BOARD_INTERVAL_MS: leaderboard pushes at most this often

@@ -6,8 +6,9 @@ final (each player's line on their profile, the podium, the races).
 The rules are domain/arena.py's and the state store/arenas.py's: any node can pair an
 arena (one at a time, under a short lock) and count a race (once), so a node dying loses
 nothing. A race is an ordinary rated race of the arena's size, made private and started
-at once (its seats are ready, as a quick match's), on a fresh random deal with its own
-commitment; its players' connections enter it on whichever node holds them.
+at once (its seats are ready, as a quick match's), on a deal of the arena's pool of
+certified deals (node/arena_deals.py; a fresh random one when the pool is empty) with its
+own commitment; its players' connections enter it on whichever node holds them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..store import Store
 from ..store.ratings import GUEST_KEEP_S
 from ..wire import ArenasRequest, CreateArena, JoinArena, PauseArena, encode, encode_text
 from ..wire.outbound import ArenaRace
+from .arena_deals import ArenaDeals
 from .challenges import keyed
 from .conn import Conn, seat_owner
 from .lobby import Lobby
@@ -76,8 +78,10 @@ class Arenas:
         clock: Clock,
         node: str,
         secret: Callable[[], Awaitable[bytes]],
+        deals: ArenaDeals,
     ) -> None:
         self.config = config
+        self.deals = deals  # the races' deals (node/arena_deals.py)
         self.secret = secret  # keys the client addresses kept (the challenges' secret)
         self.store = store
         self.rooms = rooms
@@ -359,6 +363,7 @@ class Arenas:
                 pids.append(pid)
             return room, pids
 
+        deal, certified = await self.deal(arena)
         options = RoomOptions(
             settings=arena.settings,
             capacity=len(players),
@@ -366,8 +371,9 @@ class Arenas:
             rated=True,
             quick=True,
             time_limit=arena.time_limit,
+            winnable_only=certified,  # the room says whether its deal was certified
         )
-        room, pids = await self.rooms.create(options, self.deal(), seat, arena=arena.id)
+        room, pids = await self.rooms.create(options, deal, seat, arena=arena.id)
         if not await self.store.arenas.take(arena.id, room.code, [p.who for p in players]):
             await self.rooms.finish(room.code, "abandoned")
             return 0
@@ -380,9 +386,10 @@ class Arenas:
                 await self.store.matchmaking.tell(p.node, f"ar:{p.who}", payload)
         return 1
 
-    def deal(self) -> dict[str, Any]:
-        """A race's deal: a fresh random one (its commitment is the room's)."""
-        return {"seed": secrets.token_hex(8)}
+    async def deal(self, arena: A.Arena) -> tuple[dict[str, Any], bool]:
+        """A race's deal (its commitment is the room's) and whether the solver certified
+        it: the arena's next pooled deal, else a fresh random one."""
+        return await self.deals.take(arena)
 
     def entered(self, who: str, payload: dict[str, Any]) -> None:
         """News from any node: ``who``'s next race of an arena is made; their connection

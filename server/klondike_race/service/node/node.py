@@ -39,6 +39,7 @@ from ..store.base import UNAVAILABLE
 from ..store.commit import CommitConnection
 from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
+from .arena_deals import ArenaDeals
 from .arenas import Arenas
 from .assist import Assist
 from .challenges import Challenges
@@ -130,8 +131,9 @@ class Node:
         self.challenges = challenges = Challenges(
             config, store, rooms, lobby, solving, fanout, clock
         )
+        self.arena_deals = deals = ArenaDeals(config, store, solving, clock)
         self.arenas = arenas = Arenas(
-            config, store, rooms, lobby, spawn, clock, self.id, challenges.secret
+            config, store, rooms, lobby, spawn, clock, self.id, challenges.secret, deals
         )
         self.sweeper = Sweeper(
             config,
@@ -248,6 +250,8 @@ class Node:
         self.background.spawn(self.lobby.matcher())
         self.background.spawn(self.challenges.leaderboards.run())
         self.background.spawn(self.arenas.run())
+        here = self.arenas.here  # the arenas with players here: their pools are kept full
+        self.background.spawn(self.arena_deals.run(lambda: list(here), self.arenas.find))
         self.background.spawn(self._prepare_challenges())
         self.store.start()
         if self.shards is not None:

@@ -114,6 +114,30 @@ class Solving:
             return None
         return dict(out)
 
+    async def certify(self, seed: str, settings: dict[str, Any], budget: float) -> int | None:
+        """An arena pool's candidate (node/arena_deals.py), at the lowest priority: the
+        length of the winning line the solver found for ``seed``'s deal within
+        ``budget``, or None (a loss, unknown, a failure, or not searched at all because a
+        player's hint, finish or winnable-only search waits or runs here: those go
+        first). One worker, never spread: a player's search arriving meanwhile waits
+        at most ``budget``."""
+        if self._jobs or self.stopping:
+            return None
+        try:
+            out = await self.pool().solve(
+                {"seed": seed}, settings, None, max_seconds=budget, spread=False
+            )
+        except Exception:
+            if not self.stopping:
+                log.exception("arena deal search failed")
+            return None
+        return len(out["line"]) if out["result"] == "win" and out["line"] is not None else None
+
+    @property
+    def players_waiting(self) -> bool:
+        """A player's search waits or runs here now (``certify`` searches nothing)."""
+        return self._jobs > 0
+
     async def line(self, room: Room, moves: list[str], budget: float) -> dict[str, Any]:
         """A winning line from the position after ``moves``, or a ServiceError."""
         try:

@@ -2,9 +2,9 @@
 commit (store/moves.py), matchmaking (store/matchmaking.py), sweeping
 (store/sweeping.py), accounts (store/accounts.py), ratings (store/ratings.py),
 challenges (store/challenges.py) and arena tournaments (store/arenas.py, which lists its
-keys); key names in store/keys.py, the Lua scripts in store/scripts.py (one Redis) and
-store/slot_scripts.py (a Redis Cluster: every script touches one slot, its keys declared;
-store/cluster.py).
+keys, and store/arena_deals.py, an arena's pool of certified deals); key names in
+store/keys.py, the Lua scripts in store/scripts.py (one Redis) and store/slot_scripts.py
+(a Redis Cluster: every script touches one slot, its keys declared; store/cluster.py).
 
 Keys. Literal braces are hash tags: ``room:{CODE}`` means the key ``room:{K4X9QZ}``,
 whose slot is the slot of ``K4X9QZ``, so a room's keys share a Redis Cluster slot; a
@@ -78,7 +78,8 @@ untagged names below. Each global structure is one key, so one slot (docs/operat
                                     JSON (store/challenges.py; streaks on the profile)
 ``player:WHO:arenas``       list    the player's line of each final arena they raced in,
                                     newest start first, the last 50 (store/arenas.py,
-                                    which lists the arena keys: ``arena:{ID}:...``,
+                                    which lists the arena keys: ``arena:{ID}:...``
+                                    with the pool of certified deals ``:deals``,
                                     ``arenas:made``, ``arenas:ending``, ``arenas:final``);
                                     a guest's expires 180 days after the last
 ``rl:KIND:SUBJECT``         string  attempts counted in a rate-limit window (its TTL)
@@ -101,6 +102,7 @@ import redis.asyncio as aioredis
 
 from ..clock import Clock
 from .accounts import Accounts
+from .arena_deals import ArenaDeals
 from .arenas import Arenas
 from .challenges import Challenges
 from .commit import CommitConnection
@@ -142,6 +144,7 @@ class Store:
         self.matchmaking = Matchmaking(*part)
         self.ratings = Ratings(*part)
         self.arenas = Arenas(*part)
+        self.arena_deals = ArenaDeals(*part)
 
     @property
     def replicas(self) -> tuple[int, int]:
@@ -161,6 +164,7 @@ class Store:
             self.ratings,
             self.challenges,
             self.arenas,
+            self.arena_deals,
         ):
             part.replicas = value
 

@@ -33,6 +33,8 @@ one script on one Redis and on a Redis Cluster alike:
 ``arena:{ID}:final``        string  when (epoch ms) the arena was made final: over, its
                                     last race counted (set once)
 ``arena:{ID}:pairing``      string  the node pairing the arena now (a lock, ms TTL)
+``arena:{ID}:deals``        list    seeds the solver proved winnable, waiting for a
+                                    race each, oldest first (secret: store/arena_deals.py)
 ``rooms:arena``             zset    race code -> when (epoch ms) a finished arena race is
                                     due to the sweeper (its node died before counting it)
 ``arenas:made``             zset    a player's public arena -> when (epoch ms) it ends
