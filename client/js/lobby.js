@@ -68,6 +68,16 @@ function create(settings, extra, name = playName(state)) {
   net.send(msg);
 }
 
+// Undo is a private room's: a public room's race is rated, and rated races have none (the
+// server refuses it), so the box is off and disabled until Private is ticked.
+function undoFollowsPrivate() {
+  const { undo, private: unlisted } = $('#create-form').elements;
+  undo.disabled = !unlisted.checked;
+  if (undo.disabled) undo.checked = false;
+}
+$('#create-form').addEventListener('change', undoFollowsPrivate);
+undoFollowsPrivate();
+
 $('#name').value = state.name;
 $('#name').addEventListener('change', () => { if (!signedIn(state)) needName(); });
 // the name is taken as it is typed: taken only when the field lets go (the first tap

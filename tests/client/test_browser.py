@@ -486,6 +486,11 @@ def test_a_phones_race_buttons_are_finger_sized_and_the_stock_count_clear(
     phone.open(f"?seed={SEED}")
     assert phone.page.is_checked("#practice-undo")
     assert not phone.page.is_checked('#create-form [name="undo"]')  # a race's: off
+    # and a private room's only: a public room's race is rated, and rated races have none
+    assert phone.page.is_disabled('#create-form [name="undo"]')
+    phone.page.check('#create-form [name="private"]')
+    assert phone.page.is_enabled('#create-form [name="undo"]')
+    phone.page.uncheck('#create-form [name="private"]')
     phone.page.click("#btn-practice")
     phone.wait_racing()
     assert phone.state("[s.room.players[0].name, s.room.settings.undo]") == ["Guest", True]
@@ -830,7 +835,7 @@ def test_a_new_screen_starts_at_its_top(players) -> None:
 
 def test_draw_three_fans_the_waste_and_undo_takes_it_back(players, artifacts) -> None:
     alice, bob = players(), players()
-    start_race(alice, [bob], seed=SEED, draw="3", checks=("undo",))
+    start_race(alice, [bob], seed=SEED, draw="3", checks=("private", "undo"))
     page = alice.page
     assert page.locator("#btn-undo").is_disabled()
     page.click(alice.pile("stock"))

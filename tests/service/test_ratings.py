@@ -251,6 +251,9 @@ async def test_the_rated_option_is_read_strictly(node) -> None:
         ({"practice": True, "capacity": 3}, "one private seat"),
         ({"practice": True, "capacity": 2}, "one private seat"),
         ({"practice": True, "private": False}, "one private seat"),
+        # undo is off in rated races, as in quick matches, dailies and arenas
+        ({"settings": {"undo": True}}, "undo is off in rated races"),
+        ({"settings": {"undo": True}, "private": True, "rated": True}, "undo is off in rated"),
     ]:
         got = await c.request("create", "welcome", name="a", **fields)
         assert got["type"] == "error" and got["reason"] == "bad_field", got
@@ -263,6 +266,9 @@ async def test_the_rated_option_is_read_strictly(node) -> None:
     await c.request("leave", "left")
     marked = await c.request("create", "welcome", name="a", private=True, rated=True)
     assert marked["room"]["rated"] is True
+    await c.request("leave", "left")
+    friendly = await c.request("create", "welcome", name="a", private=True, settings={"undo": True})
+    assert friendly["room"]["settings"]["undo"] is True and friendly["room"]["rated"] is False
     await c.close()
 
 

@@ -103,7 +103,7 @@ async def test_best_target_is_acknowledged_as_the_move_it_became(node) -> None:
 
 async def test_settings_refusals(node) -> None:
     settings = {"passes": 1, "undo": True, "foundation_to_column": False}
-    (a,) = await start_race(node.port, players=1, deal=DEAL, settings=settings)
+    (a,) = await start_race(node.port, players=1, deal=DEAL, settings=settings, private=True)
     await refused(a, "undo", "nothing_to_undo")
     await refused(a, card("found-c", "col1"), "foundation_to_column_forbidden")
     for _ in range(24):

@@ -10,7 +10,7 @@ from .conftest import Client, make_config, start_race
 
 async def test_rematch_creates_one_room_and_tells_everyone(node) -> None:
     settings = {"draw": 3, "passes": 3, "undo": True}
-    a, b = await start_race(node.port, settings=settings, time_limit=600, capacity=3)
+    a, b = await start_race(node.port, settings=settings, time_limit=600, capacity=3, private=True)
     code = a.seen[0]["room"]["code"]
     viewer = await Client.open(node.port)
     await viewer.request("watch", "welcome", code=code)

@@ -77,7 +77,8 @@ SETTINGS = [
     "settings", SETTINGS, ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items())
 )
 async def test_a_replay_reaches_the_results_boards(node, settings: dict, tmp_path) -> None:
-    clients = await start_race(node.port, deal={"seed": "42"}, settings=settings)
+    # (undo is off in rated races: these rooms are private)
+    clients = await start_race(node.port, deal={"seed": "42"}, settings=settings, private=True)
     code = clients[0].seen[0]["room"]["code"]
     rng = random.Random(str(settings))
     games = [Game(Deal.from_seed("42"), Settings.from_dict(settings)) for _ in clients]

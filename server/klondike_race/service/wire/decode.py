@@ -134,6 +134,9 @@ def _options(f: _Fields) -> O.RoomOptions:
     if practice and ("capacity" in f.data or f.data.get("private") is False):
         why = "a practice game is one private seat (no 'capacity', no 'private': false)"
         raise f.fail("bad_field", f"create: {why}")
+    if settings.undo and not practice and (rated or not private):
+        why = "undo is off in rated races (a public room, or a private one with 'rated')"
+        raise f.fail("bad_field", f"create: {why}")
     return O.RoomOptions(
         settings=settings,
         capacity=capacity,
