@@ -147,7 +147,7 @@ class Lobby:
     ) -> None:
         """Seat ``conn`` as player ``pid`` with their game replayed from ``log``: a
         welcome, or with ``since`` only the events missed since then when they are kept."""
-        game = room.game_of(log or ())
+        game = room.game_of(log or (), pid)
         await self._drop_ticket(conn)  # in a room now: no longer waiting for a quick match
 
         async def welcome(hub: RoomHub) -> None:
