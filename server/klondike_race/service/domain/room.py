@@ -86,8 +86,9 @@ class SeatView:
     guest: bool
     sprint: bool = False
 
-    def to_json(self) -> dict[str, Any]:
-        out = {
+    def to_json(self, ends_at: int | None = None) -> dict[str, Any]:
+        """The protocol's seat; a sprinter's with ``sprint`` and their own ``ends_at``."""
+        out: dict[str, Any] = {
             "id": self.id,
             "name": self.name,
             "ready": self.ready,
@@ -96,6 +97,7 @@ class SeatView:
         }
         if self.sprint:
             out["sprint"] = True
+            out["ends_at"] = ends_at
         return out
 
     @classmethod
@@ -153,7 +155,7 @@ class RoomView:
             "phase": phase or self.phase,
             **self.options.to_dict(),
             "host": self.host,
-            "players": [s.to_json() for s in self.players],
+            "players": [s.to_json(self.sprint_ends_at(s.id)) for s in self.players],
             "start_at": self.start_at,
             "ends_at": self.ends_at,
             "commitment": self.commitment,
