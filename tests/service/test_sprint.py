@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
-from klondike_race.engine import GameRecord
+from klondike_race.cli import main
 from klondike_race.service.domain import arena as A
 
 from .conftest import Client, guest, http, running, start_race, winnable
@@ -129,7 +130,7 @@ async def test_a_sprint_is_shown_to_the_room_its_refusals_change_nothing_and_a_w
 
 
 async def test_an_idle_sprinters_game_ends_at_their_own_limit_once_on_any_node(
-    tmp_path: Path, redis_url: str
+    tmp_path: Path, redis_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Ann sprints and plays one move; past her own limit her moves are refused while
     Bob races on. The node that opens the room then (a spectator on another node) ends
@@ -176,8 +177,18 @@ async def test_an_idle_sprinters_game_ends_at_their_own_limit_once_on_any_node(
         assert (
             replay["frames"][-1]["at_ms"] == 30_000 and replay["final"]["status"] == "out_of_time"
         )
+        # the command line reads it: verify the record, print the room from Redis
+        record = tmp_path / "ann.json"
+        record.write_text(orjson.dumps(replay["record"]).decode())
         assert replay["record"]["ended"] == "out_of_time"
-        assert GameRecord.from_json(replay["record"]).game().status == "out_of_time"
+        assert main(["verify", str(record)]) == 0
+        final = capsys.readouterr().out.splitlines()[-1]
+        assert orjson.loads(final.removeprefix("final: "))["status"] == "out_of_time"
+        assert main(["replay", code, "--redis-url", redis_url]) == 0
+        printed = capsys.readouterr().out
+        lines = [line.split() for line in printed.splitlines()]
+        assert ["0:30.0", ann.player, "P0", "timeout", "0"] in lines, printed
+        assert f"# {ann.player} P0: out_of_time, 0 home, 1 moves" in printed, printed
         for c in (ann, bob, watcher):
             await c.close()
 
