@@ -8,7 +8,7 @@ import { Input } from './input.js';
 import { chime } from './prefs.js';
 import { $, confirmed, net, renderer, state, storage, store, toast } from './shared.js';
 import {
-  attemptOf, finishOffered, gameOver, hintOffered, roomPhase, viewOf,
+  attemptOf, finishOffered, gameOver, hintOffered, roomPhase, sprintOffered, viewOf,
 } from './state.js';
 
 let pumpTimer = null; // the next move waits for the client's own send rate
@@ -234,6 +234,11 @@ $('#btn-help').addEventListener('click', () => {
   const help = $('#help');
   help.hidden = !help.hidden;
   $('#btn-help').setAttribute('aria-expanded', String(!help.hidden));
+});
+// An arena race's sprint: one click, before the first move; the room event shows it.
+$('#btn-sprint').addEventListener('click', () => {
+  if (!sprintOffered(state) || !net.send({ type: 'sprint' })) return;
+  store.update((s) => { s.sprintAsked = s.room.code; });
 });
 $('#btn-resign').addEventListener('click', () => {
   if (confirmed($('#btn-resign'), 'Really resign?')) intent({ resign: true }, null);

@@ -8,8 +8,8 @@ import {
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
 import {
-  arenaRace, attemptOf, challengeById, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLivePlace, names,
-  roomPhase, seats, serverNow, sharesPlace, shownBoard, solvedHere, standings, viewOf, yourRooms,
+  arenaRace, attemptOf, challengeById, endsAt, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLivePlace,
+  names, roomPhase, seats, serverNow, sharesPlace, shownBoard, solvedHere, sprintOffered, standings, viewOf, yourRooms,
 } from './state.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -114,6 +114,13 @@ export function playerName(player, suffix = '') {
     const tag = document.createElement('span');
     tag.className = 'tag guest';
     tag.textContent = 'guest';
+    span.append(' ', tag);
+  }
+  if (player && player.sprint) { // an arena race's sprinter: half the time limit
+    const tag = document.createElement('span');
+    tag.className = 'tag sprint';
+    tag.textContent = 'sprint';
+    tag.title = 'Sprinting: half the time, +1 point for a win';
     span.append(' ', tag);
   }
   if (suffix) span.append(suffix); // after the tag, as the challenge pages write it
@@ -625,12 +632,14 @@ export class Renderer {
     // the game's time: running while the race runs, and from the player's win on (the
     // board's reached_ms: when the 52nd card went home) the win's, so also while the
     // solver's line is shown, whose room is finished by then
-    const until = room.ends_at != null ? Math.min(now, room.ends_at) : now;
+    // (a sprinter's clock runs to their own time limit)
+    const end = endsAt(state);
+    const until = end != null ? Math.min(now, end) : now;
     const won = state.board && state.board.status === 'won' ? state.board : null;
     const elapsed = won ? won.reached_ms : phase === 'racing' && room.start_at ? until - room.start_at : 0;
     text($('#stat-moves'), board ? board.moves : 0);
     let clock = formatMs(elapsed);
-    if (room.ends_at) clock += ` / ${formatMs(room.ends_at - room.start_at)}`;
+    if (end) clock += ` / ${formatMs(end - room.start_at)}`;
     text($('#stat-time'), clock);
     const scored = board && board.score != null;
     $('#stat-score-box').hidden = !scored;
@@ -671,6 +680,7 @@ export class Renderer {
     status.hidden = !st;
     if (st) text(status, st === 'stuck' ? 'Stuck: no move can change this position. Undo or resign.' : `Your game: ${statusWords(state, state.player, st)}`);
     text($('#race-settings'), `${room.code}${room.practice ? ' \u00b7 practice' : ''} \u00b7 ${describeSettings(room.settings, room)}`);
+    $('#race-sprint').hidden = !sprintOffered(state);
     const line = $('#race-challenge');
     const arena = arenaRace(state) ? state.arena : null;
     line.hidden = !attempt && !arena;

@@ -58,6 +58,7 @@ export function initialState() {
     arenaPaused: false, // this page paused it (Pause): not paired until Resume
     arena: null, // that arena's last `arena` frame: {arena, v, table, you}
     arenaNext: 0, // until when (Date.now() ms) the race screen says "Next race"
+    sprintAsked: null, // the code of the arena race this page sent `sprint` in
     // the lobby's Create an arena: {pending: true} while asked, then {arena} (the server's
     // `arena_made`) or {error} (its refusal, in words)
     arenaMade: null,
@@ -133,6 +134,30 @@ export const WIN_MOMENT_MS = 2200; // the race screen stays this long after one'
 // The race on screen is one of the arena this page plays in.
 export function arenaRace(state) {
   return Boolean(state.arenaId && state.room && state.room.arena === state.arenaId && state.role === 'player');
+}
+
+// This player's seat in the room on screen (the server's public seat), or null.
+export function mySeat(state) {
+  const room = state.room;
+  return state.role === 'player' && room ? room.players.find((p) => p.id === state.player) || null : null;
+}
+
+// When this player's race ends, as the server said: a sprinter's own time limit (their
+// seat's `ends_at`), else the room's (null: no time limit).
+export function endsAt(state) {
+  const me = mySeat(state);
+  if (me && me.sprint) return me.ends_at;
+  return state.room ? state.room.ends_at : null;
+}
+
+// The Sprint button: in an arena race's countdown or race, before the player's first
+// move (nothing acknowledged, sent or queued), not chosen yet; the server decides.
+export function sprintOffered(state) {
+  const me = mySeat(state);
+  const phase = roomPhase(state);
+  return arenaRace(state) && Boolean(me) && !me.sprint && state.sprintAsked !== state.room.code
+    && (phase === 'countdown' || phase === 'racing') && state.seq === 0 && !state.inflight
+    && !state.queue.length && !gameOver(state);
 }
 
 // Which screen the state calls for.
@@ -402,6 +427,7 @@ export const ARENA_NEXT_MS = 4000; // the race screen says "Next race" this long
 
 function error(state, msg) {
   if (msg.about === 'finish') state.finishing = null;
+  if (msg.about === 'sprint') state.sprintAsked = null;
   state.notice = { text: msg.message || msg.reason, kind: 'error', reason: msg.reason, at: Date.now() };
   return 'error';
 }

@@ -1,6 +1,7 @@
 """Arenas in the browser (docs/client.md, "Arenas"), against a server of its own whose
 schedule (``KR_ARENAS_FILE``) has an hourly arena and whose clock (``KR_CLOCK_OFFSET_MS``)
 is 10 s into it: two players join it from the lobby, are paired into a race by the server,
+one sprints (her clock runs to half the time limit, her row marked for the other), both
 see the arena's table beside the board (the phone's below it, no sideways scroll), resign
 one after the other (a race everyone resigned: 0 points each), come back to the arena's
 table with one race each, and are paired again; a reload comes back into the arena and
@@ -101,6 +102,18 @@ def test_two_players_race_in_an_arena_and_come_back_to_its_table(
     # paired by the server: the next race notice, the arena's table beside the board
     code = raced(ann)
     assert raced(bob) == code
+    # Ann sprints before her first move: one click, her clock runs to half the race's
+    # 60 s, and her row on Bob's standings is marked
+    ann.shot(artifacts / "arena-sprint.png")
+    ann.page.click("#btn-sprint")
+    ann.page.wait_for_function(
+        "() => document.querySelector('#stat-time').textContent.endsWith(' / 0:30')"
+    )
+    assert ann.page.locator("#race-sprint").is_hidden()
+    mark = f"#race-standings .bar-row[data-player='{ann.state('s.player')}'] .tag.sprint"
+    bob.page.wait_for_selector(mark, state="attached")
+    assert bob.page.locator("#race-sprint").is_visible()  # (his own is still his to choose)
+    assert bob.page.text_content("#stat-time").endswith(" / 1:00")
     assert "Draw 1 arena" in (ann.page.text_content("#race-challenge") or "")
     table = ann.page.locator("#race-arena .arena-table")
     assert table.is_visible()

@@ -24,6 +24,7 @@ from klondike_race.service.domain.room import (
     add_player,
     finish,
     phase_at,
+    sprint,
     start,
 )
 
@@ -250,6 +251,7 @@ def test_a_rooms_view_and_its_public_form_are_one_either_way() -> None:
             ghost={"code": "GHOSTS", "player": "p1"},
             arena="arena-hourly",
         ),
+        replace(room, arena="arena-hourly", seats=(replace(room.seats[0], sprint=True),)),
     ]
     for kind in kinds:
         started = start(kind, 0, 1000)
@@ -262,6 +264,49 @@ def test_a_rooms_view_and_its_public_form_are_one_either_way() -> None:
                 assert view.to_json(RACING)["phase"] == RACING
 
 
+def test_a_sprint_is_one_seats_own_time_limit() -> None:
+    """docs/rules.md, "Sprint": an arena race's player, once, before half the time limit
+    has passed and the race is over; their own phase ends at it, and a race that ended
+    after it with nobody there to log it judges their game out of time by it."""
+    options = RoomOptions(time_limit=61, quick=True)  # a sprint: 30 s (rounded down)
+    room, _ = add_player(Room("ABCDEF", 0, {"seed": "1"}, "salt", options), "ann", "h", 0)
+    room, _ = add_player(room, "bob", "h2", 0)
+    room = start(room, 0, 1000)  # racing from 1000 to 62_000
+    with pytest.raises(RoomError) as refused:
+        sprint(room, "p1", 1000)
+    assert refused.value.reason == "not_arena_race"
+    room = replace(room, arena="arena-hourly")
+    sprinted = sprint(room, "p1", 500)  # in the countdown too
+    assert [s.sprint for s in sprinted.seats] == [True, False]
+    for stage, player, now, reason in [
+        (sprinted, "p1", 2000, "already_sprinting"),
+        (room, "p2", 31_000, "too_late"),
+        (room, "p3", 2000, "not_in_room"),
+        (finish(room, 5000, "all_over"), "p1", 5000, "race_over"),
+    ]:
+        with pytest.raises(RoomError) as refused:
+            sprint(stage, player, now)
+        assert refused.value.reason == reason, (player, now)
+    assert sprint(room, "p2", 30_999).seats[1].sprint
+    assert (sprinted.sprint_ends_at("p1"), sprinted.sprint_ends_at("p2")) == (31_000, None)
+    view = RoomView.from_json(sprinted.view(2000).to_json())
+    assert [(p.get("sprint"), p.get("ends_at")) for p in view.to_json()["players"]] == [
+        (True, 31_000),
+        (None, None),
+    ]
+    assert (view.phase_for("p1", 30_999), view.phase_for("p1", 31_000)) == (RACING, FINISHED)
+    assert view.phase_for("p2", 31_000) == RACING and view.phase_for("p2", 62_000) == FINISHED
+    assert Room.from_json(sprinted.to_json()) == sprinted
+    # the race ends (everyone else's game over) after the sprinter's own limit: their game,
+    # never logged out of time, is judged by it
+    log = [movelog.entry("d", 1500)]
+    after, before = finish(sprinted, 40_000, "all_over"), finish(sprinted, 20_000, "all_over")
+    assert after.game_of(log, "p1").status == "out_of_time"
+    assert after.elapsed_at_end("p1", 99_000) == 30_000
+    assert after.elapsed_at_end("p2", 99_000) == 39_000
+    assert after.game_of(log, "p2").status == before.game_of(log, "p1").status == "playing"
+
+
 # ---- the move-log entry ------------------------------------------------------------------
 def test_log_entries_round_trip_and_replay() -> None:
     game = Game.from_seed(7)
@@ -271,12 +316,20 @@ def test_log_entries_round_trip_and_replay() -> None:
         log.append(movelog.entry(str(played), at * 100))
     log.append(movelog.entry(movelog.RESIGN, 900))
     assert movelog.parse(log[0]) == (str(game.log[0]), 0)
-    assert movelog.at_ms(log[-1]) == 900 and movelog.is_resign(log[-1])
+    assert movelog.at_ms(log[-1]) == 900 and not movelog.is_move(log[-1])
     assert movelog.solver_moves(log) == [str(m) for m in game.log]
-    assert movelog.without_resign(log) == log[:-1]
+    assert movelog.moves_only(log) == log[:-1]
     assert movelog.until(log, 100) == log[:2]
     replayed = movelog.replay(Game.from_seed(7), log)
     assert replayed.status == "resigned" and replayed.log == game.log
+    assert movelog.logged(replayed) == 4  # the resignation took the client's seq 4
+    # a sprinter's time-out, the server's: the game ends out of time; no client's seq
+    timed = [*log[:-1], movelog.entry(movelog.TIMEOUT, 30_000)]
+    assert not movelog.is_move(timed[-1]) and movelog.moves_only(timed) == log[:-1]
+    assert movelog.solver_moves(timed) == [str(m) for m in game.log]
+    replayed = movelog.replay(Game.from_seed(7), timed)
+    assert replayed.status == "out_of_time" and replayed.log == game.log
+    assert movelog.logged(replayed) == 3 and replayed.last_ms == 200
     # notation with "@"-free text only: the last "@" splits
     assert movelog.text_of(movelog.entry("2>5x3", 12)) == "2>5x3"
     assert Move.parse(movelog.text_of(log[0])) == game.log[0]

@@ -145,6 +145,11 @@ async def play(client: Any) -> dict[str, Any]:
             answers.append(await a.rooms.save_analysis(ROOM, {"best": 1}))
             answers.append(await a.rooms.save_analysis(ROOM, {"best": 2}))
             answers.append(await a.rooms.save_analysis(GONE, {"best": 1}))
+            # ROOM_CAS with a player whose move log must be empty (a sprint's): refused,
+            # nothing stored, for one who moved; stored for one who has not
+            sprint = room_event("s")
+            answers.append(await a.rooms.cas(OTHER, 1, {"at": 1}, "racing", sprint, unmoved="p1"))
+            answers.append(await a.rooms.cas(OTHER, 1, {"at": 1}, "racing", sprint, unmoved="p2"))
             kept: dict[str, Any] = {}
             for code in (ROOM, OTHER):
                 snapshot = await a.rooms.snapshot(code)
@@ -202,12 +207,13 @@ async def test_the_room_scripts_do_alike_on_one_redis_and_on_a_cluster(
     assert answers[6]["row"] == {"name": "Ann", "moves": 2}
     assert answers[7] == 4
     assert [tuple(x) for x in answers[8:12]] == [(6, 5), (7, 2), (8, 5), (9, 3)]
-    assert answers[12:] == [10, 0, [ROOM], [ROOM], 11, 0, 0]
+    assert answers[12:] == [10, 0, [ROOM], [ROOM], 11, 0, 0, -2, 5]
+    assert on_one["kept"][OTHER][0] == ({"at": 1}, 2)  # (stored once)
     assert on_one["kept"][ROOM][5] == {"best": 1}  # the first analysis stays
     ann = ("g-ann", 39, {"name": "Ann", "moves": 2})
     assert on_one["kept"]["board"][:2] == ((2, 1, [ann]), (3, 0, []))
     versions = [(code, v) for code, v, _, _ in on_one["heard"]]
     assert versions == [(ROOM, v) for v in (2, 3, 4, 5, 6, 7, 9, 10, 11)] + [
-        (OTHER, v) for v in (2, 3, 4)
+        (OTHER, v) for v in (2, 3, 4, 5)
     ]
     assert on_cluster == on_one

@@ -40,12 +40,14 @@ Spawn = Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]
 class HubHost:
     """What a hub needs of its node: the store, the fan-out, the settings, background
     work, ``finish_room(code, reason)`` (the race's end: its time limit, or every player's
-    game over), the node's clock and its metrics."""
+    game over), ``time_out(code, player)`` (a sprinter's own time limit passed), the
+    node's clock and its metrics."""
 
     store: Store
     fanout: Fanout
     config: Config
     spawn: Spawn
     finish_room: Callable[[str, str], Coroutine[Any, Any, None]]
+    time_out: Callable[[str, str], Coroutine[Any, Any, None]]
     clock: Clock
     metrics: Metrics

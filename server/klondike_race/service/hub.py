@@ -470,6 +470,18 @@ class RoomHub:
             self._timers["end"] = loop.call_later(
                 delay, lambda: self.host.spawn(self.host.finish_room(self.code, "time_limit"))
             )
+        for seat in self.public.players:  # each sprinter's own time limit
+            end, key = self.public.sprint_ends_at(seat.id), f"sprint:{seat.id}"
+            if end is not None and self.public.phase != FINISHED and key not in self._timers:
+                delay = max(0.0, (end - now) / 1000) + 0.01
+                self._timers[key] = loop.call_later(delay, self._sprint_over, seat.id)
+
+    def _sprint_over(self, player: str) -> None:
+        """A sprinter's own time limit has passed: their game ends out of time, unless it
+        is over (every node holding the room asks; one time-out is stored)."""
+        if self.closed or self.phase() == FINISHED or self.over(self.progress.get(player)):
+            return
+        self.host.spawn(self.host.time_out(self.code, player))
 
     def _finish_if_stuck(self) -> Game:
         """The deal's starting game; when no card of it can ever move (1 Draw 3 deal in

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...engine import Game, GameRecord, Move, board_view, progress
+from ...engine import Game, GameRecord, board_view, progress
 from . import challenge, movelog
 from .errors import ServiceError
 from .room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, as_ended
@@ -80,32 +80,23 @@ def apply_delta(before: Mapping[str, Any], change: Mapping[str, Any]) -> dict[st
     return out
 
 
-def elapsed_at_end(room: Room, now: int) -> int:
-    """The race time at which the room ended (its time limit, when that ended it)."""
-    ended = room.ended or room.ends_at() or now
-    return max(0, ended - (room.start_at or ended))
-
-
 def player_replay(room: Room, pid: str, log: list[str], now: int) -> dict[str, Any]:
     """One player's replay: their game record, the initial board, one frame per log entry
-    (``at_ms``, ``move`` the entry's text or ``resign``, ``board`` the delta), an ``end``
-    frame when the race's end changed the board, and the final progress."""
+    (``at_ms``, ``move`` the entry's text: a move's notation, ``resign`` or ``timeout``;
+    ``board`` the delta), an ``end`` frame when the race's end changed the board, and
+    the final progress."""
     game = Game(room.game_deal, room.settings)
     first = board_view(game, 0)
     last = first
     frames: list[dict[str, Any]] = []
     for line in log:
-        text, ms = movelog.parse(line)
-        if text == movelog.RESIGN:
-            if not game.over:
-                game.resign()
-        else:
-            game.apply(Move.parse(text), ms)
+        text = movelog.apply(game, line)
+        ms = movelog.at_ms(line)
         board = board_view(game, ms)
         frames.append({"at_ms": ms, "move": text, "board": delta(last, board)})
         last = board
-    elapsed = elapsed_at_end(room, now)
-    as_ended(game, room.end_reason)
+    elapsed = room.elapsed_at_end(pid, now)
+    as_ended(game, room.ended_for(pid))
     final = board_view(game, elapsed)
     if final != last:
         frames.append(

@@ -7,7 +7,9 @@ A room is ``waiting`` (players join and get ready), then ``countdown`` (stored s
 ``now`` (epoch milliseconds, the server's) comes in as an argument.
 
 RoomError reasons: ``room_full``, ``not_waiting``, ``not_host``, ``not_in_room``,
-``no_players``, ``room_finished``, ``race_not_over``, ``already_seated``.
+``no_players``, ``room_finished``, ``race_not_over``, ``already_seated``; a sprint's
+(``sprint``): ``not_arena_race``, ``race_over``, ``already_sprinting``, ``too_late``, and
+``already_moved`` (``moved``: the store checks the player's move log in the same step).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from ...engine import Deal, Game, Settings
 from . import movelog
+from .arena import sprint_limit
 from .errors import RoomError
 from .options import LISTED, RoomOptions
 
@@ -44,6 +47,15 @@ def phase_at(finished: bool, start_at: int | None, ends_at: int | None, now: int
     return RACING
 
 
+def sprint_ends_at(start_at: int | None, time_limit: int | None) -> int | None:
+    """When a sprinter's own time limit ends (epoch ms): the race's start plus half its
+    time limit, rounded down to whole seconds (domain/arena.py, ``sprint_limit``); None
+    before the race has a start or without a time limit."""
+    if start_at is None or time_limit is None:
+        return None
+    return start_at + sprint_limit(time_limit) * 1000
+
+
 def commitment(salt: str, deal_id: str) -> str:
     """SHA-256 (hex) of ``salt + ":" + deal_id``; ``deal_id`` is ``v1:SEED`` for a seed."""
     return hashlib.sha256(f"{salt}:{deal_id}".encode()).hexdigest()
@@ -57,9 +69,10 @@ class Seat:
     ready: bool = False
     who: str = ""  # the player's key (domain/players.py), "" for an anonymous player
     guest: bool = True
+    sprint: bool = False  # an arena race's player racing with half the time limit
 
     def view(self) -> SeatView:
-        return SeatView(self.id, self.name, self.ready, self.who or None, self.guest)
+        return SeatView(self.id, self.name, self.ready, self.who or None, self.guest, self.sprint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +84,25 @@ class SeatView:
     ready: bool
     who: str | None  # the player's key, None for an anonymous player
     guest: bool
+    sprint: bool = False
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, ends_at: int | None = None) -> dict[str, Any]:
+        """The protocol's seat; a sprinter's with ``sprint`` and their own ``ends_at``."""
+        out: dict[str, Any] = {
             "id": self.id,
             "name": self.name,
             "ready": self.ready,
             "who": self.who,
             "guest": self.guest,
         }
+        if self.sprint:
+            out["sprint"] = True
+            out["ends_at"] = ends_at
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> SeatView:
-        return cls(d["id"], d["name"], d["ready"], d["who"], d["guest"])
+        return cls(d["id"], d["name"], d["ready"], d["who"], d["guest"], d.get("sprint", False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +131,20 @@ class RoomView:
     def phase_at(self, now: int) -> str:
         return phase_at(self.phase == FINISHED, self.start_at, self.ends_at, now)
 
+    def phase_for(self, player: str | None, now: int) -> str:
+        """The phase at ``now`` as ``player``'s game knows it: finished once a sprinter's
+        own time limit has passed (``sprint_ends_at``), else the room's."""
+        end = self.sprint_ends_at(player)
+        phase = self.phase_at(now)
+        return FINISHED if phase == RACING and end is not None and now >= end else phase
+
+    def sprint_ends_at(self, player: str | None) -> int | None:
+        """When ``player``'s own time limit ends, if they sprint (else None)."""
+        seat = self.seat(player) if player else None
+        if seat is None or not seat.sprint:
+            return None
+        return sprint_ends_at(self.start_at, self.options.time_limit)
+
     def seat(self, player: str) -> SeatView | None:
         return next((s for s in self.players if s.id == player), None)
 
@@ -122,7 +155,7 @@ class RoomView:
             "phase": phase or self.phase,
             **self.options.to_dict(),
             "host": self.host,
-            "players": [s.to_json() for s in self.players],
+            "players": [s.to_json(self.sprint_ends_at(s.id)) for s in self.players],
             "start_at": self.start_at,
             "ends_at": self.ends_at,
             "commitment": self.commitment,
@@ -205,11 +238,32 @@ class Room:
     def commitment(self) -> str:
         return commitment(self.salt, self.game_deal.id)
 
-    def game_of(self, log: Iterable[str] = ()) -> Game:
+    def game_of(self, log: Iterable[str] = (), player: str | None = None) -> Game:
         """A player's game replayed from their move ``log``, as the race's end left it:
-        out of time when the time limit ended the race."""
+        out of time when the time limit ended the race, or when ``player`` sprints and
+        their own time limit had passed by the race's end (nobody there to log it)."""
         game = movelog.replay(Game(self.game_deal, self.settings), log)
-        return as_ended(game, self.end_reason if self.status == FINISHED else None)
+        return as_ended(game, self.ended_for(player))
+
+    def ended_for(self, player: str | None) -> str | None:
+        """How the race's end ends ``player``'s game (None: the race is on): the room's
+        ``end_reason``, or ``time_limit`` for a sprinter whose own time limit had passed
+        by then."""
+        if self.status != FINISHED:
+            return None
+        end = self.sprint_ends_at(player)
+        if end is not None and self.ended is not None and self.ended >= end:
+            return "time_limit"
+        return self.end_reason
+
+    def elapsed_at_end(self, player: str | None, now: int) -> int:
+        """The race time at which ``player``'s game ended by the race's end (its time
+        limit, when that ended it; a sprinter's own, when sooner)."""
+        ended = self.ended or self.ends_at() or now
+        end = self.sprint_ends_at(player)
+        if end is not None:
+            ended = min(ended, end)
+        return max(0, ended - (self.start_at or ended))
 
     def phase(self, now: int) -> str:
         start_at = None if self.status == WAITING else self.start_at
@@ -222,6 +276,13 @@ class Room:
 
     def seat(self, player: str) -> Seat | None:
         return next((s for s in self.seats if s.id == player), None)
+
+    def sprint_ends_at(self, player: str | None) -> int | None:
+        """When ``player``'s own time limit ends, if they sprint (else None)."""
+        seat = self.seat(player) if player else None
+        if seat is None or not seat.sprint:
+            return None
+        return sprint_ends_at(self.start_at, self.options.time_limit)
 
     def seat_of(self, who: str) -> Seat | None:
         """The seat of the player with key ``who`` (every device of theirs sits there)."""
@@ -280,7 +341,9 @@ class Room:
             "ended": self.ended,
             "end_reason": self.end_reason,
             "host": self.host,
-            "seats": [[s.id, s.name, s.token_hash, s.ready, s.who, s.guest] for s in self.seats],
+            "seats": [
+                [s.id, s.name, s.token_hash, s.ready, s.who, s.guest, s.sprint] for s in self.seats
+            ],
             "next_seat": self.next_seat,
             "parent": self.parent,
             "rematch": self.rematch,
@@ -415,6 +478,32 @@ def set_rematch(room: Room, code: str, now: int) -> Room:
     if room.rematch is not None:
         return room
     return replace(room, rematch=code)
+
+
+def sprint(room: Room, player: str, now: int) -> Room:
+    """An arena race's player races with half its time limit (docs/rules.md, "Sprint"):
+    once, before their own time limit would have passed, in a race not over. Only before
+    their first move too: the store checks their move log is empty in the same step
+    (``moved`` is the refusal)."""
+    seat = room.seat(player)
+    if seat is None:
+        raise RoomError("not_in_room", "not a player of this room")
+    if not room.arena:
+        raise RoomError("not_arena_race", "a sprint is for an arena's races")
+    if room.phase(now) == FINISHED:
+        raise RoomError("race_over", "the race is over")
+    if seat.sprint:
+        raise RoomError("already_sprinting", "you are sprinting already")
+    end = sprint_ends_at(room.start_at, room.options.time_limit)
+    if end is not None and now >= end:
+        raise RoomError("too_late", "half the time limit has passed: too late to sprint")
+    seats = tuple(replace(s, sprint=True) if s.id == player else s for s in room.seats)
+    return replace(room, seats=seats)
+
+
+def moved() -> RoomError:
+    """The refusal of a sprint once the player's move log holds anything."""
+    return RoomError("already_moved", "a sprint is chosen before your first move")
 
 
 def finish(room: Room, now: int, reason: str) -> Room:

@@ -406,8 +406,8 @@ class Arenas:
         """Count the finished arena race ``room`` once (store/arenas.py): each player's
         points by place, streak and performance (domain/arena.py), the race on the
         arena's list, a won game as fast as the daily's speed rule flags flagging its
-        player's row. True when counted here; the arena's last race made final so, its
-        results are written (``finalize``)."""
+        player's row, a sprinter's outright win its bonus. True when counted here; the
+        arena's last race made final so, its results are written (``finalize``)."""
         assert room.arena is not None
         players = [s.who for s in room.seats if s.who]
         if not players:
@@ -423,7 +423,8 @@ class Arenas:
         resigned = all(prog.get("status") == "resigned" for prog in final.values())
         draw = room.settings.draw
         ratings = {who: await self.lobby.rating_of(who, draw) for who in players}
-        results = A.results(ranks, ratings, all_resigned=resigned)
+        sprinted = {s.who for s in room.seats if s.who and s.sprint}
+        results = A.results(ranks, ratings, sprinted, all_resigned=resigned)
         entrants = {e.who: e for e in await self.store.arenas.entrants(room.arena, players)}
         scored = {
             who: A.score(entrants[who].standing if who in entrants else A.Standing(), result)
@@ -542,6 +543,7 @@ def _you(e: Any, paused: bool) -> dict[str, Any]:
         "points": e.standing.points,
         "streak": e.standing.streak,
         "fire": e.standing.on_fire,
+        "sprints": e.standing.sprints,
         "racing": e.race,
         "paused": paused or e.paused,
         "waiting": e.waiting_since is not None,

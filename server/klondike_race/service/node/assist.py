@@ -102,7 +102,7 @@ class Assist:
             moves = [str(m) for m in conn.game.log]
             out = await self.solving.line(room, moves, self.config.solver_finish_s)
         else:
-            log = movelog.without_resign(await self.rooms.store.log.read(room.code, conn.player))
+            log = movelog.moves_only(await self.rooms.store.log.read(room.code, conn.player))
             out = await self.solving.line(
                 room, movelog.solver_moves(log), self.config.solver_finish_s
             )

@@ -352,6 +352,8 @@ class Connections:
                 await self.arenas.join(conn, m)
             case wire.PauseArena():
                 await self.arenas.pause(conn, m)
+            case wire.Sprint():
+                await self.race.sprint(conn)
             case wire.GhostRequest():
                 await self.lobby.race_ghost(conn, m)
             case wire.ReplayRequest():

@@ -128,12 +128,12 @@ class Ghosts:
             wait = room.start_at + at_ms - self.clock.now_ms()
             if wait > 0:
                 await asyncio.sleep(wait / 1000)
-            if movelog.is_resign(line):
-                game.resign()
-                entry = movelog.entry(movelog.RESIGN, at_ms)
-            else:
+            if movelog.is_move(line):
                 move = game.play(Move.parse(movelog.text_of(line)), at_ms)
                 entry = movelog.entry(str(move), at_ms)
+            else:  # a resignation or a sprint's time-out: it ends as the recorded game did
+                movelog.apply(game, line)
+                entry = line
             board = board_view(game, at_ms)
             prog = of_board(board, game.last_ms)
             key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)

@@ -150,7 +150,7 @@ class Lobby:
         welcome, or with ``since`` only the events missed since then when they are kept.
         A guest's seat names their profile (``token``: a seat given now, not resumed)
         before the welcome, so their own name links to it from the first message."""
-        game = room.game_of(log or ())
+        game = room.game_of(log or (), pid)
         await self._drop_ticket(conn)  # in a room now: no longer waiting for a quick match
         seat = room.seat(pid)
         who = conn.identity.key if conn.identity is not None else None

@@ -121,9 +121,9 @@ class Node:
                 spawn(arenas.count(room))
 
         self.rooms = rooms = RoomOps(config, store, hubs, finished, clock)
-        host = HubHost(store, fanout, config, spawn, rooms.finish, clock, metrics)
-        self.attendance = attendance = Attendance(hubs, host)
         self.race = race = Race(store, rooms, metrics, clock)
+        host = HubHost(store, fanout, config, spawn, rooms.finish, race.time_out, clock, metrics)
+        self.attendance = attendance = Attendance(hubs, host)
         ghosts = Ghosts(store, hubs, rooms, spawn, clock)
         self.lobby = lobby = Lobby(
             config, store, attendance, rooms, solving, ghosts, spawn, lambda: len(conns), clock

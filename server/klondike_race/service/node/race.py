@@ -9,13 +9,13 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ...engine import BoardView, Game, IllegalMove, Move, board_view
+from ...engine import BoardView, Game, IllegalMove, Move, board_view, game_over
 from ..clock import Clock
 from ..domain import movelog, ranking
 from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
-from ..domain.progress import of_board
-from ..domain.room import FINISHED, RACING, Room
+from ..domain.progress import initial_progress, of_board
+from ..domain.room import FINISHED, RACING, Room, RoomView, sprint
 from ..hub import Ack, OwnMove, RoomEvent, RoomHub
 from ..metrics import Metrics
 from ..store import Store
@@ -131,16 +131,17 @@ class Race:
                 return self._after_reload(conn, hub, seq, player, t0, move)
             self.ack_again(conn, hub, seq)
             return None
-        # the room's phase and the move's time in the race, at one moment
+        # the room's phase and the move's time in the race, at one moment (a sprinter's
+        # race is over at their own time limit)
         room, now = hub.public, self.clock.now_ms()
-        phase = room.phase_at(now)
+        phase = room.phase_for(conn.player, now)
         if phase != RACING:
             if phase != FINISHED:  # (no move is stored before the start)
                 self._refuse(conn, seq, "not_started", "the race has not started")
             elif not fresh:  # another connection of the seat may have stored this seq
                 return self._after_reload(conn, hub, seq, player, t0, move)
             else:
-                self._refuse(conn, seq, "race_over", "the race is over")
+                self._refuse(conn, seq, "race_over", _over(room, now))
             return None
         if seq != movelog.logged(game) + 1:
             if not fresh:
@@ -235,10 +236,13 @@ class Race:
 
     async def _not_stored(self, conn: Conn, hub: RoomHub, seq: int, v: int) -> bool:
         game = await self.reload(conn, hub)
+        now = self.clock.now_ms()
         if v == 0:
             self._refuse(conn, seq, "race_over", "the race is over")
         elif seq <= movelog.logged(game):
             self.ack_again(conn, hub, seq)
+        elif hub.public.phase_for(conn.player, now) == FINISHED:  # a sprinter's time-out came first
+            self._refuse(conn, seq, "race_over", _over(hub.public, now))
         else:
             self._refuse_seq(conn, seq, game)
         return False
@@ -266,26 +270,82 @@ class Race:
     async def _game_over(self, conn: Conn, hub: RoomHub) -> bool:
         """The player's own game is over: they may watch the others; the race may end
         (or, should all those still playing be away, the sweeper ends their games)."""
-        _, stored, _ = await self.store.rooms.snapshot(hub.code)  # every committed move
-        if all(hub.over(stored.get(pid)) for pid in hub.players):
-            await self.rooms.finish(hub.code, "all_over")
-        else:
-            await self.store.sweeping.partly_over(hub.code, self.clock.now_ms())
+        if not await self._end_if_all_over(hub.code, hub.players, hub.undo):
             await hub.send_boards(conn)
         return True
+
+    async def _end_if_all_over(self, code: str, players: list[str], undo: bool) -> bool:
+        """A game of the race ended: the race finishes when every game is over (True),
+        else the sweeper looks at those still playing (all away: ended for them)."""
+        _, stored, _ = await self.store.rooms.snapshot(code)  # every committed move
+        if all(game_over((stored.get(p) or initial_progress())["status"], undo) for p in players):
+            await self.rooms.finish(code, "all_over")
+            return True
+        await self.store.sweeping.partly_over(code, self.clock.now_ms())
+        return False
+
+    async def sprint(self, conn: Conn) -> None:
+        """The player races this arena race with half its time limit (docs/rules.md,
+        "Sprint"): a flag on their seat, changed once by compare-and-set and only while
+        their move log is empty (the store checks it in the same step); the room's event
+        shows it to everyone in it."""
+        hub = player_hub(conn)
+        player = conn.player
+        assert player is not None
+        await self.rooms.change(
+            hub.code, lambda r: sprint(r, player, self.clock.now_ms()), unmoved=player
+        )
+
+    async def time_out(self, code: str, player: str) -> None:
+        """A sprinter's own time limit has passed (each node holding the room sets a timer
+        for it): their game, if still on, ends out of time at it, logged as ``timeout``
+        under their next seq (one node's write lands; a move stored just before the limit
+        is kept, the time-out logged after it); then the race ends if every game is
+        over."""
+        room = await self.rooms.load(code)
+        end = room.sprint_ends_at(player)
+        if end is None or room.start_at is None or room.status == FINISHED:
+            return
+        if self.clock.now_ms() < end:
+            return
+        for _ in range(10):  # again after a move of theirs stored meanwhile
+            v = await self._end_game(room, player, movelog.TIMEOUT, end - room.start_at)
+            if v is None or v >= 0:
+                break
+        # stored here (0: the race had finished; its results judge the game by its limit)
+        if v is not None and v > 0:
+            await self._end_if_all_over(code, [s.id for s in room.seats], room.settings.undo)
 
     async def resign_away(self, room: Room, player: str) -> bool:
         """Resign, for the server, a player who is away (the sweeper: node/sweeper.py):
         their game ends as it stood, stored and told to the room as their own
-        resignation would be. True when their game is over now."""
+        resignation would be; a sprinter whose own time limit has passed ends out of
+        time at it instead. True when their game is over now."""
         assert room.start_at is not None
-        game = room.game_of(await self.store.log.read(room.code, player))
+        end = room.sprint_ends_at(player)
+        if end is not None and self.clock.now_ms() >= end:
+            v = await self._end_game(room, player, movelog.TIMEOUT, end - room.start_at)
+        else:
+            at_ms = self.clock.now_ms() - room.start_at
+            v = await self._end_game(room, player, movelog.RESIGN, at_ms)
+        return v is None or v > 0
+
+    async def _end_game(self, room: Room, player: str, how: str, at_ms: int) -> int | None:
+        """End a player's game that is on, for the server (``how``: ``resign`` or
+        ``timeout``, at race time ``at_ms``), stored under their next seq and told to the
+        room as their own resignation would be: the event version; None when their game
+        was over already; 0 when the race had finished; negative when a move of theirs
+        was stored meanwhile (nothing was)."""
+        assert room.start_at is not None
+        log = await self.store.log.read(room.code, player)
+        game = room.game_of(log)
         if game.over:
-            return True
-        seq, at_ms = movelog.logged(game) + 1, self.clock.now_ms() - room.start_at
-        game.resign()
-        entry = movelog.entry(movelog.RESIGN, at_ms)
-        prog = of_board(board_view(game, at_ms), game.last_ms)
+            return None
+        seq = len(log) + 1
+        entry = movelog.entry(how, at_ms)
+        movelog.apply(game, entry)
+        board = board_view(game, at_ms)
+        prog = of_board(board, game.last_ms)
         key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
         body: events.Progress = {
             "type": "progress",
@@ -295,7 +355,18 @@ class Race:
             "entry": entry,
         }
         stored = self.store.log.append(room.code, player, seq, entry, prog, key, orjson.dumps(body))
-        return await stored > 0
+        v = await stored
+        # the other nodes in the room get it published; this one's hub, here
+        own = OwnMove(board, orjson.Fragment(orjson.dumps(board)))
+        self.rooms.hubs.feed(room.code, v, body, own)
+        return v
+
+
+def _over(room: RoomView, now: int) -> str:
+    """Why a move is refused ``race_over``: the race's end, or a sprinter's own."""
+    if room.phase_at(now) == FINISHED:
+        return "the race is over"
+    return "your sprint's time is up (half the race's time limit)"
 
 
 def _not_committed(hub: RoomHub, key: tuple[str, int], stored: asyncio.Future[int]) -> None:

@@ -19,10 +19,20 @@ from ..domain import visibility as V
 from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
-from ..domain.room import CODE_ALPHABET, CODE_LENGTH, FINISHED, Room, add_player, finish, start
+from ..domain.room import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    FINISHED,
+    Room,
+    add_player,
+    finish,
+    moved,
+    start,
+)
 from ..store import Store
 from ..store.arenas import ARENA_DUE
 from ..store.ratings import GUEST_KEEP_S
+from ..store.rooms import MOVED
 from ..wire import dumps, events
 from .registry import Hubs
 
@@ -100,9 +110,13 @@ class RoomOps:
             raise ServiceError("no_room", f"no room {code}")
         return Room.from_json(loaded[0])
 
-    async def change(self, code: str, change: Change, results: bool = False) -> Room:
+    async def change(
+        self, code: str, change: Change, results: bool = False, unmoved: str | None = None
+    ) -> Room:
         """Load the room, apply the pure transition ``change(room) -> room``, store it with
-        compare-and-set, emit the room event; retried when another node got there first."""
+        compare-and-set, emit the room event; retried when another node got there first.
+        ``unmoved``: a player whose move log must be empty in the same step (a sprint's:
+        else refused, ``moved``)."""
         for _ in range(50):
             loaded = await self.store.rooms.load(code)
             if loaded is None:
@@ -111,16 +125,21 @@ class RoomOps:
             new = change(room)
             if new == room:
                 return room
-            if await self.commit(code, loaded[1], new, results) >= 0:
+            v = await self.commit(code, loaded[1], new, results, unmoved)
+            if v >= 0:
                 return new
+            if v == MOVED:
+                raise moved()
         raise ServiceError("busy", "the room is busy, try again")
 
     async def finish(self, code: str, reason: str) -> None:
         await self.change(code, lambda r: finish(r, self.clock.now_ms(), reason), results=True)
 
-    async def commit(self, code: str, rev: int, room: Room, results: bool) -> int:
+    async def commit(
+        self, code: str, rev: int, room: Room, results: bool, unmoved: str | None = None
+    ) -> int:
         """Store ``room`` over revision ``rev`` and emit its event: the event version, or
-        -1 when another writer came first."""
+        -1 when another writer came first (``MOVED``: ``unmoved`` had moved)."""
         now = self.clock.now_ms()
         body: events.Room = {"type": "room", "room": room.view(now).to_json()}
         ranks: list[tuple[str, dict[str, Any], int]] = []
@@ -144,7 +163,7 @@ class RoomOps:
         if results and room.status == FINISHED and room.arena and room.end_reason != "abandoned":
             owed.append((ARENA_DUE, now + RATING_GRACE_MS))
         v = await self.store.rooms.cas(
-            code, rev, room.to_json(), room.status, dumps(body), ranks, owed
+            code, rev, room.to_json(), room.status, dumps(body), ranks, owed, unmoved
         )
         if v <= 0:
             return v
@@ -207,10 +226,11 @@ class RoomOps:
     ) -> tuple[events.Results, list[tuple[str, dict[str, Any], int]]]:
         """Final boards and progress, replayed from the logs (out of time where it applies)."""
         boards, progs, ranks = {}, {}, []
-        elapsed = (room.ended or self.clock.now_ms()) - (room.start_at or 0)
+        now = self.clock.now_ms()
         for seat in room.seats:
             log = await self.store.log.read(room.code, seat.id)
-            game = room.game_of(log)
+            game = room.game_of(log, seat.id)  # a sprinter's by their own time limit
+            elapsed = room.elapsed_at_end(seat.id, now)
             last_ms = game.last_ms
             prog = {**progress(game, elapsed), "last_ms": last_ms}
             progs[seat.id] = prog

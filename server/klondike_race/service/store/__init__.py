@@ -23,7 +23,8 @@ untagged names below. Each global structure is one key, so one slot (docs/operat
                                     on a cluster ``plan`` (each player's outcome, stored
                                     once before they are applied)
 ``room:{CODE}:moves:PID``  list    the player's accepted moves ``TEXT@AT_MS`` in order
-                                    (``resign@AT_MS`` for a resignation); the source of
+                                    (``resign@AT_MS`` for a resignation, ``timeout@AT_MS``
+                                    a sprinter's time-out, the server's); the source of
                                     truth: index + 1 is the client's sequence number
 ``room:{CODE}:prog``        hash    pid -> latest progress JSON (a cache of the log)
 ``room:{CODE}:rank``        zset    pid -> exact composite (ranking.py), smaller = better

@@ -13,6 +13,8 @@ from .base import Part
 from .keys import moves_key, room_key
 from .scripts import ANALYSIS, ROOM_CAS, SPECTATORS
 
+MOVED = -2  # ``cas``: the player named as not having moved had (nothing stored)
+
 
 class Rooms(Part):
     def __init__(
@@ -51,11 +53,13 @@ class Rooms(Part):
         body: bytes | None,
         ranks: list[tuple[str, dict[str, Any], int]] | None = None,
         owed: list[tuple[str, int]] | None = None,
+        unmoved: str | None = None,
     ) -> int:
         """Store ``state`` if the revision is still ``rev`` and emit ``body``: the event
         version, 0 when there was no event, -1 when another writer came first. With
         ``replicas`` set, it returns once they hold it (or raises NotReplicated).
-        ``owed``: (follow-up list, due epoch ms) pairs the room joins in the same step."""
+        ``owed``: (follow-up list, due epoch ms) pairs the room joins in the same step;
+        ``unmoved``: a player whose move log must still be empty (else ``MOVED``)."""
         args = [
             code,
             str(rev),
@@ -64,7 +68,7 @@ class Rooms(Part):
             body.decode() if body else "",
             self.node,
             " ".join(f"{name}={due}" for name, due in owed or ()),
-            "",
+            unmoved or "",
         ]
         for pid, prog, key in ranks or ():
             args += [pid, orjson.dumps(prog).decode(), str(key)]
@@ -77,6 +81,8 @@ class Rooms(Part):
             await self._timed(self.redis.zadd(name, {code: due}))
         base = room_key(code)
         keys = [*slot_scripts.room_keys(code), base + ":prog", base + ":rank"]
+        if unmoved:
+            keys.append(moves_key(code, unmoved))
         return int(await self._durably(self._cas, args, keys))
 
     async def snapshot(self, code: str) -> tuple[int, dict[str, dict[str, Any]], int]:

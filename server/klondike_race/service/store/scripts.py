@@ -129,9 +129,10 @@ return table.concat(out, ',')
 """
     )
     # ARGV: room, expected rev, state JSON, status, event body or '', origin, follow-up
-    # lists (space-separated ``zset=due`` pairs, due in epoch ms, or ''), unused,
-    # [ranks...]. Returns the event version, 0 when there was no event, -1 when rev did
-    # not match.
+    # lists (space-separated ``zset=due`` pairs, due in epoch ms, or ''), a player whose
+    # move log must be empty (a sprint's: '' for none), [ranks...]. Returns the event
+    # version, 0 when there was no event, -1 when rev did not match, -2 when that
+    # player's log was not empty (nothing is stored).
     room_cas = (
         emit
         + """
@@ -139,6 +140,9 @@ local rid = ARGV[1]
 local room = 'room:{' .. rid .. '}'
 local cur = tonumber(redis.call('HGET', room_key(room, 0, 1, ''), 'rev') or '0')
 if cur ~= tonumber(ARGV[2]) then return -1 end
+if ARGV[8] ~= '' and redis.call('LLEN', room_key(room, 0, 7, ':moves:' .. ARGV[8])) > 0 then
+  return -2
+end
 redis.call('HSET', room_key(room, 0, 1, ''), 'state', ARGV[3], 'rev', cur + 1, 'status', ARGV[4])
 """
         + variant.follow_ups

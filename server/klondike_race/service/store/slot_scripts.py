@@ -43,7 +43,8 @@ def node_channel(node: str) -> str:
 # the order of ARGV[2..]: room, ver, events, nodes, its player's log, prog, rank (a
 # challenge row's fields, if any, are ignored: the leaderboard is another slot's step,
 # BOARD_ROWS); ROOM_CAS: room, ver, events, nodes, prog, rank (the follow-up lists are
-# ignored: written before, by the caller); SPECTATORS: room, ver, events, nodes, spect,
+# ignored: written before, by the caller), and the player's log whose emptiness it
+# checks, if any; SPECTATORS: room, ver, events, nodes, spect,
 # and after its ARGV the live nodes; ANALYSIS: room, ver, events, nodes. Each returns
 # what its one-Redis counterpart returns. An event is ``CODE|ORIGIN|PAYLOAD`` on the
 # room's channel, as the one-Redis channel carries it.

@@ -269,6 +269,7 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     ),
     "join_arena": lambda f: M.JoinArena(_text(f, "arena", 3, 64), f.name()),
     "pause_arena": lambda f: M.PauseArena(_text(f, "arena", 3, 64)),
+    "sprint": lambda f: M.Sprint(),
     "change_password": lambda f: M.ChangePassword(
         _text(f, "password", 1, 256), _text(f, "new_password", 1, None)
     ),
@@ -302,6 +303,7 @@ TYPE_OF: dict[type, str] = {
     M.CreateArena: "create_arena",
     M.JoinArena: "join_arena",
     M.PauseArena: "pause_arena",
+    M.Sprint: "sprint",
     M.GhostRequest: "ghost",
     M.ReplayRequest: "replay",
 }

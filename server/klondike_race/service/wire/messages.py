@@ -171,6 +171,11 @@ class PauseArena:
 
 
 @dataclass(frozen=True, slots=True)
+class Sprint:
+    """Race this arena race with half its time limit (before one's first move)."""
+
+
+@dataclass(frozen=True, slots=True)
 class GhostRequest:
     code: str
     player: str
@@ -211,6 +216,7 @@ Message = (
     | CreateArena
     | JoinArena
     | PauseArena
+    | Sprint
     | GhostRequest
     | ReplayRequest
 )
