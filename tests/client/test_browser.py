@@ -1186,7 +1186,10 @@ def test_a_practice_game_over_reopens_in_the_lobby(players) -> None:
     alice.page.click("#btn-finish")  # won by the solver, its line skipped to the end
     alice.page.click("#btn-skip-finish")
     alice.screen("results", timeout=30_000)
-    assert alice.state("[s.board.status, s.room.phase]") == ["won", "finished"]
+    alice.page.wait_for_function(  # (the room's end may come a moment after the results)
+        "() => { const s = window.kr.store.state;"
+        " return s.board.status === 'won' && s.room.phase === 'finished'; }"
+    )
     alice.page.reload()
     opens_in_the_lobby(alice)
     # resigned, then the site opened again in a new tab of the same browser
