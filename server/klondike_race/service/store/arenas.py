@@ -16,7 +16,8 @@ one script on one Redis and on a Redis Cluster alike:
 ``arena:{ID}:standings``    hash    player key -> their ``Standing`` as JSON
 ``arena:{ID}:table``        zset    player key -> ``table_key`` of their standing,
                                     smaller is better
-``arena:{ID}:ver``          string  bumped by every change of the table
+``arena:{ID}:ver``          string  bumped by every change of a player's row: joined,
+                                    paused, into a race, a race counted
 ``arena:{ID}:waiting``      zset    player key -> since when (epoch ms) they wait to be
                                     paired: joined, not paused, not in a race
 ``arena:{ID}:counted``      set     the codes of the races already counted
@@ -104,7 +105,8 @@ class Entrant:
 # KEYS: keys_of(arena). ARGV: who, the entry JSON for a new player, the new standing's
 # JSON and table key, now (ms), the name, the node, the session ('' for none). A new
 # player is added with the standing; a paused one plays on; either waits to be paired
-# unless in a race, from the node and session given. Returns 1 when new, 0 else.
+# unless in a race, from the node and session given (the row shows it: the table's
+# version goes up). Returns 1 when new, 0 else.
 JOIN = (
     """
 local entry = redis.call('HGET', KEYS[1], ARGV[1])
@@ -113,10 +115,10 @@ if not entry then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
-  redis.call('INCR', KEYS[4])
   entry = ARGV[2]
   new = 1
 end
+redis.call('INCR', KEYS[4])
 local e = cjson.decode(entry)
 e['paused'] = false
 e['name'] = ARGV[6]
@@ -133,12 +135,13 @@ return new
 """
 )
 
-# KEYS: keys_of(arena). ARGV: who. The player is paired no more (their points stay):
-# 1, or 0 when they are not in the arena.
+# KEYS: keys_of(arena). ARGV: who. The player is paired no more (their points stay; the
+# row shows it paused): 1, or 0 when they are not in the arena.
 PAUSE = """
 local entry = redis.call('HGET', KEYS[1], ARGV[1])
 if not entry then return 0 end
 local e = cjson.decode(entry)
+if not e['paused'] then redis.call('INCR', KEYS[4]) end
 e['paused'] = true
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
 redis.call('ZREM', KEYS[5], ARGV[1])
@@ -146,8 +149,8 @@ return 1
 """
 
 # KEYS: keys_of(arena). ARGV: the race code, then its players. The race takes them out
-# of the waiting list, all or none: 1, or 0 when one of them no longer waits (paused,
-# gone, paired elsewhere meanwhile).
+# of the waiting list, all or none (their rows show the race): 1, or 0 when one of them
+# no longer waits (paused, gone, paired elsewhere meanwhile).
 TAKE = (
     """
 for i = 2, #ARGV do
@@ -160,6 +163,7 @@ for i = 2, #ARGV do
   redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(e))
 end
 redis.call('INCR', KEYS[7])
+redis.call('INCR', KEYS[4])
 """
     + _KEEP
     + """
@@ -199,6 +203,17 @@ return 1
 )
 
 
+# KEYS: the table. ARGV: who, how many above and below. {the players with a smaller key
+# than the first listed, the players listed with their keys (flat)}, or nil when ``who``
+# is not on the table. (A key below 2^52 prints whole in %.17g, as Redis prints it.)
+AROUND = """
+local at = redis.call('ZRANK', KEYS[1], ARGV[1])
+if not at then return nil end
+local reach = tonumber(ARGV[2])
+local span = redis.call('ZRANGE', KEYS[1], math.max(0, at - reach), at + reach, 'WITHSCORES')
+return {redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. span[2]), span}
+"""
+
 # KEYS: the lock. ARGV: the node. The lock goes only if that node holds it.
 UNLOCK = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -215,6 +230,7 @@ class Arenas(Part):
         self._count = self._script(COUNT)
         self._claim_due = self._script(CLAIM_DUE)
         self._unlock = self._script(UNLOCK)
+        self._around = self._script(AROUND)
 
     async def define(self, arena: Arena, keep_until: int | None = None) -> Arena:
         """The arena as stored: ``arena`` when it is the first definition of its id, else
@@ -365,14 +381,29 @@ class Arenas(Part):
         """The table's version (bumped by every change of it)."""
         return int(await self._timed(self.redis.get(arena_key(arena, "ver"))) or 0)
 
-    async def table(self, arena: str, top: int) -> tuple[int, list[tuple[str, int]]]:
-        """The table's version and its first ``top`` players with their table keys, best
-        first (equal keys listed by player key)."""
+    async def table(self, arena: str, top: int | None) -> tuple[int, list[tuple[str, int]]]:
+        """The table's version and its first ``top`` players (None: every one) with their
+        table keys, best first (equal keys listed by player key)."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.get(arena_key(arena, "ver"))
-            pipe.zrange(arena_key(arena, "table"), 0, top - 1, withscores=True)
+            last = -1 if top is None else top - 1
+            pipe.zrange(arena_key(arena, "table"), 0, last, withscores=True)
             ver, rows = await self._timed(pipe.execute())
         return int(ver or 0), [(_text(w), int(s)) for w, s in rows]
+
+    async def around(
+        self, arena: str, who: str, reach: int
+    ) -> tuple[int, list[tuple[str, int]]] | None:
+        """The players ``reach`` above and below ``who`` on the table, with their table
+        keys, best first, and the place of the first of them (1 + the players with a
+        smaller key); None when ``who`` is not on it. One round trip."""
+        key = arena_key(arena, "table")
+        got: Any = await self._timed(self._around(keys=[key], args=[who, reach]))
+        if got is None:
+            return None
+        ahead, span = got
+        pairs = zip(span[::2], span[1::2], strict=True)
+        return int(ahead) + 1, [(_text(w), int(float(s))) for w, s in pairs]
 
 
 def _text(value: bytes | str) -> str:
