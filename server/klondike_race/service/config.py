@@ -40,6 +40,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "solver_seed_s": (0.01, None), "solver_seed_tries": (1, None),
     "challenge_time_limit_s": (10, 4 * 3600), "solver_challenge_s": (0.01, None),
     "solver_challenge_tries": (1, None), "board_interval_ms": (10, None),
+    "arena_table_rows": (1, 1000),
     "solver_analysis_s": (0.01, None), "attempts_per_address": (1, None),
 }  # fmt: skip
 _CHOICES = {
@@ -110,6 +111,7 @@ class Config:
     challenge_secret: str | None = None  # KR_CHALLENGE_SECRET: challenge seeds derive from it
     challenges_file: str | None = None  # KR_CHALLENGES_FILE: the operator's challenges (JSON)
     arenas_file: str | None = None  # KR_ARENAS_FILE: the operator's arena schedule (text)
+    arena_table_rows: int = 100  # KR_ARENA_TABLE_ROWS: an arena table's rows sent
     solver_challenge_s: float = 10.0  # KR_SOLVER_CHALLENGE_S: budget per challenge candidate
     solver_challenge_tries: int = 20  # KR_SOLVER_CHALLENGE_TRIES: candidates tried at most
     board_interval_ms: int = 500  # KR_BOARD_INTERVAL_MS: leaderboard pushes at most this often

@@ -343,6 +343,8 @@ class Connections:
                 await self.arenas.join(conn, m)
             case wire.PauseArena():
                 await self.arenas.pause(conn, m)
+            case wire.WatchArena():
+                await self.arenas.watch(conn, m)
             case wire.GhostRequest():
                 await self.lobby.race_ghost(conn, m)
             case wire.ReplayRequest():

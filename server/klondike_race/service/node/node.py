@@ -39,6 +39,7 @@ from ..store.base import UNAVAILABLE
 from ..store.commit import CommitConnection
 from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
+from .arena_table import ArenaTables
 from .arenas import Arenas
 from .assist import Assist
 from .challenges import Challenges
@@ -127,7 +128,8 @@ class Node:
         self.lobby = lobby = Lobby(
             config, store, attendance, rooms, solving, ghosts, spawn, lambda: len(conns), clock
         )
-        self.arenas = arenas = Arenas(config, store, rooms, lobby, spawn, clock, self.id)
+        self.tables = tables = ArenaTables(config, store, fanout, clock)
+        self.arenas = arenas = Arenas(config, store, rooms, lobby, tables, spawn, clock, self.id)
         self.sweeper = Sweeper(
             config,
             store,
@@ -245,6 +247,7 @@ class Node:
         self.background.spawn(self.lobby.matcher())
         self.background.spawn(self.challenges.leaderboards.run())
         self.background.spawn(self.arenas.run())
+        self.background.spawn(self.tables.run())
         self.background.spawn(self._prepare_challenges())
         self.store.start()
         if self.shards is not None:

@@ -291,6 +291,8 @@ class Arenas(Part):
 
     async def entrants(self, arena: str, players: Sequence[str] | None = None) -> list[Entrant]:
         """The arena's players (or ``players`` of them), as stored."""
+        if players is not None and not players:
+            return []  # (HMGET takes one field at least)
         keys = keys_of(arena)
         async with self.redis.pipeline(transaction=False) as pipe:
             if players is None:

@@ -33,6 +33,7 @@ from .messages import (
     SignOut,
     Start,
     Watch,
+    WatchArena,
     WatchBoard,
 )
 
@@ -68,6 +69,7 @@ __all__ = [
     "SignOut",
     "Start",
     "Watch",
+    "WatchArena",
     "WatchBoard",
     "decode",
     "dumps",

@@ -266,6 +266,7 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     ),
     "join_arena": lambda f: M.JoinArena(_text(f, "arena", 3, 64), f.name()),
     "pause_arena": lambda f: M.PauseArena(_text(f, "arena", 3, 64)),
+    "watch_arena": lambda f: M.WatchArena(_text(f, "arena", 3, 64)),
     "change_password": lambda f: M.ChangePassword(
         _text(f, "password", 1, 256), _text(f, "new_password", 1, None)
     ),
@@ -299,6 +300,7 @@ TYPE_OF: dict[type, str] = {
     M.CreateArena: "create_arena",
     M.JoinArena: "join_arena",
     M.PauseArena: "pause_arena",
+    M.WatchArena: "watch_arena",
     M.GhostRequest: "ghost",
     M.ReplayRequest: "replay",
 }

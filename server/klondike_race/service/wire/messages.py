@@ -171,6 +171,11 @@ class PauseArena:
 
 
 @dataclass(frozen=True, slots=True)
+class WatchArena:
+    arena: str
+
+
+@dataclass(frozen=True, slots=True)
 class GhostRequest:
     code: str
     player: str
@@ -211,6 +216,7 @@ Message = (
     | CreateArena
     | JoinArena
     | PauseArena
+    | WatchArena
     | GhostRequest
     | ReplayRequest
 )

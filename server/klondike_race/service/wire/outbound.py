@@ -247,8 +247,27 @@ class Arena(TypedDict):
     arena: Mapping[str, Any]
     v: int
     table: Rows
+    top_race: str | None  # the race of the best placed player racing (the arena's TV)
     you: Mapping[str, Any] | None
     server_time: int
+
+
+class ArenaChanges(TypedDict):
+    type: Literal["arena_changes"]
+    v: int
+    base: int  # the v of the rows it changes
+    changed: Rows
+    gone: list[str]
+    top_race: str | None
+    server_time: int
+    arena: NotRequired[Mapping[str, Any]]  # when the arena's public state changed
+
+
+class ArenaYou(TypedDict):
+    type: Literal["arena_you"]
+    arena: str
+    you: Mapping[str, Any] | None
+    rows: Rows  # the player's place and the rows around it, outside the first rows
 
 
 class ArenaRace(TypedDict):
@@ -296,6 +315,8 @@ ServerMessage = (
     | Finishing
     | Arenas
     | Arena
+    | ArenaChanges
+    | ArenaYou
     | ArenaRace
     | Pong
     | Error
