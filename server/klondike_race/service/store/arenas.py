@@ -298,18 +298,20 @@ class Arenas(Part):
             if players is None:
                 pipe.hgetall(keys[0])
                 pipe.hgetall(keys[1])
-            else:
+                pipe.zrange(keys[4], 0, -1, withscores=True)
+            else:  # (only theirs: the whole waiting list costs as much as all the players)
                 pipe.hmget(keys[0], list(players))
                 pipe.hmget(keys[1], list(players))
-            pipe.zrange(keys[4], 0, -1, withscores=True)
+                pipe.zmscore(keys[4], list(players))
             got_entries, got_standings, waiting = await self._timed(pipe.execute())
         if players is None:
             entries = {_text(w): e for w, e in got_entries.items()}
             standings = {_text(w): s for w, s in got_standings.items()}
+            since = {_text(w): int(s) for w, s in waiting}
         else:
             entries = {p: e for p, e in zip(players, got_entries, strict=True) if e is not None}
             standings = dict(zip(players, got_standings, strict=True))
-        since = {_text(w): int(s) for w, s in waiting}
+            since = {p: int(s) for p, s in zip(players, waiting, strict=True) if s is not None}
         out = []
         for who, raw in sorted(entries.items()):
             e = orjson.loads(raw)
