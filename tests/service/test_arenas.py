@@ -378,15 +378,15 @@ async def test_a_watcher_gets_the_table_then_only_the_rows_that_change(
         frame = await changes(watcher, table)
         assert [r["player"] for r in frame["changed"]] == [keys["Ann"]], frame
         assert frame["changed"][0]["paused"] is True and frame["gone"] == []
-        assert "arena" not in frame  # the arena's public state did not change
+        assert frame["arena"] == arena_id and frame["phase"] == "upcoming", frame
         mine = await changes(bob, bob_table)
         assert [r["player"] for r in mine["changed"]] == [keys["Ann"]], mine
         assert bob_table.rows == table.rows
-        # the arena starts: its public state changes with no row
+        # the arena starts: where it is at changes, with no row
         clock.shift_to(clock.now_ms() + 70_000)
-        while (frame := await changes(watcher, table)).get("arena") is None:
+        while (frame := await changes(watcher, table))["phase"] != "running":
             pass
-        assert frame["arena"]["phase"] == "running" and frame["arena"]["pairing"], frame
+        assert frame["pairing"] and not frame["final"], frame
         for c in (watcher, *players.values()):
             await c.close()
 

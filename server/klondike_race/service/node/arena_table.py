@@ -6,9 +6,9 @@ them, as a challenge's leaderboard does (node/leaderboards.py):
 - ``arena``: the whole table (its first ``KR_ARENA_TABLE_ROWS`` rows) in answer to
   ``join_arena``, ``pause_arena``, ``watch_arena`` and ``create_arena``;
 - ``arena_changes``: at most every ``PUSH_EVERY_S``, when anything shown changed, the
-  rows that changed or left (``row_changes``), the arena's public state when it changed,
-  and its top race: one frame for every connection holding the rows pushed last; one of
-  its own for a connection whose whole table came since (then it holds those too);
+  rows that changed or left (``row_changes``), where the arena is at and its top race:
+  one frame for every connection holding the rows pushed last; one of its own for a
+  connection whose whole table came since (then it holds those too);
 - ``arena_you``: a player's own line when it changed, with their place and the rows
   around it while they are outside the first rows (read at most every
   ``NEAR_EVERY_MS``).
@@ -116,9 +116,10 @@ class ArenaTables:
                 kept.pop(arena_id, None)
 
     async def send(self, arena: A.Arena, conn: Conn, paused: bool = False) -> None:
-        """The whole table to ``conn`` now, with its player's own line and, outside the
-        first rows, their place (``arena_you``). The rows it holds are its own until the
-        next push brings it in step (``push``)."""
+        """The whole table to ``conn`` now, with its player's own line (their place, when
+        they are outside the first rows, comes with the next push). The rows it holds are
+        its own until the next push brings it in step (``push``). Two reads: what a
+        thousand players joining at once wait for."""
         who = seat_owner(conn)[0]
         read = await self.read(arena.id, [who] if who else [])
         now = self.clock.now_ms()
@@ -130,7 +131,6 @@ class ArenaTables:
             self._shown[arena.id] = Shown(read.v, rows, public, top)
         mine = read.entrants.get(who)
         you = _you(mine, paused) if mine else None
-        near = [] if mine is None or who in read.first else await self._near_one(arena.id, who)
         conn.send(
             encode(
                 {
@@ -144,9 +144,7 @@ class ArenaTables:
                 }
             )
         )
-        if near:
-            conn.send(encode(_you_message(arena.id, you, near)))
-        conn.table_you = (you, near)
+        conn.table_you = (you, None if mine and who not in read.first else [])
 
     # ---- pushing -----------------------------------------------------------------------
     async def run(self) -> None:
@@ -173,15 +171,16 @@ class ArenaTables:
         version = await self.store.arenas.version(arena_id)
         seen = (version, arena.phase(now), arena.pairing_open(now))
         near_at, near_v = self._near.get(arena_id, (0, -1))
-        near_due = now - near_at >= NEAR_EVERY_MS and near_v != version
+        near = now - near_at >= NEAR_EVERY_MS and near_v != version
+        near = near or any(c.table_you and c.table_you[1] is None for c in conns)  # new here
         last = self._shown.get(arena_id)
         in_step = [c for c in conns if last is not None and c.table_rows is last.rows]
-        if self._seen.get(arena_id) == seen and not near_due and len(in_step) == len(conns):
+        if self._seen.get(arena_id) == seen and not near and len(in_step) == len(conns):
             return
         self._seen[arena_id] = seen
         players = sorted({who for c in conns if (who := seat_owner(c)[0])})
-        read = await self.read(arena_id, players, near=near_due)
-        if near_due:
+        read = await self.read(arena_id, players, near=near)
+        if near:
             self._near[arena_id] = (now, read.v)
         public = await self.public(arena, now)
         top = top_race(read.rows)
@@ -191,9 +190,7 @@ class ArenaTables:
             shown = self._shown[arena_id] = Shown(read.v, changes.rows, public, top)
         in_step = [c for c in conns if last is not None and c.table_rows is last.rows]
         if last is not None and shown is not last and in_step:  # (no await since: in step)
-            frame = _changes(last.v, shown, changes, now)
-            if public != last.arena:
-                frame["arena"] = public
+            frame = _changes(arena_id, last.v, shown, changes, now)
             self.fanout.push([c.ws for c in in_step], encode(frame), batched=True)
             for c in in_step:
                 c.table_rows, c.table_v = shown.rows, shown.v
@@ -203,9 +200,8 @@ class ArenaTables:
             if conn.table != arena_id:
                 continue  # gone meanwhile
             if conn.table_rows is not shown.rows and conn.table_rows is not None:
-                own = row_changes(conn.table_rows, read.rows, "player")
-                frame = _changes(conn.table_v, shown, own, now)
-                frame["arena"] = public
+                own = row_changes(conn.table_rows, read.rows, "player", changes.rows)
+                frame = _changes(arena_id, conn.table_v, shown, own, now)
                 self.fanout.push([conn.ws], encode(frame), batched=True)
                 conn.table_rows, conn.table_v = shown.rows, shown.v
             self._you(conn, arena_id, read)
@@ -216,15 +212,15 @@ class ArenaTables:
         who = seat_owner(conn)[0]
         mine = read.entrants.get(who)
         you = _you(mine) if mine else None
-        sent: tuple[Any, list[dict[str, Any]]] = conn.table_you or (None, [])
-        near = sent[1]
+        sent: tuple[Any, list[dict[str, Any]] | None] = conn.table_you or (None, [])
+        near = sent[1] or []  # (None: not read yet; it is now, unless the player is gone)
         if mine is None or who in read.first:
             near = []
         elif who in read.near:
             near = read.near[who]
-        if (you, near) != sent:
+        if (you, near) != (sent[0], sent[1] or []):
             self.fanout.push([conn.ws], encode(_you_message(arena_id, you, near)), batched=True)
-            conn.table_you = (you, near)
+        conn.table_you = (you, near)
 
     # ---- reading -----------------------------------------------------------------------
     async def read(self, arena_id: str, players: Sequence[str], near: bool = False) -> Read:
@@ -251,19 +247,6 @@ class ArenaTables:
 
         near_rows = {who: rows(span) for who, span in spans.items()}
         return Read(version, rows(first), entrants, near_rows, frozenset(w for w, _, _ in first))
-
-    async def _near_one(self, arena_id: str, who: str) -> list[dict[str, Any]]:
-        """The rows around ``who``'s place, ranked (none when they are not on the table)."""
-        got = await self.store.arenas.around(arena_id, who, REACH)
-        if got is None:
-            return []
-        place, span = got
-        placed: list[tuple[str, int, int]] = []
-        for i, (w, key) in enumerate(span):
-            placed.append((w, placed[-1][1] if placed and placed[-1][2] == key else place + i, key))
-        found = await self.store.arenas.entrants(arena_id, [w for w, _, _ in placed])
-        entrants = {e.who: e for e in found}
-        return [_row(entrants[w], rank, key) for w, rank, key in placed if w in entrants]
 
 
 def top_race(rows: list[dict[str, Any]]) -> str | None:
@@ -302,15 +285,22 @@ def _you(e: Entrant, paused: bool = False) -> dict[str, Any]:
     }
 
 
-def _changes(base: int, shown: Shown, changes: RowChanges, now: int) -> out.ArenaChanges:
-    """The rows changed and gone since those of version ``base``, to those of ``shown``."""
+def _changes(
+    arena_id: str, base: int, shown: Shown, changes: RowChanges, now: int
+) -> out.ArenaChanges:
+    """The rows changed and gone since those of version ``base``, to those of ``shown``,
+    with where the arena is at."""
     return {
         "type": "arena_changes",
+        "arena": arena_id,
         "v": shown.v,
         "base": base,
         "changed": changes.changed,
         "gone": changes.gone,
         "top_race": shown.top_race,
+        "phase": shown.arena["phase"],
+        "pairing": shown.arena["pairing"],
+        "final": shown.arena["final"],
         "server_time": now,
     }
 

@@ -250,12 +250,17 @@ class RowChanges(NamedTuple):
 
 
 def row_changes(
-    before: Mapping[str, dict[str, Any]] | None, rows: list[dict[str, Any]], ident: str
+    before: Mapping[str, dict[str, Any]] | None,
+    rows: list[dict[str, Any]],
+    ident: str,
+    after: dict[str, dict[str, Any]] | None = None,
 ) -> RowChanges:
     """``rows`` (ranked, each named by its ``ident`` field) against ``before`` (the
     ``rows`` of the push before; None: there was none): a row whose place changed only
-    because others passed it is no change (its rank follows from the others' keys)."""
-    after = {r[ident]: {k: v for k, v in r.items() if k != "rank"} for r in rows}
+    because others passed it is no change (its rank follows from the others' keys).
+    ``after``: the ``rows`` of ``rows`` when they are made already."""
+    if after is None:
+        after = {r[ident]: {k: v for k, v in r.items() if k != "rank"} for r in rows}
     if before is None:
         return RowChanges(after, [], [])
     changed = [r for r in rows if before.get(r[ident]) != after[r[ident]]]

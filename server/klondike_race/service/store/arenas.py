@@ -203,17 +203,6 @@ return 1
 )
 
 
-# KEYS: the table. ARGV: who, how many above and below. {the players with a smaller key
-# than the first listed, the players listed with their keys (flat)}, or nil when ``who``
-# is not on the table. (A key below 2^52 prints whole in %.17g, as Redis prints it.)
-AROUND = """
-local at = redis.call('ZRANK', KEYS[1], ARGV[1])
-if not at then return nil end
-local reach = tonumber(ARGV[2])
-local span = redis.call('ZRANGE', KEYS[1], math.max(0, at - reach), at + reach, 'WITHSCORES')
-return {redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. span[2]), span}
-"""
-
 # KEYS: the lock. ARGV: the node. The lock goes only if that node holds it.
 UNLOCK = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -230,7 +219,6 @@ class Arenas(Part):
         self._count = self._script(COUNT)
         self._claim_due = self._script(CLAIM_DUE)
         self._unlock = self._script(UNLOCK)
-        self._around = self._script(AROUND)
 
     async def define(self, arena: Arena, keep_until: int | None = None) -> Arena:
         """The arena as stored: ``arena`` when it is the first definition of its id, else
@@ -394,20 +382,6 @@ class Arenas(Part):
             pipe.zrange(arena_key(arena, "table"), 0, last, withscores=True)
             ver, rows = await self._timed(pipe.execute())
         return int(ver or 0), [(_text(w), int(s)) for w, s in rows]
-
-    async def around(
-        self, arena: str, who: str, reach: int
-    ) -> tuple[int, list[tuple[str, int]]] | None:
-        """The players ``reach`` above and below ``who`` on the table, with their table
-        keys, best first, and the place of the first of them (1 + the players with a
-        smaller key); None when ``who`` is not on it. One round trip."""
-        key = arena_key(arena, "table")
-        got: Any = await self._timed(self._around(keys=[key], args=[who, reach]))
-        if got is None:
-            return None
-        ahead, span = got
-        pairs = zip(span[::2], span[1::2], strict=True)
-        return int(ahead) + 1, [(_text(w), int(float(s))) for w, s in pairs]
 
 
 def _text(value: bytes | str) -> str:

@@ -254,13 +254,16 @@ class Arena(TypedDict):
 
 class ArenaChanges(TypedDict):
     type: Literal["arena_changes"]
+    arena: str
     v: int
     base: int  # the v of the rows it changes
     changed: Rows
     gone: list[str]
     top_race: str | None
+    phase: str  # where the arena is at (its public state's)
+    pairing: bool
+    final: bool
     server_time: int
-    arena: NotRequired[Mapping[str, Any]]  # when the arena's public state changed
 
 
 class ArenaYou(TypedDict):
