@@ -19,7 +19,8 @@ after ``--moves`` moves, so that races end and players are paired again. It prin
   per second, their mean size, and the table's bytes per player per second;
 - Redis: memory used per arena player and per race counted (``INFO memory``'s
   ``used_memory`` before the players join and at the end, over the counts), with the
-  races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``).
+  races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``); and the arena's own
+  keys (``MEMORY USAGE`` of each: what a finished arena keeps, ``KR_KEEP_DAILY_S``).
 """
 
 from __future__ import annotations
@@ -188,6 +189,7 @@ async def main_async(args: argparse.Namespace) -> int:
         await asyncio.gather(*(player(port, arena, args, tally, stop) for _ in range(args.players)))
         elapsed = time.monotonic() - t0
         used = int(rds.info("memory")["used_memory"]) - before
+        own = sum(int(rds.memory_usage(k, samples=0) or 0) for k in rds.keys(f"arena:{{{arena}}}*"))
         acks_after = await ack_buckets(port)
         cpu = (cpu_seconds(server.pid) - cpu_before) / elapsed
         counted = rds.scard(f"arena:{{{arena}}}:counted")
@@ -217,7 +219,8 @@ async def main_async(args: argparse.Namespace) -> int:
         print(f"table frames per player per second: {', '.join(kinds)}; {rate:.2f} KiB/s")
         print(
             f"redis used_memory +{used / 1024:.0f} KiB: {used / args.players / 1024:.1f} KiB a "
-            f"player, {used / max(1, counted) / 1024:.1f} KiB a race counted (its room included)"
+            f"player, {used / max(1, counted) / 1024:.1f} KiB a race counted (its room included); "
+            f"the arena's own keys {own / 1024:.0f} KiB, {own / args.players:.0f} bytes a player"
         )
         for k, v in sorted(tally.by_seq.items()):  # a race's first moves apart
             name = f"{k}+" if k == 3 else str(k)
