@@ -98,11 +98,11 @@ async def player(
                 if m["type"] == "error":
                     tally.errors.append(str(m))
 
-        await send("hello", device=secrets.token_urlsafe(24))
-        await until("identity")
-        await send("join_arena", arena=arena, name=f"bot{random.randrange(10**6)}")
         ended: float | None = None
         try:
+            await send("hello", device=secrets.token_urlsafe(24))
+            await until("identity")
+            await send("join_arena", arena=arena, name=f"bot{random.randrange(10**6)}")
             while time.monotonic() < stop:
                 try:
                     await asyncio.wait_for(until("arena_race"), stop - time.monotonic())
