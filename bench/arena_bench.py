@@ -15,7 +15,8 @@ after ``--moves`` moves, so that races end and players are paired again. It prin
   second);
 - acks: a move's acknowledgement latency, p50/p99, as the players measure it and as the
   server does (``kr_ack_latency_seconds``), and the server's CPU;
-- tables: ``arena`` frames per player per second, and their mean size;
+- tables: the table's frames (``arena`` whole, ``arena_changes``, ``arena_you``) per player
+  per second, their mean size, and the table's bytes per player per second;
 - Redis: memory used per arena player and per race counted (``INFO memory``'s
   ``used_memory`` before the players join and at the end, over the counts), with the
   races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``);
@@ -24,6 +25,8 @@ after ``--moves`` moves, so that races end and players are paired again. It prin
 - with ``--certify S``: the solver's certification rate on this machine, S seconds per
   draw mode, as a node fills a pool (one worker, a fresh random seed a search, the
   budget ``--budget``, never spread): candidates and proven wins per second.
+  races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``); and the arena's own
+  keys (``MEMORY USAGE`` of each: what a finished arena keeps, ``KR_KEEP_DAILY_S``).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from pathlib import Path
 import orjson
 import redis
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from klondike_race.service.domain import arena as A
 from klondike_race.service.embedded import EmbeddedRedis, free_port
@@ -50,6 +54,8 @@ from server_bench import ack_buckets, bucket_quantile, choose, cpu_seconds
 
 DAY_MS = 86_400_000
 SCHEDULE = "bench every=day at=00:00 minutes=120 size=2 time_limit=300 draw=1\n"
+TABLE_FRAMES = ("arena", "arena_changes", "arena_you")  # what the table sends
+CLOSED = "(closed)"  # a player's inbox: the connection closed
 
 
 class Tally:
@@ -57,8 +63,8 @@ class Tally:
         self.pairing: list[float] = []
         self.acks: list[float] = []
         self.by_seq: dict[int, list[float]] = {}
-        self.frames = 0
-        self.frame_bytes = 0
+        self.frames: dict[str, int] = dict.fromkeys(TABLE_FRAMES, 0)
+        self.frame_bytes: dict[str, int] = dict.fromkeys(TABLE_FRAMES, 0)
         self.races = 0
         self.errors: list[str] = []
 
@@ -74,13 +80,18 @@ async def player(
         inbox: asyncio.Queue[dict] = asyncio.Queue()
 
         async def read() -> None:
-            async for raw in ws:
-                m = orjson.loads(raw)
-                if m["type"] == "arena":
-                    tally.frames += 1
-                    tally.frame_bytes += len(raw)
-                    continue
-                await inbox.put(m)
+            try:
+                async for raw in ws:
+                    m = orjson.loads(raw)
+                    if m["type"] in TABLE_FRAMES:
+                        tally.frames[m["type"]] += 1
+                        tally.frame_bytes[m["type"]] += len(raw)
+                        continue
+                    await inbox.put(m)
+            except ConnectionClosed:
+                pass
+            finally:  # the server closed the connection: the player stops
+                await inbox.put({"type": CLOSED})
 
         reader = asyncio.create_task(read())
 
@@ -89,14 +100,16 @@ async def player(
                 m = await inbox.get()
                 if m["type"] in kinds:
                     return m
+                if m["type"] == CLOSED:
+                    raise ConnectionError("closed by the server")
                 if m["type"] == "error":
                     tally.errors.append(str(m))
 
-        await send("hello", device=secrets.token_urlsafe(24))
-        await until("identity")
-        await send("join_arena", arena=arena, name=f"bot{random.randrange(10**6)}")
         ended: float | None = None
         try:
+            await send("hello", device=secrets.token_urlsafe(24))
+            await until("identity")
+            await send("join_arena", arena=arena, name=f"bot{random.randrange(10**6)}")
             while time.monotonic() < stop:
                 try:
                     await asyncio.wait_for(until("arena_race"), stop - time.monotonic())
@@ -129,6 +142,8 @@ async def player(
                     pass
                 ended = time.monotonic()
                 tally.races += 1
+        except (ConnectionError, ConnectionClosed) as err:
+            tally.errors.append(str(err))
         finally:
             reader.cancel()
 
@@ -182,6 +197,7 @@ async def main_async(args: argparse.Namespace) -> int:
         await asyncio.gather(*(player(port, arena, args, tally, stop) for _ in range(args.players)))
         elapsed = time.monotonic() - t0
         used = int(rds.info("memory")["used_memory"]) - before
+        own = sum(int(rds.memory_usage(k, samples=0) or 0) for k in rds.keys(f"arena:{{{arena}}}*"))
         acks_after = await ack_buckets(port)
         cpu = (cpu_seconds(server.pid) - cpu_before) / elapsed
         counted = rds.scard(f"arena:{{{arena}}}:counted")
@@ -200,12 +216,19 @@ async def main_async(args: argparse.Namespace) -> int:
             f"written) p50 {bucket_quantile(acks_before, acks_after, 0.5)}, "
             f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}; server CPU {100 * cpu:.0f}%"
         )
-        per = tally.frames / max(1, args.players) / elapsed
-        size = tally.frame_bytes / max(1, tally.frames)
-        print(f"table frames {per:.2f} per player per second, {size / 1024:.1f} KiB each")
+        each = max(1, args.players) * elapsed
+        kinds = [
+            f"{kind} {tally.frames[kind] / each:.2f} of "
+            f"{tally.frame_bytes[kind] / max(1, tally.frames[kind]) / 1024:.2f} KiB"
+            for kind in TABLE_FRAMES
+            if tally.frames[kind]
+        ]
+        rate = sum(tally.frame_bytes.values()) / each / 1024
+        print(f"table frames per player per second: {', '.join(kinds)}; {rate:.2f} KiB/s")
         print(
             f"redis used_memory +{used / 1024:.0f} KiB: {used / args.players / 1024:.1f} KiB a "
-            f"player, {used / max(1, counted) / 1024:.1f} KiB a race counted (its room included)"
+            f"player, {used / max(1, counted) / 1024:.1f} KiB a race counted (its room included); "
+            f"the arena's own keys {own / 1024:.0f} KiB, {own / args.players:.0f} bytes a player"
         )
         for k, v in sorted(tally.by_seq.items()):  # a race's first moves apart
             name = f"{k}+" if k == 3 else str(k)

@@ -1,8 +1,9 @@
-// Arenas, the app's side of them: the lobby's list (`arenas`) and its Join, the arena this
-// page plays in (kept as `kr.arena`: a reload comes back into it), Pause / Resume and
-// Leave, and the arena's refusals. Its races are entered as a quick match's are: the
-// server's `arena_race` carries the seat's token (connection.js keeps it) and the race's
-// `welcome` follows. The screens are render.js's.
+// Arenas, the app's side of them: the lobby's list (`arenas`) and its Join and Watch, the
+// arena this page plays in or watches (kept as `kr.arena`: a reload comes back into it),
+// Pause / Resume and Leave, watching its top race, and the arena's refusals. Its races are
+// entered as a quick match's are: the server's `arena_race` carries the seat's token
+// (connection.js keeps it) and the race's `welcome` follows. Its table comes whole
+// (`arena`), then as changes (`arena_changes`, state.js). The screens are render.js's.
 
 import { needName } from './lobby.js';
 import {
@@ -10,7 +11,7 @@ import {
 } from './shared.js';
 import { leaveRoom, playName, viewOf } from './state.js';
 
-const kept = storage.get('kr.arena'); // {id, paused}
+const kept = storage.get('kr.arena'); // {id, paused (or only watched)}
 if (kept && typeof kept.id === 'string') {
   state.arenaId = kept.id;
   state.arenaPaused = Boolean(kept.paused);
@@ -30,29 +31,29 @@ function join(id) {
   net.send({ type: 'join_arena', arena: id, name: playName(state) || 'Player' });
 }
 
-// The table without playing: a paused player's page opened again (joining would pair
-// them), or a join refused as already made with no table held. Over HTTP: the socket
-// gives an arena's table only to a player who joins it.
-async function loadTable(id) {
-  let data = null;
-  try {
-    const res = await fetch(`/api/arenas/${encodeURIComponent(id)}`);
-    if (res.ok) data = await res.json();
-  } catch { /* offline: the next frame will do */ }
-  if (!data || state.arenaId !== id || (state.arena && state.arena.v >= data.v)) return;
+// The table without playing (joining would pair the player): the whole of it now, its
+// changes as they come.
+export function watchTable() {
+  if (state.arenaId) net.send({ type: 'watch_arena', arena: state.arenaId });
+}
+
+// An arena watched from the lobby: its screen, not playing (its Join is there).
+function watchArena(id) {
   store.update((s) => {
-    const mine = data.table.find((r) => r.player === (s.identity && s.identity.player && s.identity.player.id));
-    const you = mine ? { ...mine, paused: s.arenaPaused, waiting: false } : null;
-    s.arena = { arena: data.arena, v: data.v, table: data.table, you };
+    if (s.arenaId !== id) s.arena = null;
+    s.arenaId = id;
+    s.arenaPaused = true;
   });
+  keep();
+  watchTable();
 }
 
 // Each (re)connection: the list, and the arena this page plays in joined again (closing
-// a connection pauses its player: joining plays on), or, paused, its table looked at.
+// a connection pauses its player: joining plays on), or, paused or watched, its table.
 export function arenaAgain() {
   net.send({ type: 'arenas' });
   if (!state.arenaId) return;
-  if (state.arenaPaused) loadTable(state.arenaId);
+  if (state.arenaPaused) watchTable();
   else net.send({ type: 'join_arena', arena: state.arenaId, name: playName(state) || 'Player' });
 }
 
@@ -87,11 +88,11 @@ const ERRORS = {
 // player's) changes nothing: the arena shows on.
 export function arenaError(msg) {
   if (msg.reason === 'already_in_arena') {
-    if (!state.arena && state.arenaId) loadTable(state.arenaId);
+    if (!state.arena) watchTable();
     return true;
   }
   if (msg.reason === 'not_in_arena') return true; // paused already (a reconnection pauses)
-  if (msg.about === 'join_arena' && ERRORS[msg.reason]) {
+  if ((msg.about === 'join_arena' || msg.about === 'watch_arena') && ERRORS[msg.reason]) {
     toast(ERRORS[msg.reason], 'error');
     if (!state.room) leave();
     else store.update((s) => { s.arenaId = null; s.arena = null; });
@@ -106,10 +107,17 @@ export { join as joinArena };
 $('#arena-list').addEventListener('click', (e) => {
   const button = e.target.closest('[data-arena-join]');
   if (button && needName()) join(button.dataset.arenaJoin);
+  const watch = e.target.closest('[data-arena-watch]');
+  if (watch) watchArena(watch.dataset.arenaWatch);
+});
+// The arena's top race (its TV), watched as any race: the watch screen, Leave back here.
+$('#btn-arena-tv').addEventListener('click', () => {
+  const code = state.arena && state.arena.top;
+  if (code) net.send({ type: 'watch', code });
 });
 $('#btn-arena-pause').addEventListener('click', () => {
   if (!state.arenaId) return;
-  if (state.arenaPaused) {
+  if (state.arenaPaused) { // Resume, or Join for one who only watched
     join(state.arenaId);
     return;
   }

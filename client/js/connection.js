@@ -4,7 +4,7 @@
 // goes to the screen or concern it is about.
 
 import { Account } from './account.js';
-import { arenaAgain, arenaError } from './arena.js';
+import { arenaAgain, arenaError, watchTable } from './arena.js';
 import { arenaMadeError } from './arenamake.js';
 import {
   challengeError, enteredRoom, watchBoardAgain,
@@ -96,6 +96,9 @@ function onMessage(msg) {
       break;
     case 'leaderboard_stale': // changes to rows this client does not hold: the whole board
       watchBoardAgain();
+      break;
+    case 'arena_stale': // the same of an arena's table
+      watchTable();
       break;
     case 'ack':
       acked(msg, inflight, boardBefore);

@@ -516,11 +516,13 @@ export class Renderer {
     list.innerHTML = arenas.map((a) => `<li data-arena="${escapeHtml(a.id)}"><span class="live-label">`
       + `<strong>${escapeHtml(a.title)}</strong> \u00b7 <span data-arena-phase="${escapeHtml(a.id)}">${escapeHtml(arenaPhase(a, now))}</span>`
       + ` \u00b7 ${escapeHtml(playersText(a.players))}<br><small>${escapeHtml(arenaWhat(a))}</small></span>`
+      + `<button type="button" class="btn small" data-arena-watch="${escapeHtml(a.id)}" aria-label="Watch ${escapeHtml(a.title)}">Watch</button>`
       + `<button type="button" class="btn small primary" data-arena-join="${escapeHtml(a.id)}" aria-label="Join ${escapeHtml(a.title)}">Join</button></li>`).join('');
   }
 
-  // The arena this page plays in, between its races: where it is at, the player's line,
-  // their last race, Pause / Resume, Leave, and the table.
+  // The arena this page plays in (between its races) or watches: where it is at, the
+  // player's line, their last race, Pause / Resume (Join, for one who only watches),
+  // Leave, its top race to watch, the table and the player's place below it.
   arenaScreen(state) {
     const frame = state.arena;
     const a = frame && frame.arena;
@@ -529,16 +531,17 @@ export class Renderer {
     text($('#arena-sub'), a ? `${arenaWhat(a)} \u00b7 ${arenaPhase(a, now)}` : 'Joining\u2026');
     const room = arenaRace(state) ? state.room : null;
     const over = a && now >= a.ends;
+    const you = frame && frame.you;
     const words = !a ? 'Joining the arena\u2026'
       : over ? 'The arena is over: its last races still count.'
+        : state.arenaPaused && !you ? 'Watching: join to race in it.'
         : state.arenaPaused ? 'Paused: you will not be paired until you resume. Your points stay.'
           : now < a.starts ? `You are in: the races begin at ${localTime(a.starts)}.`
             : room && roomPhase(state) !== 'finished' ? 'Your race is over: waiting for the others in it to finish\u2026'
               : !a.pairing ? 'No more races start: too little of the arena is left.'
                 : 'Waiting for the next race\u2026';
     text($('#arena-state'), words);
-    const you = frame && frame.you;
-    const mine = you && frame.table.find((r) => r.player === you.player);
+    const mine = you && [...frame.table, ...frame.near].find((r) => r.player === you.player);
     text($('#arena-you'), you ? `You: ${mine ? `${ordinal(mine.rank)} \u00b7 ` : ''}${pointsText(you.points)}`
       + ` \u00b7 streak ${you.streak}${you.fire ? ` ${FIRE} next race's points doubled` : ''}` : '');
     // the race just played, from its room (kept until the next race's)
@@ -551,9 +554,20 @@ export class Renderer {
         + `${ordinal(me.rank)}${sharesPlace(rows, me) ? '=' : ''} of ${rows.length}${st}`);
     }
     const pause = $('#btn-arena-pause');
-    text(pause, state.arenaPaused ? 'Resume' : 'Pause');
+    text(pause, !state.arenaPaused ? 'Pause' : you ? 'Resume' : 'Join');
     pause.hidden = Boolean(over);
+    // the top race (the arena's TV), unless it is the player's own
+    const top = frame && frame.top;
+    $('#btn-arena-tv').hidden = !top || top === (you && you.racing);
     this.arenaTable($('#arena-table'), state, false);
+    const near = frame ? frame.near : [];
+    const place = $('#arena-near');
+    place.hidden = near.length === 0;
+    const html = near.length ? `<h3>Your place</h3>${arenaTableHtml(near, you && you.player)}` : '';
+    if (place.krHtml !== html) {
+      place.krHtml = html;
+      place.innerHTML = html;
+    }
   }
 
   arenaTable(root, state, compact) {

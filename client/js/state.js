@@ -55,8 +55,10 @@ export function initialState() {
     invite: null, // a ?join=CODE link opened without a name: the code, until joined or declined
     arenas: null, // the server's last `arenas` list (the lobby's arenas)
     arenaId: null, // the arena this page plays in (kept as kr.arena), until Leave
-    arenaPaused: false, // this page paused it (Pause): not paired until Resume
-    arena: null, // that arena's last `arena` frame: {arena, v, table, you}
+    arenaPaused: false, // not playing in it now: paused (Pause), or only watching it
+    // that arena's table: {arena, v, table (its first rows), top (its top race), you (this
+    // player's line), near (their place and the rows around it, below the first rows)}
+    arena: null,
     arenaNext: 0, // until when (Date.now() ms) the race screen says "Next race"
     sprintAsked: null, // the code of the arena race this page sent `sprint` in
     // the lobby's Create an arena: {pending: true} while asked, then {arena} (the server's
@@ -400,11 +402,37 @@ function arenas(state, msg) {
   return null;
 }
 
-// The table of the arena this page plays in (a frame of another, or of one left, is old news).
+// The table of the arena this page plays in or watches, whole (a frame of another, or of
+// one left, is old news).
 function arena(state, msg) {
   clock(state, msg);
   if (!msg.arena || msg.arena.id !== state.arenaId) return null;
-  state.arena = { arena: msg.arena, v: msg.v, table: msg.table || [], you: msg.you || null };
+  state.arena = {
+    arena: msg.arena, v: msg.v, table: msg.table || [], top: msg.top_race || null,
+    you: msg.you || null, near: [],
+  };
+  return 'arena';
+}
+
+// The rows of the table that changed or left since the version held (`base`), its top race
+// and where the arena is at; changes to rows not held: the whole table again.
+function arenaChanges(state, msg) {
+  clock(state, msg);
+  const held = state.arena;
+  if (!held || msg.arena !== state.arenaId || held.arena.id !== msg.arena) return null;
+  if (held.v !== msg.base) return 'arena_stale';
+  state.arena = {
+    ...held, v: msg.v, table: changedRows(held.table, msg.changed, msg.gone, 'player'),
+    top: msg.top_race || null,
+    arena: { ...held.arena, phase: msg.phase, pairing: msg.pairing, final: msg.final },
+  };
+  return 'arena';
+}
+
+// This player's own line, and their place with the rows around it below the first rows.
+function arenaYou(state, msg) {
+  if (!state.arena || msg.arena !== state.arenaId) return null;
+  state.arena = { ...state.arena, you: msg.you || null, near: msg.rows || [] };
   return 'arena';
 }
 
@@ -436,7 +464,8 @@ const RECEIVE = {
   welcome: snapshot, resync: snapshot, resumed: snapshot, start, ack, refused, progress, room,
   analysis, hint, finishing, boards, spectators, identity, rooms, queued, matched, left, pong,
   challenges, leaderboard, leaderboard_changes: leaderboardChanges, leaderboard_you: leaderboardYou,
-  arenas, arena, arena_race: arenaRaceMsg, arena_made: arenaMadeMsg, error,
+  arenas, arena, arena_changes: arenaChanges, arena_you: arenaYou, arena_race: arenaRaceMsg,
+  arena_made: arenaMadeMsg, error,
 };
 
 // Fold one server message into the state. Returns an effect name for the app to act
@@ -452,18 +481,18 @@ export function sharesPlace(rows, row) {
 }
 
 // Leaderboard rows held, with the rows that `changed` (new, or replacing the row of the
-// same `who`) and without those `gone`, ranked again.
-function changedRows(rows, changed, gone) {
-  const byWho = new Map((rows || []).map((r) => [r.who, r]));
-  for (const who of gone || []) byWho.delete(who);
-  for (const row of changed || []) byWho.set(row.who, row);
-  return ranked([...byWho.values()]);
+// same `id`: `who`, an arena table's `player`) and without those `gone`, ranked again.
+function changedRows(rows, changed, gone, id = 'who') {
+  const byId = new Map((rows || []).map((r) => [r[id], r]));
+  for (const who of gone || []) byId.delete(who);
+  for (const row of changed || []) byId.set(row[id], row);
+  return ranked([...byId.values()], id);
 }
 
-// Leaderboard rows in order (by `key`, then `who`) with their `rank`: 1 + the rows with
-// a smaller key (docs/protocol.md, "Leaderboards").
-export function ranked(rows) {
-  const sorted = [...rows].sort((a, b) => a.key - b.key || (a.who < b.who ? -1 : a.who > b.who ? 1 : 0));
+// Leaderboard rows in order (by `key`, then `who`, or the `id` named) with their `rank`:
+// 1 + the rows with a smaller key (docs/protocol.md, "Leaderboards", "Arenas").
+export function ranked(rows, id = 'who') {
+  const sorted = [...rows].sort((a, b) => a.key - b.key || (a[id] < b[id] ? -1 : a[id] > b[id] ? 1 : 0));
   let rank = 1;
   return sorted.map((r, i) => {
     if (i > 0 && r.key !== sorted[i - 1].key) rank = i + 1;

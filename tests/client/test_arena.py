@@ -5,9 +5,12 @@ one sprints (her clock runs to half the time limit, her row marked for the other
 see the arena's table beside the board (the phone's below it, no sideways scroll), resign
 one after the other (a race everyone resigned: 0 points each), come back to the arena's
 table with one race each, and are paired again; a reload comes back into the arena and
-its race; Pause, then Leave back to the lobby. There a player looks at the recent
-results, creates a private arena through the lobby's form (a refusal first, in words),
-joins it, and a player in another browser opens its link and joins it too."""
+its race; Pause, then Leave back to the lobby. A player's place below the table's first
+rows shows under it. A third page only watches the arena: its table kept from the
+server's changes (a change to rows it does not hold: it asks for the whole table again),
+and its top race watched in outline, then back to the table. Then a player looks at the
+recent results, creates a private arena through the lobby's form (a refusal first, in
+words), joins it, and a player in another browser opens its link and joins it too."""
 
 from __future__ import annotations
 
@@ -84,6 +87,15 @@ def no_sideways_scroll(player: Player) -> None:
     ), "the page scrolls sideways"
 
 
+def place_101(you: dict) -> list[dict]:
+    """A player's place as ``arena_you`` gives it below the table's first rows: 101st,
+    with the row above."""
+    row = {"player": you["player"], "name": "Ann", "guest": True, "rank": 101, "points": 0,
+           "races": 0, "wins": 0, "streak": 0, "fire": False, "performance": 0,
+           "racing": you["racing"], "paused": False, "key": 2}  # fmt: skip
+    return [{**row, "player": "g-0", "name": "Zed", "rank": 100, "key": 1}, row]
+
+
 def resign(player: Player) -> None:
     player.page.click("#btn-resign")
     player.page.click("#btn-resign")
@@ -93,11 +105,35 @@ def test_two_players_race_in_an_arena_and_come_back_to_its_table(
     arena_players: Any, arena_server: ServerProcess, artifacts: Path
 ) -> None:
     ann = arena_players()
+    # Ann's own line comes with a place below the table's first rows (as a player's 101st
+    # would): the server's two players are both on the table, so her wire says so
+    ann.wire().rewrite = lambda m: (
+        {**m, "rows": place_101(m["you"])} if m["type"] == "arena_you" else m
+    )
     bob = arena_players(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     join_from_lobby(ann, "Ann")
     ann.page.wait_for_selector("#arena-table tbody tr")
     assert ann.page.text_content("#arena-state") == "Waiting for the next race\u2026"
     ann.shot(artifacts / "arena-waiting.png")
+    # Cat only watches the arena (from the lobby's Watch): its table, live; the first
+    # change frame she gets is made to name rows she does not hold
+    cat = arena_players()
+    wire = cat.wire()
+    broken: list[int] = []
+
+    def break_first_changes(msg: dict) -> dict:
+        if msg.get("type") != "arena_changes" or broken:
+            return msg
+        broken.append(msg["base"])
+        return {**msg, "base": msg["base"] - 1000}
+
+    wire.rewrite = break_first_changes
+    cat.open()
+    cat.page.locator("#arena-list li[data-arena^='arena-hourly-'] [data-arena-watch]").first.click()
+    cat.screen("arena")
+    cat.page.wait_for_selector("#arena-table tbody tr")
+    assert cat.page.text_content("#arena-state") == "Watching: join to race in it."
+    assert cat.page.text_content("#btn-arena-pause") == "Join"
     join_from_lobby(bob, "Bob")
     # paired by the server: the next race notice, the arena's table beside the board
     code = raced(ann)
@@ -114,6 +150,27 @@ def test_two_players_race_in_an_arena_and_come_back_to_its_table(
     bob.page.wait_for_selector(mark, state="attached")
     assert bob.page.locator("#race-sprint").is_visible()  # (his own is still his to choose)
     assert bob.page.text_content("#stat-time").endswith(" / 1:00")
+    # Cat's table: both racing in that race, its top race (from changes after the whole
+    # table she asked for again when the changes did not fit hers)
+    cat.page.wait_for_function(
+        "(code) => { const a = window.kr.store.state.arena; return a && a.top === code"
+        " && a.table.length === 2 && a.table.every((r) => r.racing === code); }",
+        arg=code,
+    )
+    assert broken and len(wire.sent("watch_arena")) >= 2, wire.sent("watch_arena")
+    kinds = [m["type"] for way, m in wire.log if way == "in"]
+    wholes = [i for i, kind in enumerate(kinds) if kind == "arena"]
+    assert len(wholes) >= 2 and "arena_changes" in kinds[wholes[-1] :], kinds
+    # the top race: watched in outline (rated play), then back to the table
+    cat.page.click("#btn-arena-tv")
+    cat.screen("watch")
+    assert cat.state("s.room.code") == code and cat.state("s.role") == "spectator"
+    assert cat.state("Object.values(s.boards).every((b) => b.outline === true)")
+    cat.shot(artifacts / "arena-top-race.png")
+    cat.page.click("#btn-stop-watch")
+    cat.screen("arena")
+    cat.page.wait_for_selector("#btn-arena-tv:not([hidden])")
+    cat.shot(artifacts / "arena-watching.png")
     assert "Draw 1 arena" in (ann.page.text_content("#race-challenge") or "")
     table = ann.page.locator("#race-arena .arena-table")
     assert table.is_visible()
@@ -137,6 +194,10 @@ def test_two_players_race_in_an_arena_and_come_back_to_its_table(
     resign(ann)
     ann.screen("arena")
     ann.page.wait_for_selector("#arena-last:not([hidden])")
+    ann.page.wait_for_selector("#arena-near:not([hidden]) tr.me")  # her place, below the table
+    near = ann.page.locator("#arena-near")
+    assert "Your place" in near.inner_text(), near.inner_text()
+    assert near.locator("tr.me td").first.inner_text() == "101"
     assert "others in it to finish" in (ann.page.text_content("#arena-state") or "")
     # the other resigns: the race is counted (0 points each) and both wait again
     resign(bob)

@@ -86,6 +86,9 @@ async def steps(store: Store) -> list[Any]:
         )
     )
     seen.append(await arenas.table(ARENA.id, 10))
+    # the whole order (a shared key: listed by player key)
+    await arenas.join(ARENA.id, "dan", "DAN", True, T0 + 130_000)
+    seen.append(await arenas.table(ARENA.id, None))
     return seen
 
 
@@ -109,7 +112,7 @@ def check(seen: list[Any]) -> None:
         ("bob", table_key(bob1)),
         ("cid", table_key(Standing())),
     ]
-    assert seen[14][0] == 4  # three joined, one race counted
+    assert seen[14][0] == 8  # four joins, a race taken, two pauses, a race counted
     assert seen[15] == [
         ("ann", False, None, ("bob",), ann1, T0 + 60_000),
         ("bob", True, None, ("ann",), bob1, None),
@@ -123,6 +126,10 @@ def check(seen: list[Any]) -> None:
     assert seen[20] == [False, False, False, False, True]
     assert seen[21][1][:2] == [("ann", table_key(ann2)), ("bob", table_key(bob2))]
     assert ann2.points == 4 and bob2.points == 0  # (two wins: the streak doubles the third)
+    assert seen[21][0] == 12  # and two joins, a race taken and counted
+    start = table_key(Standing())
+    keys = [("ann", table_key(ann2)), ("bob", table_key(bob2)), ("cid", start), ("dan", start)]
+    assert seen[22] == (13, keys)
 
 
 LINE = {"title": "Draw 1 arena", "rank": 1, "players": 3, "points": 2, "races": 1, "wins": 1}

@@ -355,15 +355,17 @@ async def test_an_arena_made_final_keeps_its_results(tmp_path, redis_url) -> Non
         assert page["podium"] is None and page["races"] == [] and page["races_total"] == 0
         clock.shift_to(arena.ends + 1_000)  # over: final once its last race is counted
         assert (await bob.request("resign", "ack", seq=1))["type"] == "ack"
-        while not (frame := await ann.expect("arena"))["table"][0]["races"]:
-            pass  # counted: its table pushed
-        rows = {r["name"]: r for r in frame["table"]}
+        while not any(r["races"] for r in table_of(ann, arena_id).rows.values()):
+            await ann.expect("arena", "arena_changes")  # counted: its table pushed
+        table = table_of(ann, arena_id)
+        rows = {r["name"]: r for r in table.rows.values()}
         assert (rows["Ann"]["points"], rows["Ann"]["wins"], rows["Ann"]["flags"]) == (
             2,
             1,
             ["speed"],
         )
-        assert rows["Bob"]["flags"] == ["address"] and rows["Bob"]["rank"] == 2, rows
+        assert rows["Bob"]["flags"] == ["address"], rows
+        assert dict(table.ranked())[rows["Bob"]["player"]] == 2
         # each player's line, written once: the node counting the last race made it
         # final; another node and the sweeper at once write nothing again
         await asyncio.gather(
@@ -399,4 +401,171 @@ async def test_an_arena_made_final_keeps_its_results(tmp_path, redis_url) -> Non
         for path in ("/api/arenas?final=2", f"/api/arenas/{arena_id}?final=1"):
             assert (await http(node.port, "GET", path))[0] == 400, path
         for c in (ann, bob, cid):
+            await c.close()
+
+
+def table_of(client: Client, arena_id: str) -> Table:
+    """The arena's table as the frames ``client`` has received so far leave it."""
+    table = None
+    for m in client.seen:
+        if m["type"] == "arena" and m["arena"]["id"] == arena_id:
+            table = Table(m)
+        elif m["type"] == "arena_changes" and m["arena"] == arena_id and table is not None:
+            table.apply(m)
+    assert table is not None, "no table received"
+    return table
+
+
+# ---- the live table (docs/protocol.md, "Arenas": arena, arena_changes, arena_you) ------
+class Table:
+    """A client's copy of an arena's table, kept from its frames as docs/protocol.md says:
+    a whole ``arena``, then each ``arena_changes`` applied to the rows of its ``base``."""
+
+    def __init__(self, frame: dict) -> None:
+        assert frame["type"] == "arena", frame
+        self.v = frame["v"]
+        self.rows = {r["player"]: r for r in frame["table"]}
+        self.top_race = frame["top_race"]
+
+    def apply(self, frame: dict) -> None:
+        assert frame["base"] == self.v, (frame, self.v)
+        for who in frame["gone"]:
+            del self.rows[who]
+        self.rows.update({r["player"]: r for r in frame["changed"]})
+        self.v, self.top_race = frame["v"], frame["top_race"]
+
+    def ranked(self) -> list[tuple[str, int]]:
+        """(player, rank) in the table's order: by key, then player; 1 + smaller keys."""
+        order = sorted(self.rows.values(), key=lambda r: (r["key"], r["player"]))
+        return [(r["player"], 1 + sum(o["key"] < r["key"] for o in order)) for r in order]
+
+
+def upcoming_arena(tmp_path: Path, redis_url: str, **config: object) -> tuple[Clock, str, Config]:
+    """A node whose clock is a minute before an hourly arena (joined, nobody is paired)."""
+    clock, arena_id, made = running_arena(tmp_path, redis_url)
+    clock.shift_to(clock.now_ms() - 70_000)
+    return clock, arena_id, make_config(redis_url, arenas_file=made.arenas_file, **config)
+
+
+async def changes(client: Client, table: Table) -> dict:
+    """The next ``arena_changes`` to ``client``, applied to its ``table``."""
+    frame = await client.expect("arena_changes", timeout=5)
+    table.apply(frame)
+    return frame
+
+
+async def test_a_watcher_gets_the_table_then_only_the_rows_that_change(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """Anyone, with no identity, watches an arena's table: the whole table once, then
+    change frames carrying only the rows that changed; a refused ``watch_arena`` changes
+    nothing (the table watched is still sent)."""
+    clock, arena_id, config = upcoming_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:
+        watcher = await Client.open(node.port)  # no hello
+        first = await watcher.request("watch_arena", "arena", arena=arena_id)
+        assert first["table"] == [] and first["you"] is None and first["top_race"] is None
+        assert first["arena"]["phase"] == "upcoming", first
+        table = Table(first)
+        players = {name: await guest(node.port) for name in ("Ann", "Bob", "Cid")}
+        keys = {}
+        for name, p in players.items():
+            joined = await p.request("join_arena", "arena", arena=arena_id, name=name)
+            keys[name] = joined["you"]["player"]
+        while len(table.rows) < 3:  # the joins, in one push or two
+            frame = await changes(watcher, table)
+            assert frame["gone"] == [] and frame["changed"], frame
+        assert {r["name"] for r in table.rows.values()} == {"Ann", "Bob", "Cid"}
+        assert {rank for _, rank in table.ranked()} == {1}  # no race yet: all level
+        for fields, reason in (
+            ({"arena": "arena-none-2026-12-05-1000"}, "no_arena"),
+            ({"arena": 5}, "bad_field"),
+            ({}, "missing_field"),
+        ):
+            got = await watcher.request("watch_arena", "arena", **fields)
+            assert got["type"] == "error" and got["reason"] == reason, got
+        # a pause changes one row: the change frame carries it alone, to the watcher and
+        # to the players alike (in step with the same rows)
+        bob = players["Bob"]
+        bob_table = Table(await bob.request("watch_arena", "arena", arena=arena_id))
+        await players["Ann"].request("pause_arena", "arena", arena=arena_id)
+        frame = await changes(watcher, table)
+        assert [r["player"] for r in frame["changed"]] == [keys["Ann"]], frame
+        assert frame["changed"][0]["paused"] is True and frame["gone"] == []
+        assert frame["arena"] == arena_id and frame["phase"] == "upcoming", frame
+        mine = await changes(bob, bob_table)
+        assert [r["player"] for r in mine["changed"]] == [keys["Ann"]], mine
+        assert bob_table.rows == table.rows
+        # the arena starts: where it is at changes, with no row
+        clock.shift_to(clock.now_ms() + 70_000)
+        while (frame := await changes(watcher, table))["phase"] != "running":
+            pass
+        assert frame["pairing"] and not frame["final"], frame
+        for c in (watcher, *players.values()):
+            await c.close()
+
+
+async def test_a_player_outside_the_first_rows_gets_their_place_and_neighbours(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """With a table of two rows (``KR_ARENA_TABLE_ROWS``), the players below them get
+    their own line and the rows around their place (``arena_you``); those in the first
+    rows get their line alone; a row that leaves the first rows is ``gone``."""
+    clock, arena_id, config = upcoming_arena(tmp_path, redis_url, arena_table_rows=2)
+    async with running(config, clock) as node:
+        players = {name: await guest(node.port) for name in ("Ann", "Bob", "Cid", "Dan")}
+        keys, tables = {}, {}
+        for name, p in players.items():
+            joined = await p.request("join_arena", "arena", arena=arena_id, name=name)
+            keys[name] = joined["you"]["player"]
+        for name, p in players.items():  # (again: every one's whole table of four)
+            tables[name] = Table(await p.request("watch_arena", "arena", arena=arena_id))
+        level = sorted(keys.values())  # all level: listed by player key
+        assert [w for w, _ in tables["Ann"].ranked()] == level[:2]
+        # Dan and Cid win races (written as a count would): Dan 1st, Cid 2nd, Ann and Bob
+        # share the 3rd place
+        count = node.store.arenas.count
+        dan, cid = A.Standing(points=4, races=2, wins=2), A.Standing(points=2, races=1, wins=1)
+        await count(arena_id, "RACE01", clock.now_ms(), {keys["Dan"]: dan, keys["Cid"]: cid})
+        ann = players["Ann"]
+        frame = await changes(ann, tables["Ann"])
+        assert [w for w, _ in tables["Ann"].ranked()] == [keys["Dan"], keys["Cid"]]
+        assert set(frame["gone"]) == set(level[:2]) - {keys["Dan"], keys["Cid"]}, frame
+        while not (you := await ann.expect("arena_you", timeout=5))["rows"] or (
+            you["rows"][0]["player"] != keys["Dan"]
+        ):
+            pass
+        places = [(r["name"], r["rank"], r["points"]) for r in you["rows"]]
+        bob_ann = sorted(["Ann", "Bob"], key=lambda n: keys[n])
+        assert places == [("Dan", 1, 4), ("Cid", 2, 2)] + [(n, 3, 0) for n in bob_ann], places
+        assert you["you"]["points"] == 0 and you["you"]["player"] == keys["Ann"]
+        while (you := await players["Dan"].expect("arena_you", timeout=5))["you"]["points"] < 4:
+            pass
+        assert you["rows"] == [] and you["you"]["waiting"] is True, you
+        for c in players.values():
+            await c.close()
+
+
+async def test_the_top_race_is_named_and_watched_as_any_rated_race(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """``top_race``: the race of the best placed player racing; a watcher of the table
+    watches it as a spectator of rated play does: every board's outline, no card."""
+    clock, arena_id, config = running_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:
+        watcher = await guest(node.port)
+        table = Table(await watcher.request("watch_arena", "arena", arena=arena_id))
+        ann, bob = await guest(node.port), await guest(node.port)
+        for c, name in ((ann, "Ann"), (bob, "Bob")):
+            await c.request("join_arena", "arena", arena=arena_id, name=name)
+        code = (await race_of(ann))["room"]["code"]
+        await race_of(bob)
+        while table.top_race is None:
+            await changes(watcher, table)
+        assert table.top_race == code
+        assert {r["racing"] for r in table.rows.values()} == {code}
+        seen = await watcher.request("watch", "welcome", code=code)
+        assert seen["role"] == "spectator" and seen["room"]["spectator_view"] == "outline"
+        assert all(b["outline"] for b in seen["boards"].values()), seen["boards"]
+        for c in (watcher, ann, bob):
             await c.close()

@@ -40,6 +40,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "solver_seed_s": (0.01, None), "solver_seed_tries": (1, None),
     "challenge_time_limit_s": (10, 4 * 3600), "solver_challenge_s": (0.01, None),
     "solver_challenge_tries": (1, None), "board_interval_ms": (10, None),
+    "arena_table_rows": (1, 1000),
     "solver_analysis_s": (0.01, None), "attempts_per_address": (1, None),
     "arena_deals": (0, None), "solver_arena_s": (0.01, None),
 }  # fmt: skip
@@ -115,6 +116,7 @@ class Config:
     # on a random deal); KR_SOLVER_ARENA_S: budget per candidate seed pooled
     arena_deals: int = 100
     solver_arena_s: float = 0.25
+    arena_table_rows: int = 100  # KR_ARENA_TABLE_ROWS: an arena table's rows sent
     solver_challenge_s: float = 10.0  # KR_SOLVER_CHALLENGE_S: budget per challenge candidate
     solver_challenge_tries: int = 20  # KR_SOLVER_CHALLENGE_TRIES: candidates tried at most
     board_interval_ms: int = 500  # KR_BOARD_INTERVAL_MS: leaderboard pushes at most this often

@@ -8,7 +8,8 @@ arena (one at a time, under a short lock) and count a race (once), so a node dyi
 nothing. A race is an ordinary rated race of the arena's size, made private and started
 at once (its seats are ready, as a quick match's), on a deal of the arena's pool of
 certified deals (node/arena_deals.py; a fresh random one when the pool is empty) with its
-own commitment; its players' connections enter it on whichever node holds them.
+own commitment; its players' connections enter it on whichever node holds them. The table
+they and its watchers are sent is node/arena_table.py's.
 """
 
 from __future__ import annotations
@@ -34,9 +35,18 @@ from ..domain.progress import initial_progress
 from ..domain.room import Room, add_player
 from ..store import Store
 from ..store.ratings import GUEST_KEEP_S
-from ..wire import ArenasRequest, CreateArena, JoinArena, PauseArena, encode, encode_text
+from ..wire import (
+    ArenasRequest,
+    CreateArena,
+    JoinArena,
+    PauseArena,
+    WatchArena,
+    encode,
+    encode_text,
+)
 from ..wire.outbound import ArenaRace
 from .arena_deals import ArenaDeals
+from .arena_table import ArenaTables, top_race
 from .challenges import keyed
 from .conn import Conn, seat_owner
 from .lobby import Lobby
@@ -48,7 +58,6 @@ PAIR_INTERVAL_S = 1.0  # how often a node pairs the arenas its players are in
 PAIR_LOCK_MS = 5_000  # one node pairs an arena at a time (held while it does; it lapses
 # should the node die meanwhile)
 LISTED_BEFORE_MS = 6 * 3_600_000  # the list shows arenas starting this soon
-TABLE_ROWS = 100  # the table's rows sent
 CREATED_PER_ADDRESS = (10, 3600)  # arenas one client address may create, per hour
 PODIUM = 3  # the places a final arena's podium shows
 RACES_SHOWN = 100  # the races /api/arenas/ID lists, newest first
@@ -74,6 +83,7 @@ class Arenas:
         store: Store,
         rooms: RoomOps,
         lobby: Lobby,
+        tables: ArenaTables,
         spawn: Spawn,
         clock: Clock,
         node: str,
@@ -86,13 +96,12 @@ class Arenas:
         self.store = store
         self.rooms = rooms
         self.lobby = lobby
+        self.tables = tables
         self.spawn = spawn
         self.clock = clock
         self.node = node
         self.lines = load_schedule(config.arenas_file)
         self.here: dict[str, dict[str, Conn]] = {}  # arena -> player key -> connection here
-        # arena -> (table version, phase, pairing) last sent from here
-        self._sent: dict[str, tuple[int, str, bool]] = {}
 
     # ---- which arenas there are --------------------------------------------------------
     async def find(self, arena_id: str) -> A.Arena:
@@ -115,7 +124,7 @@ class Arenas:
         listed = []
         made = await self.store.arenas.public_made(now, now + LISTED_BEFORE_MS)
         for arena in [*A.arenas_between(self.lines, now, now + LISTED_BEFORE_MS), *made]:
-            entry = await self._public(arena, now)
+            entry = await self.tables.public(arena, now)
             entry["players"] = await self.store.arenas.players(arena.id)
             listed.append(entry)
         return listed
@@ -145,13 +154,13 @@ class Arenas:
         if not arena.private:
             await self.store.arenas.list_public(arena)
         log.info("arena created", arena=arena.id, private=arena.private, by=who)
-        public = await self._public(arena, now)
+        public = await self.tables.public(arena, now)
         conn.send(encode({"type": "arena_made", "arena": public, "server_time": now}))
 
     async def http(self, rest: str, query: str) -> tuple[int, dict[str, Any]]:
         """``/api/arenas`` (the list; ``?final=1``: the recent results) and
-        ``/api/arenas/ID`` (one arena with its whole table, ranked: the first
-        ``TABLE_ROWS``; its races, and once final its podium)."""
+        ``/api/arenas/ID`` (one arena with its table's first rows, ranked, its top race,
+        its races, and once final its podium)."""
         now = self.clock.now_ms()
         if rest in ("", "/") and query in ("", "final=1"):
             found = await self.listed(now) if not query else await self.finals(now)
@@ -163,18 +172,19 @@ class Arenas:
         stored = await self.store.arenas.load(arena_id) if "/" not in arena_id else None
         if stored is None:  # an arena nobody joined has no table to show
             return 404, {"error": "no_arena", "message": "no such arena"}
-        public = await self._public(stored, now)
+        public = await self.tables.public(stored, now)
         if public["final"]:  # (its results written now, if no node has yet)
             await self.finalize(stored)
-        version, rows, _ = await self.table(stored.id)
+        read = await self.tables.read(stored.id, [])
         joined = await self.store.arenas.players(stored.id)
         total, races = await self.store.arenas.races(stored.id, RACES_SHOWN)
         return 200, {
             "server_time": now,
             "arena": {**public, "players": joined},
-            "v": version,
-            "table": rows,
-            "podium": _podium(rows) if public["final"] else None,
+            "v": read.v,
+            "table": read.rows,
+            "top_race": top_race(read.rows),
+            "podium": _podium(read.rows) if public["final"] else None,
             "races": [{**r, "replay": f"/replay/{r['code']}"} for r in races],
             "races_total": total,
         }
@@ -188,19 +198,8 @@ class Arenas:
             arena = await self.store.arenas.load(arena_id)
             if arena is not None:
                 joined = await self.store.arenas.players(arena_id)
-                found.append({**await self._public(arena, now), "players": joined})
+                found.append({**await self.tables.public(arena, now), "players": joined})
         return found
-
-    async def _public(self, arena: A.Arena, now: int) -> dict[str, Any]:
-        """The arena as listed: its definition, ``phase``, whether races are paired now
-        (``pairing``), and ``final`` once it has ended and its last race is counted."""
-        over = arena.phase(now) == A.OVER
-        return {
-            **arena.to_dict(),
-            "phase": arena.phase(now),
-            "pairing": arena.pairing_open(now),
-            "final": over and not await self.store.arenas.running(arena.id),
-        }
 
     # ---- joining and pausing -----------------------------------------------------------
     async def join(self, conn: Conn, m: JoinArena) -> None:
@@ -232,16 +231,22 @@ class Arenas:
             await self._leave(conn)
         self.here.setdefault(arena.id, {})[who] = conn
         conn.arena = arena.id
-        await self.send_table(arena, [conn], force=True)
+        await self.tables.watch(conn, arena)
 
     async def pause(self, conn: Conn, m: PauseArena) -> None:
-        """Not paired again until the player joins again; their points stay."""
+        """Not paired again until the player joins again; their points stay, and the
+        table is still sent to them."""
         who, _ = seat_owner(conn)
         if conn.arena != m.arena or not who:
             raise ServiceError("not_in_arena", f"pause_arena: you are not in arena {m.arena!r}")
         await self._leave(conn)
         arena = await self.find(m.arena)
-        await self.send_table(arena, [conn], force=True, paused=True)
+        await self.tables.watch(conn, arena, paused=True)
+
+    async def watch(self, conn: Conn, m: WatchArena) -> None:
+        """The arena's table to ``conn``, whoever it is (no identity needed), from now on
+        instead of another arena's; playing in an arena goes on as it was."""
+        await self.tables.watch(conn, await self.find(m.arena))
 
     async def _leave(self, conn: Conn) -> None:
         arena, conn.arena = conn.arena, None
@@ -253,72 +258,24 @@ class Arenas:
             del players[who]
             if not players:
                 self.here.pop(arena, None)
-                self._sent.pop(arena, None)
             await self.store.arenas.pause(arena, who)
 
     async def closed(self, conn: Conn) -> None:
-        """``conn`` is closing: its player is paused (paired only while connected)."""
+        """``conn`` is closing: its player is paused (paired only while connected) and it
+        gets no table."""
+        self.tables.unwatch(conn)
         if conn.arena is not None:
             await self._leave(conn)
-
-    # ---- the table -----------------------------------------------------------------------
-    async def send_table(
-        self, arena: A.Arena, conns: list[Conn], force: bool = False, paused: bool = False
-    ) -> None:
-        """The arena's table (the top ``TABLE_ROWS``, ranked) and each player's own line,
-        when it or the arena's phase changed since the last sent (``force``: at once)."""
-        now = self.clock.now_ms()
-        state = (
-            await self.store.arenas.version(arena.id),
-            arena.phase(now),
-            arena.pairing_open(now),
-        )
-        if not force and self._sent.get(arena.id) == state:
-            return
-        owners = {conn: seat_owner(conn)[0] for conn in conns}
-        version, rows, entrants = await self.table(arena.id, [w for w in owners.values() if w])
-        if not force:
-            self._sent[arena.id] = (version, *state[1:])
-        now = self.clock.now_ms()
-        public = await self._public(arena, now)
-        for conn in conns:
-            mine = entrants.get(owners[conn])
-            conn.send(
-                encode(
-                    {
-                        "type": "arena",
-                        "arena": public,
-                        "v": version,
-                        "table": rows,
-                        "you": _you(mine, paused) if mine else None,
-                        "server_time": now,
-                    }
-                )
-            )
-
-    async def table(
-        self, arena_id: str, also: list[str] | None = None
-    ) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
-        """The table's version, its first ``TABLE_ROWS`` rows ranked, and the entrants of
-        those rows and of ``also`` (by player key)."""
-        version, top = await self.store.arenas.table(arena_id, TABLE_ROWS)
-        wanted = sorted({w for w, _ in top} | set(also or ()))
-        entrants = {e.who: e for e in await self.store.arenas.entrants(arena_id, wanted)}
-        rows = [_row(entrants[w], rank) for w, rank, _ in ranking.ranks(top) if w in entrants]
-        return version, rows, entrants
 
     # ---- pairing -------------------------------------------------------------------------
     async def run(self) -> None:
         """Every ``PAIR_INTERVAL_S``: each arena with players here is paired (by one node
-        at a time) and its changed table sent to them."""
+        at a time)."""
         while True:
             await asyncio.sleep(PAIR_INTERVAL_S)
             for arena_id in list(self.here):
                 try:
-                    arena = await self.find(arena_id)
-                    await self.pair(arena)
-                    conns = list(self.here.get(arena_id, {}).values())
-                    await self.send_table(arena, conns)
+                    await self.pair(await self.find(arena_id))
                 except asyncio.CancelledError:
                     raise
                 except Exception:
@@ -512,39 +469,7 @@ def _player(conn: Conn, what: str) -> tuple[str, bool]:
     return who, guest
 
 
-def _row(e: Any, rank: int) -> dict[str, Any]:
-    s = e.standing
-    return {
-        "player": e.who,
-        "name": e.name,
-        "guest": e.guest,
-        "rank": rank,
-        "points": s.points,
-        "races": s.races,
-        "wins": s.wins,
-        "streak": s.streak,
-        "fire": s.on_fire,
-        "performance": s.performance,
-        "racing": e.race,
-        "paused": e.paused,
-        "flags": list(e.flags),
-    }
-
-
 def _podium(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A final table's podium: the rows of the first ``PODIUM`` places (a place shared
     shows each who shares it) of players who raced."""
     return [r for r in rows if r["rank"] <= PODIUM and r["races"]]
-
-
-def _you(e: Any, paused: bool) -> dict[str, Any]:
-    return {
-        "player": e.who,
-        "points": e.standing.points,
-        "streak": e.standing.streak,
-        "fire": e.standing.on_fire,
-        "sprints": e.standing.sprints,
-        "racing": e.race,
-        "paused": paused or e.paused,
-        "waiting": e.waiting_since is not None,
-    }

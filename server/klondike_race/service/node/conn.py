@@ -44,6 +44,10 @@ class Conn:
         "session",
         "shut",
         "stamp",
+        "table",
+        "table_rows",
+        "table_v",
+        "table_you",
         "ticket",
         "view_from",
         "watched",
@@ -74,6 +78,14 @@ class Conn:
         self.over = False  # own game over, as acknowledged: may see the others' boards
         self.ticket: str | None = None  # waiting for a quick match
         self.arena: str | None = None  # the arena tournament it plays in (node/arenas.py)
+        # the arena whose table it is sent (node/arena_table.py): the one it plays in,
+        # paused in, or watches; the rows it holds (the node's last pushed, or its own
+        # since its last whole table) and their version; the player's own line and
+        # place last sent
+        self.table: str | None = None
+        self.table_rows: dict[str, Any] | None = None
+        self.table_v = -1
+        self.table_you: Any = None
         self.entering: asyncio.Task[None] | None = None  # entering the race it was matched to
         # messages in order (node/dispatch.py): one at a time, the rest wait in ``inbox``
         self.inbox: collections.deque[str | bytes] = collections.deque()

@@ -354,6 +354,8 @@ class Connections:
                 await self.arenas.pause(conn, m)
             case wire.Sprint():
                 await self.race.sprint(conn)
+            case wire.WatchArena():
+                await self.arenas.watch(conn, m)
             case wire.GhostRequest():
                 await self.lobby.race_ghost(conn, m)
             case wire.ReplayRequest():

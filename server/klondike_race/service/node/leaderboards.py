@@ -8,7 +8,7 @@ own place is on it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple
 
 import structlog
@@ -118,27 +118,22 @@ class Leaderboards:
         v = read[0][0] + read[1][0]  # as ``version``: the sum of the two lists'
         counts = (read[0][1], read[1][1])
         tops = [ranked_rows(rows, live=True) for _, _, rows in read]
-        standing = (
-            {r["who"]: _unranked(r) for r in tops[0]},
-            {r["who"]: _unranked(r) for r in tops[1]},
-        )
         last = self._shown.get(key)
         if last is not None and last.ranks != ranks:  # fixed as the challenge opened
             last = None
         base = last.v if last is not None else -1
         held = [x for x in conns if last is not None and x.board_v == base]
         fresh = [x for x in conns if last is None or x.board_v != base]
-        changed: list[list[dict[str, Any]]] = [[], []]
-        gone: list[list[str]] = [[], []]
-        same = False
-        if last is not None:
-            for i in (0, 1):
-                before, after = last.lists[i], standing[i]
-                changed[i] = [r for r in tops[i] if before.get(r["who"]) != after[r["who"]]]
-                gone[i] = [w for w in before if w not in after]
-            same = (
-                not any(changed) and not any(gone) and (counts, final) == (last.counts, last.final)
-            )
+        lists = [row_changes(last.lists[i] if last else None, tops[i], "who") for i in (0, 1)]
+        standing = (lists[0].rows, lists[1].rows)
+        changed = [lists[0].changed, lists[1].changed]
+        gone = [lists[0].gone, lists[1].gone]
+        same = (
+            last is not None
+            and not any(changed)
+            and not any(gone)
+            and (counts, final) == (last.counts, last.final)
+        )
         if fresh:
             frame = encode(
                 {
@@ -246,6 +241,27 @@ def ranked_rows(
     return out
 
 
-def _unranked(row: dict[str, Any]) -> dict[str, Any]:
-    """A row but its rank (which follows from the others' keys)."""
-    return {k: v for k, v in row.items() if k != "rank"}
+class RowChanges(NamedTuple):
+    """Rows as a push shows them, and what changed since the push before."""
+
+    rows: dict[str, dict[str, Any]]  # by id, without their rank
+    changed: list[dict[str, Any]]  # the rows new or changed, ranked
+    gone: list[str]  # the ids of the rows no longer shown
+
+
+def row_changes(
+    before: Mapping[str, dict[str, Any]] | None,
+    rows: list[dict[str, Any]],
+    ident: str,
+    after: dict[str, dict[str, Any]] | None = None,
+) -> RowChanges:
+    """``rows`` (ranked, each named by its ``ident`` field) against ``before`` (the
+    ``rows`` of the push before; None: there was none): a row whose place changed only
+    because others passed it is no change (its rank follows from the others' keys).
+    ``after``: the ``rows`` of ``rows`` when they are made already."""
+    if after is None:
+        after = {r[ident]: {k: v for k, v in r.items() if k != "rank"} for r in rows}
+    if before is None:
+        return RowChanges(after, [], [])
+    changed = [r for r in rows if before.get(r[ident]) != after[r[ident]]]
+    return RowChanges(after, changed, [w for w in before if w not in after])

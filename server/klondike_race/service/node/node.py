@@ -40,6 +40,7 @@ from ..store.commit import CommitConnection
 from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
 from .arena_deals import ArenaDeals
+from .arena_table import ArenaTables
 from .arenas import Arenas
 from .assist import Assist
 from .challenges import Challenges
@@ -132,8 +133,9 @@ class Node:
             config, store, rooms, lobby, solving, fanout, clock
         )
         self.arena_deals = deals = ArenaDeals(config, store, solving, clock)
+        self.tables = tables = ArenaTables(config, store, fanout, clock)
         self.arenas = arenas = Arenas(
-            config, store, rooms, lobby, spawn, clock, self.id, challenges.secret, deals
+            config, store, rooms, lobby, tables, spawn, clock, self.id, challenges.secret, deals
         )
         self.sweeper = Sweeper(
             config,
@@ -252,6 +254,7 @@ class Node:
         self.background.spawn(self.arenas.run())
         here = self.arenas.here  # the arenas with players here: their pools are kept full
         self.background.spawn(self.arena_deals.run(lambda: list(here), self.arenas.find))
+        self.background.spawn(self.tables.run())
         self.background.spawn(self._prepare_challenges())
         self.store.start()
         if self.shards is not None:

@@ -19,7 +19,8 @@ one script on one Redis and on a Redis Cluster alike:
 ``arena:{ID}:standings``    hash    player key -> their ``Standing`` as JSON
 ``arena:{ID}:table``        zset    player key -> ``table_key`` of their standing,
                                     smaller is better
-``arena:{ID}:ver``          string  bumped by every change of the table
+``arena:{ID}:ver``          string  bumped by every change of a player's row: joined,
+                                    paused, into a race, a race counted
 ``arena:{ID}:waiting``      zset    player key -> since when (epoch ms) they wait to be
                                     paired: joined, not paused, not in a race
 ``arena:{ID}:counted``      set     the codes of the races already counted
@@ -148,9 +149,9 @@ class Entrant:
 # client address's keyed hash ('' for none) and how many players may join from one.
 # A new player is added with the standing, counted at the address (flagged ``address``
 # when another joined from it first; refused when ``limit`` did); a paused one plays
-# on; either waits to be paired unless in a race, from the node and session given.
-# Returns 1 when new, 0 when they had joined before, minus the players joined from the
-# address when it is full (nothing changed).
+# on; either waits to be paired unless in a race, from the node and session given (the
+# row shows it: the table's version goes up). Returns 1 when new, 0 when they had joined
+# before, minus the players joined from the address when it is full (nothing changed).
 JOIN = (
     """
 local entry = redis.call('HGET', KEYS[1], ARGV[1])
@@ -168,10 +169,10 @@ if not entry then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
-  redis.call('INCR', KEYS[4])
   entry = ARGV[2]
   new = 1
 end
+redis.call('INCR', KEYS[4])
 local e = cjson.decode(entry)
 e['paused'] = false
 e['name'] = ARGV[6]
@@ -188,12 +189,13 @@ return new
 """
 )
 
-# KEYS: keys_of(arena). ARGV: who. The player is paired no more (their points stay):
-# 1, or 0 when they are not in the arena.
+# KEYS: keys_of(arena). ARGV: who. The player is paired no more (their points stay; the
+# row shows it paused): 1, or 0 when they are not in the arena.
 PAUSE = """
 local entry = redis.call('HGET', KEYS[1], ARGV[1])
 if not entry then return 0 end
 local e = cjson.decode(entry)
+if not e['paused'] then redis.call('INCR', KEYS[4]) end
 e['paused'] = true
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
 redis.call('ZREM', KEYS[5], ARGV[1])
@@ -201,8 +203,8 @@ return 1
 """
 
 # KEYS: keys_of(arena). ARGV: the race code, then its players. The race takes them out
-# of the waiting list, all or none: 1, or 0 when one of them no longer waits (paused,
-# gone, paired elsewhere meanwhile).
+# of the waiting list, all or none (their rows show the race): 1, or 0 when one of them
+# no longer waits (paused, gone, paired elsewhere meanwhile).
 TAKE = (
     """
 for i = 2, #ARGV do
@@ -215,6 +217,7 @@ for i = 2, #ARGV do
   redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(e))
 end
 redis.call('INCR', KEYS[7])
+redis.call('INCR', KEYS[4])
 """
     + _KEEP
     + """
@@ -460,23 +463,27 @@ class Arenas(Part):
 
     async def entrants(self, arena: str, players: Sequence[str] | None = None) -> list[Entrant]:
         """The arena's players (or ``players`` of them), as stored."""
+        if players is not None and not players:
+            return []  # (HMGET takes one field at least)
         keys = keys_of(arena)
         async with self.redis.pipeline(transaction=False) as pipe:
             if players is None:
                 pipe.hgetall(keys[0])
                 pipe.hgetall(keys[1])
-            else:
+                pipe.zrange(keys[4], 0, -1, withscores=True)
+            else:  # (only theirs: the whole waiting list costs as much as all the players)
                 pipe.hmget(keys[0], list(players))
                 pipe.hmget(keys[1], list(players))
-            pipe.zrange(keys[4], 0, -1, withscores=True)
+                pipe.zmscore(keys[4], list(players))
             got_entries, got_standings, waiting = await self._timed(pipe.execute())
         if players is None:
             entries = {_text(w): e for w, e in got_entries.items()}
             standings = {_text(w): s for w, s in got_standings.items()}
+            since = {_text(w): int(s) for w, s in waiting}
         else:
             entries = {p: e for p, e in zip(players, got_entries, strict=True) if e is not None}
             standings = dict(zip(players, got_standings, strict=True))
-        since = {_text(w): int(s) for w, s in waiting}
+            since = {p: int(s) for p, s in zip(players, waiting, strict=True) if s is not None}
         out = []
         for who, raw in sorted(entries.items()):
             e = orjson.loads(raw)
@@ -551,12 +558,13 @@ class Arenas(Part):
         """The table's version (bumped by every change of it)."""
         return int(await self._timed(self.redis.get(arena_key(arena, "ver"))) or 0)
 
-    async def table(self, arena: str, top: int) -> tuple[int, list[tuple[str, int]]]:
-        """The table's version and its first ``top`` players with their table keys, best
-        first (equal keys listed by player key)."""
+    async def table(self, arena: str, top: int | None) -> tuple[int, list[tuple[str, int]]]:
+        """The table's version and its first ``top`` players (None: every one) with their
+        table keys, best first (equal keys listed by player key)."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.get(arena_key(arena, "ver"))
-            pipe.zrange(arena_key(arena, "table"), 0, top - 1, withscores=True)
+            last = -1 if top is None else top - 1
+            pipe.zrange(arena_key(arena, "table"), 0, last, withscores=True)
             ver, rows = await self._timed(pipe.execute())
         return int(ver or 0), [(_text(w), int(s)) for w, s in rows]
 

@@ -35,6 +35,7 @@ from .messages import (
     Sprint,
     Start,
     Watch,
+    WatchArena,
     WatchBoard,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "Sprint",
     "Start",
     "Watch",
+    "WatchArena",
     "WatchBoard",
     "decode",
     "dumps",

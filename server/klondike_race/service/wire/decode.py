@@ -270,6 +270,7 @@ _PARSERS: dict[str, Callable[[_Fields], M.Message]] = {
     "join_arena": lambda f: M.JoinArena(_text(f, "arena", 3, 64), f.name()),
     "pause_arena": lambda f: M.PauseArena(_text(f, "arena", 3, 64)),
     "sprint": lambda f: M.Sprint(),
+    "watch_arena": lambda f: M.WatchArena(_text(f, "arena", 3, 64)),
     "change_password": lambda f: M.ChangePassword(
         _text(f, "password", 1, 256), _text(f, "new_password", 1, None)
     ),
@@ -304,6 +305,7 @@ TYPE_OF: dict[type, str] = {
     M.JoinArena: "join_arena",
     M.PauseArena: "pause_arena",
     M.Sprint: "sprint",
+    M.WatchArena: "watch_arena",
     M.GhostRequest: "ghost",
     M.ReplayRequest: "replay",
 }

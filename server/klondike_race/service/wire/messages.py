@@ -176,6 +176,11 @@ class Sprint:
 
 
 @dataclass(frozen=True, slots=True)
+class WatchArena:
+    arena: str
+
+
+@dataclass(frozen=True, slots=True)
 class GhostRequest:
     code: str
     player: str
@@ -217,6 +222,7 @@ Message = (
     | JoinArena
     | PauseArena
     | Sprint
+    | WatchArena
     | GhostRequest
     | ReplayRequest
 )

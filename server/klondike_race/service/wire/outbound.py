@@ -247,8 +247,30 @@ class Arena(TypedDict):
     arena: Mapping[str, Any]
     v: int
     table: Rows
+    top_race: str | None  # the race of the best placed player racing (the arena's TV)
     you: Mapping[str, Any] | None
     server_time: int
+
+
+class ArenaChanges(TypedDict):
+    type: Literal["arena_changes"]
+    arena: str
+    v: int
+    base: int  # the v of the rows it changes
+    changed: Rows
+    gone: list[str]
+    top_race: str | None
+    phase: str  # where the arena is at (its public state's)
+    pairing: bool
+    final: bool
+    server_time: int
+
+
+class ArenaYou(TypedDict):
+    type: Literal["arena_you"]
+    arena: str
+    you: Mapping[str, Any] | None
+    rows: Rows  # the player's place and the rows around it, outside the first rows
 
 
 class ArenaRace(TypedDict):
@@ -302,6 +324,8 @@ ServerMessage = (
     | Finishing
     | Arenas
     | Arena
+    | ArenaChanges
+    | ArenaYou
     | ArenaRace
     | ArenaMade
     | Pong
