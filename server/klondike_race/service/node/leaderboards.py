@@ -111,11 +111,16 @@ class Leaderboards:
             self._seen[key] = (version, final)
         top = self.store.challenges.top
         none: tuple[int, int, list[Any]] = (0, 0, [])  # (version, players, rows)
-        read = [
-            await top(challenge_id, index, TOP),
-            await top(challenge_id, index, TOP, True) if guests else none,
-        ]
-        v = read[0][0] + read[1][0]  # as ``version``: the sum of the two lists'
+        for _ in range(3):  # until the rows read are the version's (no move between)
+            read = [
+                await top(challenge_id, index, TOP),
+                await top(challenge_id, index, TOP, True) if guests else none,
+            ]
+            v = read[0][0] + read[1][0]  # as ``version``: the sum of the two lists'
+            # (each list's version and rows are read in round trips of their own: a move
+            # stored between them would give one version two sets of rows)
+            if await self.store.challenges.version(challenge_id, index, guests) == v:
+                break
         counts = (read[0][1], read[1][1])
         tops = [ranked_rows(rows, live=True) for _, _, rows in read]
         last = self._shown.get(key)
