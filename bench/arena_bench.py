@@ -190,6 +190,7 @@ async def main_async(args: argparse.Namespace) -> int:
         before = int(rds.info("memory")["used_memory"])
         acks_before = await ack_buckets(port)
         cpu_before = cpu_seconds(server.pid)
+        own_before = time.process_time()
         arena = A.arena_id("bench", starts)
         tally = Tally()
         t0 = time.monotonic()
@@ -200,6 +201,7 @@ async def main_async(args: argparse.Namespace) -> int:
         own = sum(int(rds.memory_usage(k, samples=0) or 0) for k in rds.keys(f"arena:{{{arena}}}*"))
         acks_after = await ack_buckets(port)
         cpu = (cpu_seconds(server.pid) - cpu_before) / elapsed
+        own_cpu = (time.process_time() - own_before) / elapsed  # the players' process
         counted = rds.scard(f"arena:{{{arena}}}:counted")
         every = 1 / args.rate
         print(
@@ -214,7 +216,8 @@ async def main_async(args: argparse.Namespace) -> int:
             f"acks {len(tally.acks)}: p50 {1000 * pct(tally.acks, 0.5):.1f} ms, "
             f"p99 {1000 * pct(tally.acks, 0.99):.1f} ms; the server's own (frame read to ack "
             f"written) p50 {bucket_quantile(acks_before, acks_after, 0.5)}, "
-            f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}; server CPU {100 * cpu:.0f}%"
+            f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}; server CPU {100 * cpu:.0f}%, "
+            f"the players' process {100 * own_cpu:.0f}%"
         )
         each = max(1, args.players) * elapsed
         kinds = [

@@ -43,6 +43,7 @@ log = structlog.get_logger("klondike_race.arena_table")
 PUSH_EVERY_S = 1.0  # an arena's changes are pushed at most this often
 NEAR_EVERY_MS = 2000  # the players' places and the rows around them, at most this often
 YIELD_EVERY = 250  # connections served between two turns of the event loop given back
+READ_EVERY = 500  # entrants read (and parsed) at once: a push's reads leave turns between
 
 
 class Shown(NamedTuple):
@@ -239,8 +240,11 @@ class ArenaTables:
                     spans[who] = ranked[max(0, i - REACH) : i + REACH + 1]
         wanted = {w for w, _, _ in first} | set(players)
         wanted |= {w for span in spans.values() for w, _, _ in span}
-        found = await self.store.arenas.entrants(arena_id, sorted(wanted))
-        entrants = {e.who: e for e in found}
+        asked = sorted(wanted)
+        entrants: dict[str, Entrant] = {}
+        for i in range(0, len(asked), READ_EVERY):
+            found = await self.store.arenas.entrants(arena_id, asked[i : i + READ_EVERY])
+            entrants.update((e.who, e) for e in found)
 
         def rows(span: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
             return [_row(entrants[w], rank, key) for w, rank, key in span if w in entrants]
