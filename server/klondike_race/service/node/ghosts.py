@@ -13,14 +13,13 @@ from typing import Any
 import orjson
 import structlog
 
-from ...engine import Game, Move, board_view
+from ...engine import Game, Move
 from ..clock import Clock
 from ..contracts import Spawn
 from ..domain import challenge as ch
-from ..domain import movelog, ranking
+from ..domain import movelog
 from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
-from ..domain.progress import of_board
 from ..domain.replay import refusal
 from ..domain.room import FINISHED, Room, add_player
 from ..hub import OwnMove
@@ -134,18 +133,10 @@ class Ghosts:
             else:  # a resignation or a sprint's time-out: it ends as the recorded game did
                 movelog.apply(game, line)
                 entry = line
-            board = board_view(game, at_ms)
-            prog = of_board(board, game.last_ms)
-            key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
-            body: events.Progress = {
-                "type": "progress",
-                "player": GHOST,
-                "progress": prog,
-                "seq": seq,
-                "entry": entry,
-            }
+            rank_by = room.options.rank_by
+            board, body, key = events.entered(GHOST, game, seq, entry, at_ms, rank_by)
             v = await self.store.log.append(
-                room.code, GHOST, seq, entry, prog, key, orjson.dumps(body)
+                room.code, GHOST, seq, entry, body["progress"], key, orjson.dumps(body)
             )
             if v == 0:  # the race is over
                 return

@@ -11,10 +11,10 @@ import orjson
 
 from ...engine import BoardView, Game, IllegalMove, Move, board_view, game_over
 from ..clock import Clock
-from ..domain import movelog, ranking
+from ..domain import movelog
 from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
-from ..domain.progress import initial_progress, of_board
+from ..domain.progress import initial_progress
 from ..domain.room import FINISHED, RACING, Room, RoomView, sprint
 from ..hub import Ack, OwnMove, RoomEvent, RoomHub
 from ..metrics import Metrics
@@ -164,20 +164,10 @@ class Race:
                 return self._after_reload(conn, hub, seq, player, t0, move)
             self._refuse(conn, seq, err.reason, str(err))
             return None
-        board = board_view(game, at_ms)  # it includes the progress fields
-        prog = of_board(board, game.last_ms)
-        key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
-        # the stored event names the move, not the board: a node that shows boards keeps
-        # every player's game and plays the move itself (boards.py)
         player = conn.player
         assert player is not None
-        body: events.Progress = {
-            "type": "progress",
-            "player": player,
-            "progress": prog,
-            "seq": seq,
-            "entry": entry,
-        }
+        board, body, key = events.entered(player, game, seq, entry, at_ms, room.options.rank_by)
+        prog = body["progress"]
         stored = self.store.log.append(
             hub.code,
             player,
@@ -344,16 +334,8 @@ class Race:
         seq = len(log) + 1
         entry = movelog.entry(how, at_ms)
         movelog.apply(game, entry)
-        board = board_view(game, at_ms)
-        prog = of_board(board, game.last_ms)
-        key = ranking.rank_key(prog, room.options.rank_by, game.last_ms)
-        body: events.Progress = {
-            "type": "progress",
-            "player": player,
-            "progress": prog,
-            "seq": seq,
-            "entry": entry,
-        }
+        board, body, key = events.entered(player, game, seq, entry, at_ms, room.options.rank_by)
+        prog = body["progress"]
         stored = self.store.log.append(room.code, player, seq, entry, prog, key, orjson.dumps(body))
         v = await stored
         # the other nodes in the room get it published; this one's hub, here

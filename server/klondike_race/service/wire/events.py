@@ -3,7 +3,11 @@ one ``TypedDict`` a kind, ``type`` first. The store adds the version ``v`` to wh
 keeps and publishes; a hub delivers them in version order (hub.py), and a resuming
 connection is sent those it missed (encode.py, ``stored_event``)."""
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NamedTuple, NotRequired, TypedDict
+
+from ...engine import BoardView, Game, board_view
+from ..domain import ranking
+from ..domain.progress import of_board
 
 
 class Progress(TypedDict):
@@ -15,6 +19,32 @@ class Progress(TypedDict):
     progress: dict[str, Any]
     seq: int
     entry: str
+
+
+class Entered(NamedTuple):
+    """What one entry of a player's move log makes: their board after it, the event
+    telling the room (``body``) and the player's ranking key, as the log's append stores
+    them."""
+
+    board: BoardView
+    body: Progress
+    key: int
+
+
+def entered(player: str, game: Game, seq: int, entry: str, at_ms: int, rank_by: str) -> Entered:
+    """The stored event of ``entry`` (``game`` already played to it, at race time
+    ``at_ms``): the event names the entry, not the board (a node that shows boards keeps
+    every player's game and plays the entry itself: boards.py)."""
+    board = board_view(game, at_ms)  # it includes the progress fields
+    progress = of_board(board, game.last_ms)
+    body: Progress = {
+        "type": "progress",
+        "player": player,
+        "progress": progress,
+        "seq": seq,
+        "entry": entry,
+    }
+    return Entered(board, body, ranking.rank_key(progress, rank_by, game.last_ms))
 
 
 class Results(TypedDict):
