@@ -52,8 +52,8 @@ PAIR_LOCK_MS = 5_000  # one node pairs an arena at a time (held while it does; i
 # should the node die meanwhile)
 LISTED_BEFORE_MS = 6 * 3_600_000  # the list shows arenas starting this soon
 CREATED_PER_ADDRESS = (10, 3600)  # arenas one client address may create, per hour
-# races made together: a thousand at once (every player of an arena joined in the same
-# minute) waited past the Redis connections' 10 s and closed their players' connections
+# races being made at once: a thousand at once (every player of an arena joined in the
+# same minute) waited past the Redis connections' 10 s and closed their players' connections
 RACES_AT_ONCE = 50
 
 
@@ -262,14 +262,13 @@ class Arenas:
             for e, r in zip(waiting, ratings, strict=True)
         ]
         by_who = {e.who: e for e in waiting}
-        races = A.pair(pool, arena.size, now).races
-        made = 0
-        for i in range(0, len(races), RACES_AT_ONCE):
-            groups = races[i : i + RACES_AT_ONCE]
-            made += sum(
-                await asyncio.gather(*(self._race(arena, [by_who[w] for w in g]) for g in groups))
-            )
-        return made
+        gate = asyncio.Semaphore(RACES_AT_ONCE)
+
+        async def race(group: tuple[str, ...]) -> int:
+            async with gate:
+                return await self._race(arena, [by_who[w] for w in group])
+
+        return sum(await asyncio.gather(*(race(g) for g in A.pair(pool, arena.size, now).races)))
 
     async def _race(self, arena: A.Arena, players: list[Any]) -> int:
         """One race of ``players``: the room, then its players out of the waiting list
