@@ -8,13 +8,16 @@ arena of races of two, two hours long) on its own redis-server, and this process
 players: each
 says hello, joins the arena, and in every race it is paired into makes a move about
 every ``1/rate`` s (a card home, else draw, else recycle: server_bench's bot) and resigns
-after ``--moves`` moves, so that races end and players are paired again. It prints:
+after ``--moves`` moves, so that races end and players are paired again. The rates
+(CPU, frames) are over the ``--seconds`` of the run; the races still on then finish (a
+player stuck past ``LAST_RACE_S`` more is an error). It prints:
 
 - pairing: from the end of a player's race (its ``room`` event ``finished``, once both
   games are over) to the player's next ``arena_race``, p50/p99 (the server pairs every
   second);
 - acks: a move's acknowledgement latency, p50/p99, as the players measure it and as the
-  server does (``kr_ack_latency_seconds``), and the server's CPU;
+  server does (``kr_ack_latency_seconds``), and the server's CPU and the players' own
+  (this process: on a machine of 2 cores they compete);
 - tables: the table's frames (``arena`` whole, ``arena_changes``, ``arena_you``) per player
   per second, their mean size, and the table's bytes per player per second;
 - Redis: memory used per arena player and per race counted (``INFO memory``'s
@@ -56,6 +59,7 @@ DAY_MS = 86_400_000
 SCHEDULE = "bench every=day at=00:00 minutes=120 size=2 time_limit=300 draw=1\n"
 TABLE_FRAMES = ("arena", "arena_changes", "arena_you")  # what the table sends
 CLOSED = "(closed)"  # a player's inbox: the connection closed
+LAST_RACE_S = 60  # after the run, how long the races still on may take to finish
 
 
 class Tally:
@@ -195,18 +199,29 @@ async def main_async(args: argparse.Namespace) -> int:
         tally = Tally()
         t0 = time.monotonic()
         stop = t0 + args.seconds
-        await asyncio.gather(*(player(port, arena, args, tally, stop) for _ in range(args.players)))
+        players = [
+            asyncio.create_task(player(port, arena, args, tally, stop)) for _ in range(args.players)
+        ]
+        await asyncio.wait(players, timeout=args.seconds)
+        # the rates are the window's; the races still on finish after it
+        window = time.monotonic() - t0
+        cpu = (cpu_seconds(server.pid) - cpu_before) / window
+        own_cpu = (time.process_time() - own_before) / window  # the players' process
+        frames, frame_bytes = dict(tally.frames), dict(tally.frame_bytes)
+        _, stuck = await asyncio.wait(players, timeout=LAST_RACE_S)
+        for task in stuck:
+            task.cancel()
+        if stuck:
+            tally.errors.append(f"{len(stuck)} players still racing {LAST_RACE_S} s after the end")
         elapsed = time.monotonic() - t0
         used = int(rds.info("memory")["used_memory"]) - before
         own = sum(int(rds.memory_usage(k, samples=0) or 0) for k in rds.keys(f"arena:{{{arena}}}*"))
         acks_after = await ack_buckets(port)
-        cpu = (cpu_seconds(server.pid) - cpu_before) / elapsed
-        own_cpu = (time.process_time() - own_before) / elapsed  # the players' process
         counted = rds.scard(f"arena:{{{arena}}}:counted")
         every = 1 / args.rate
         print(
-            f"{args.players} players, {elapsed:.0f} s, races of 2, a move every {every:.1f} s, "
-            f"{args.moves} moves then resign"
+            f"{args.players} players, {window:.0f} s (their last races over at {elapsed:.0f} s), "
+            f"races of 2, a move every {every:.1f} s, {args.moves} moves then resign"
         )
         print(
             f"races counted {counted}; pairing p50 {pct(tally.pairing, 0.5):.2f} s, "
@@ -219,14 +234,14 @@ async def main_async(args: argparse.Namespace) -> int:
             f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}; server CPU {100 * cpu:.0f}%, "
             f"the players' process {100 * own_cpu:.0f}%"
         )
-        each = max(1, args.players) * elapsed
+        each = max(1, args.players) * window
         kinds = [
-            f"{kind} {tally.frames[kind] / each:.2f} of "
-            f"{tally.frame_bytes[kind] / max(1, tally.frames[kind]) / 1024:.2f} KiB"
+            f"{kind} {frames[kind] / each:.2f} of "
+            f"{frame_bytes[kind] / max(1, frames[kind]) / 1024:.2f} KiB"
             for kind in TABLE_FRAMES
-            if tally.frames[kind]
+            if frames[kind]
         ]
-        rate = sum(tally.frame_bytes.values()) / each / 1024
+        rate = sum(frame_bytes.values()) / each / 1024
         print(f"table frames per player per second: {', '.join(kinds)}; {rate:.2f} KiB/s")
         print(
             f"redis used_memory +{used / 1024:.0f} KiB: {used / args.players / 1024:.1f} KiB a "

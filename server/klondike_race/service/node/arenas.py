@@ -62,8 +62,8 @@ CREATED_PER_ADDRESS = (10, 3600)  # arenas one client address may create, per ho
 PODIUM = 3  # the places a final arena's podium shows
 RACES_SHOWN = 100  # the races /api/arenas/ID lists, newest first
 FINALS_SHOWN = 20  # the recent results /api/arenas?final=1 lists
-# races made together: a thousand at once (every player of an arena joined in the same
-# minute) waited past the Redis connections' 10 s and closed their players' connections
+# races being made at once: a thousand at once (every player of an arena joined in the
+# same minute) waited past the Redis connections' 10 s and closed their players' connections
 RACES_AT_ONCE = 50
 
 
@@ -312,14 +312,13 @@ class Arenas:
             for e, r in zip(waiting, ratings, strict=True)
         ]
         by_who = {e.who: e for e in waiting}
-        races = A.pair(pool, arena.size, now).races
-        made = 0
-        for i in range(0, len(races), RACES_AT_ONCE):
-            groups = races[i : i + RACES_AT_ONCE]
-            made += sum(
-                await asyncio.gather(*(self._race(arena, [by_who[w] for w in g]) for g in groups))
-            )
-        return made
+        gate = asyncio.Semaphore(RACES_AT_ONCE)
+
+        async def race(group: tuple[str, ...]) -> int:
+            async with gate:
+                return await self._race(arena, [by_who[w] for w in group])
+
+        return sum(await asyncio.gather(*(race(g) for g in A.pair(pool, arena.size, now).races)))
 
     async def _race(self, arena: A.Arena, players: list[Any]) -> int:
         """One race of ``players``: the room, then its players out of the waiting list
