@@ -78,6 +78,10 @@ function undoFollowsPrivate() {
 $('#create-form').addEventListener('change', undoFollowsPrivate);
 undoFollowsPrivate();
 
+// The lobby waits this long at most for its first answers before showing (render.js)
+const LOBBY_WAIT_MS = 5000;
+setTimeout(() => store.update((s) => { s.lobbyLate = true; }), LOBBY_WAIT_MS);
+
 $('#name').value = state.name;
 $('#name').addEventListener('change', () => { if (!signedIn(state)) needName(); });
 // the name is taken as it is typed: taken only when the field lets go (the first tap

@@ -450,6 +450,11 @@ export class Renderer {
   }
 
   lobby(state) {
+    // Below the name, the lobby shows once its first answers are in (the counts, today's
+    // challenges, the arenas), or when they are late (lobby.js): each fills a box above
+    // the play forms, and a box appearing moved a button away from a pointer on its way.
+    const busy = !(state.counts && state.challenges && state.arenas) && !state.lobbyLate;
+    $('#screen-lobby').setAttribute('aria-busy', String(busy));
     $('#invite-box').hidden = !state.invite;
     if (state.invite) text($('#invite-code'), state.invite);
     this.yourRooms(state);

@@ -52,6 +52,7 @@ export function initialState() {
     replay: null, // the #/replay/CODE view: the code (the viewer, replay.js, holds the rest)
     daily: null, // the #/challenges/ID or #/archive/DAY view: {kind, id|day, status, data, error}
     confirm: null, // the challenge whose "one ranked attempt" notice is open: "ID/N"
+    lobbyLate: false, // the lobby shown without its first answers (they took too long)
     invite: null, // a ?join=CODE link opened without a name: the code, until joined or declined
     arenas: null, // the server's last `arenas` list (the lobby's arenas)
     arenaId: null, // the arena this page plays in (kept as kr.arena), until Leave

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -210,11 +211,26 @@ class Player:
         # console errors a test expects (e.g. the browser's own line for a 404 it asked
         # for): matched against "TEXT @ URL"
         self.expected: list[re.Pattern[str]] = []
+        # the last frames both ways and the console's lines, printed when a test fails
+        self.frames: deque[str] = deque(maxlen=60)
         self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
         self.page.on("console", self._console)
+        self.page.on("websocket", self._socket)
         self.page.set_default_timeout(10_000)
 
+    def _socket(self, ws: Any) -> None:
+        def keep(way: str) -> Callable[[Any], None]:
+            return lambda payload: self.frames.append(
+                f"{time.monotonic():.3f} {way} {payload}"[:300]
+            )
+
+        self.frames.append(f"{time.monotonic():.3f} opened {ws.url}")
+        ws.on("framesent", keep("out"))
+        ws.on("framereceived", keep("in"))
+        ws.on("close", lambda _: self.frames.append(f"{time.monotonic():.3f} closed"))
+
     def _console(self, message: Any) -> None:
+        self.frames.append(f"{time.monotonic():.3f} console {message.type}: {message.text}"[:300])
         if message.type == "error":
             line = f"{message.text} @ {message.location.get('url', '')}"
             if not any(p.search(line) for p in self.expected):
@@ -358,6 +374,7 @@ def player_factory(
                 player.page.screenshot(path=str(folder / f"{request.node.name}-{i}.png"))
             except Exception as err:  # the page may be gone; the failure is the news
                 print(f"no screenshot of player {i}: {err}")
+            print(f"player {i}'s last frames and console lines:\n" + "\n".join(player.frames))
         print("server output:\n" + "".join(server.output[-50:]))
     for player in made:
         player.context.close()

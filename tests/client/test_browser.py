@@ -1006,11 +1006,23 @@ def test_a_spectator_behind_the_race_sees_the_time_of_the_boards_shown(players) 
 
 def test_buttons_and_game_over_follow_the_servers_word_in_practice(players) -> None:
     """Hint and Finish show as the server's can_hint / can_finish say, and the game is over
-    when the server's board says ``over``: rewritten answers move the client with them."""
+    when the server's board says ``over``: rewritten answers move the client with them.
+    First, the lobby below the name waits for its first answers (a box filled by a late
+    one moved the buttons under a pointer on its way to them)."""
     alice = players()
     wire = alice.wire()
-    practise(alice, f"?seed={SEED}", "Alice")
     page = alice.page
+    wire.hold = lambda msg: msg["type"] == "challenges"
+    alice.open(f"?seed={SEED}")
+    page.wait_for_function("() => window.kr.store.state.arenas && window.kr.store.state.counts")
+    assert page.get_attribute("#screen-lobby", "aria-busy") == "true"
+    assert not page.is_visible("#btn-practice") and not page.is_visible("#btn-create")
+    assert page.is_visible("#name")
+    wire.release()
+    page.wait_for_selector('#screen-lobby[aria-busy="false"] #btn-practice')
+    alice.set_name("Alice")
+    page.click("#btn-practice")
+    alice.wait_racing()
     page.wait_for_selector("#btn-hint:not([hidden])")
     page.wait_for_selector("#btn-finish:not([hidden])")
     assert alice.state("[s.canHint, s.canFinish]") == [True, True]
