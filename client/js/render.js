@@ -722,6 +722,36 @@ export class Renderer {
     } else {
       this.standings($('#race-standings'), state);
     }
+    this.rivals($('#race-rivals'), state, attempt);
+  }
+
+  // The phone's strip of the other racers over the board (app.css shows it on narrow
+  // screens only, where the standings are under the tableau): each one's place, name and
+  // cards home, one line whatever they are, so the board below it never moves.
+  rivals(root, state, attempt) {
+    const rows = attempt || state.role !== 'player' ? [] : standings(state);
+    const others = rows.filter((r) => r.player !== state.player);
+    root.hidden = others.length === 0;
+    const key = JSON.stringify(others.map((r) => [r.player, r.rank, r.name, r.foundation, r.status]));
+    if (root.dataset.key === key) return;
+    root.dataset.key = key;
+    root.replaceChildren(...others.map((row) => {
+      const li = document.createElement('li');
+      li.dataset.player = row.player;
+      li.className = `rival status-${row.status}`;
+      const name = document.createElement('span');
+      name.className = 'rival-name';
+      name.textContent = row.name;
+      const home = document.createElement('span');
+      home.className = 'rival-home';
+      home.textContent = `${row.foundation}/52`;
+      const fill = document.createElement('span');
+      fill.className = 'rival-fill';
+      fill.style.width = `${(row.foundation / 52) * 100}%`;
+      li.append(`${row.rank}${sharesPlace(rows, row) ? '=' : '.'} `, name, ' ', home, fill);
+      li.setAttribute('aria-label', `${ordinal(row.rank)}: ${row.name}, ${row.foundation} of 52 cards home${row.status !== 'playing' ? `, ${statusWords(state, row.player, row.status)}` : ''}`);
+      return li;
+    }));
   }
 
   // An attempt's standings: the challenge's live leaderboard (top rows, this player's

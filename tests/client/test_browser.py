@@ -318,6 +318,19 @@ def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
     assert phone.state("s.board.moves") == 2
     assert page.locator(f'{phone.pile("col5")} .card[data-card="Td"]').count() == 1
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    # The rivals over the board on a phone (the standings are under the tableau): Alice's
+    # place, name and cards home, kept as she moves, the board not moved by it; a desktop
+    # has the standings beside the board and no strip.
+    rival = '#race-rivals li[data-player="p1"]'
+    page.wait_for_selector(f'{rival}:has-text("Alice"):has-text("0/52")')
+    top = page.locator("#my-board").bounding_box()
+    strip = page.locator("#race-rivals").bounding_box()
+    assert top is not None and strip is not None and strip["y"] + strip["height"] <= top["y"]
+    alice.page.dblclick(alice.card("Ac"))
+    page.wait_for_selector(f'{rival}:has-text("1/52")')
+    assert page.locator("#my-board").bounding_box() == top
+    assert "cards home" in (page.get_attribute(rival, "aria-label") or "")
+    assert not alice.page.is_visible("#race-rivals")
     phone.shot(artifacts / "race-phone.png")
     # A spectator on a phone: both boards, one above the other, no horizontal scroll (a
     # rated race: their outlines, the card home as a count)
