@@ -427,3 +427,58 @@ async def test_a_move_made_while_the_boards_are_read_is_on_them(node) -> None:
     assert welcome["boards"]["p1"]["moves"] == 1
     for c in (a, b, watcher):
         await c.close()
+
+
+async def test_a_racers_events_keep_their_order_when_the_batch_timer_shares_their_turn(
+    node, redis_url
+) -> None:
+    """Others' progress reaches a racer batched (it waits for its phase's timer); a room
+    or spectators event, or the racer's own ack, is not (it waits for the end of the loop
+    turn). When the timer is due in the turn that delivered them, it runs after the code
+    that pushed them: the batched progress must not leave ahead of the unbatched event
+    before it. The timer's turn is made to come right after the deliveries, by a wrapper
+    of the node's real flush (a racer saw ``progress v13, v10, v11`` at a race's start)."""
+    from klondike_race.service.fanout import phase_of
+
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    assert (await b.move("draw"))["type"] == "ack"
+    moved = await a.expect("progress")  # p2's move, as another node would publish it
+    hub = node.hubs.get(code)
+    racer = next(c for c in hub.conns if c.player == a.seen[0]["player"])
+    v = hub.version
+    progress = moved["progress"]
+    later = [
+        {**p1_moved(v + 1, progress, 2, "d@2000"), "player": "p2"},  # batched for a
+        {"v": v + 2, "type": "spectators", "count": 7},  # not batched
+        {**p1_moved(v + 3, progress, 3, "d@3000"), "player": "p2"},  # batched again
+    ]
+    rds = redis.Redis.from_url(redis_url)
+    for event in later:  # stored by another node
+        rds.zadd(room_key(code) + ":events", {orjson.dumps(event): event["v"]})
+    rds.set(room_key(code) + ":ver", v + 3)
+    fanout = node.fanout
+    real_flush = fanout._flush_batched
+    fed = asyncio.Event()
+
+    def deliver_then_flush() -> None:
+        if not fed.is_set() and fanout._turn == phase_of(racer.ws):
+            fed.set()  # delivered in this turn, ahead of the due timer
+            for event in later[1:]:
+                hub.feed(RoomEvent.stored(event))
+        real_flush()
+
+    fanout._flush_batched = deliver_then_flush  # type: ignore[method-assign]
+    try:
+        hub.feed(RoomEvent.stored(later[0]))  # held for a: the batch timer runs
+        got = [await a.expect("progress", "spectators") for _ in range(3)]
+    finally:
+        fanout._flush_batched = real_flush  # type: ignore[method-assign]
+    assert fed.is_set()
+    assert [(m["type"], m["v"]) for m in got] == [
+        ("progress", v + 1),
+        ("spectators", v + 2),
+        ("progress", v + 3),
+    ]
+    for c in (a, b):
+        await c.close()

@@ -156,6 +156,44 @@ async def test_batched_writes_are_spread_over_the_interval() -> None:
             await server.wait_closed()
 
 
+async def test_an_unbatched_frame_waiting_for_the_turn_s_end_leaves_before_later_batched_ones() -> (
+    None
+):
+    """An unbatched frame (an ack, a room event) waits for the end of the loop turn; a
+    batched one pushed after it (another player's progress) waits for its phase's timer.
+    When that timer is due in the same turn, after the code that pushed both, its write
+    comes first: it must take the unbatched frames still waiting along, ahead of its own
+    (a racer got ``progress v13`` before ``v10``, ``v11``, and acks below a progress it
+    already had). The timer's turn is made to come right after the pushes, by a wrapper
+    of the real flush."""
+    from klondike_race.service.fanout import phase_of
+
+    server, ws, client = await _pair()
+    fanout = Fanout(batch_interval=0.02)
+    real_flush = fanout._flush_batched
+    pushed = asyncio.Event()
+
+    def pushes_then_flush() -> None:
+        if not pushed.is_set() and fanout._turn == phase_of(ws):
+            pushed.set()  # in this turn, ahead of the due timer (as a commit's answer is)
+            fanout.push((ws,), "v11 progress", batched=True)
+            fanout.push((ws,), "v12 ack")  # takes v11 along; waits for the turn's end
+            fanout.push((ws,), "v13 progress", batched=True)
+        real_flush()
+
+    fanout._flush_batched = pushes_then_flush  # type: ignore[method-assign]
+    try:
+        fanout.push((ws,), "v10 progress", batched=True)  # the batch timer runs from now
+        got = [await asyncio.wait_for(client.recv(), 2) for _ in range(4)]
+        assert pushed.is_set()
+        assert got == ["v10 progress", "v11 progress", "v12 ack", "v13 progress"]
+    finally:
+        fanout.close()
+        await client.close()
+        server.close()
+        await server.wait_closed()
+
+
 async def test_a_message_connection_hands_whole_messages_over_as_they_are_parsed() -> None:
     """MessageConnection's reading of websockets' internals (process_event, a Frame's
     opcode, fin and data): whole text and binary messages go to on_message at once, a

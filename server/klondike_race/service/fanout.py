@@ -12,7 +12,10 @@ The updates a move causes for the others in the room (spectators' boards, racers
 progress) may be ``batched`` (``KR_SPECTATOR_BATCH_MS``, 50 ms by default): they wait up
 to ``batch_interval`` and leave together, so a connection in a very busy room costs a few
 writes a second, not one per move; anything unbatched for the same connection (an ack)
-takes them along at once, ahead of itself. Connections that are not open are skipped;
+takes them along at once, ahead of itself, and a batched write takes along, ahead of its
+own, the connection's unbatched frames still waiting for the end of their turn (its timer
+may run in that turn, after the code that pushed them): a connection's frames leave in
+the order they were pushed. Connections that are not open are skipped;
 pending data frames of a connection that is closing are dropped.
 
 The batched writes are spread over the interval: each connection belongs to one of
@@ -126,7 +129,13 @@ class Fanout:
         self._batch_timer = None
         held = self._batched[self._turn]
         self._turn = (self._turn + 1) % PHASES
-        pending = list(held.items())
+        # a connection's unbatched frames still waiting for the end of their turn (this
+        # one: the timer ran after the code that pushed them) were pushed before its
+        # batched ones (an unbatched push takes those along): they go first
+        ahead = self._pending
+        pending = [
+            (ws, ahead.pop(ws) + later if ws in ahead else later) for ws, later in held.items()
+        ]
         held.clear()
         _write(pending)
         self._held = 1 if any(self._batched) else 0
