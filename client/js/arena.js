@@ -102,6 +102,14 @@ export function arenaError(msg) {
   return false;
 }
 
+// A final arena (its table the result): nothing more to play, so a reload or a new
+// connection watches its table (the podium) rather than joining it (`arena_over`).
+export function arenaFinal() {
+  if (!state.arena || !state.arena.arena.final || state.arenaPaused) return;
+  store.update((s) => { s.arenaPaused = true; });
+  keep();
+}
+
 export { join as joinArena };
 
 $('#arena-list').addEventListener('click', (e) => {

@@ -7,7 +7,9 @@
 
 import { FLAG_WORDS, flagsOf, getJson, nameCell, playersText } from './daily.js';
 import { escapeHtml } from './profile.js';
-import { arenaPhase, arenaWhat, localTime, ordinal } from './render.js';
+import {
+  arenaPhase, arenaWhat, localTime, ordinal, podiumHtml,
+} from './render.js';
 import { $, store } from './shared.js';
 import {
   myKey, serverNow, sharesPlace, signedIn,
@@ -51,7 +53,6 @@ export async function showArenaPage(page) {
   });
 }
 
-const MEDALS = ['\u{1F947}', '\u{1F948}', '\u{1F949}'];
 const place = (rows, r) => `${escapeHtml(r.rank)}${sharesPlace(rows, r) ? '=' : ''}`;
 
 function flagNote(rows) {
@@ -74,14 +75,6 @@ function tableHtml(rows, me) {
     + '<thead><tr><th>#</th><th>Player</th><th>Points</th><th>Races</th><th>Wins</th>'
     + '<th><abbr title="Performance: the opponents\u2019 average rating, +500 for each beaten, \u2212500 for each lost to">Perf.</abbr></th>'
     + `</tr></thead><tbody>${body}</tbody></table></div>${flagNote(rows)}`;
-}
-
-function podiumHtml(podium) {
-  return '<h3>Podium</h3><ol class="arena-podium">'
-    + podium.map((r) => `<li data-rank="${escapeHtml(r.rank)}"><span class="medal" aria-hidden="true">${MEDALS[r.rank - 1] || ''}</span>`
-      + `<span class="podium-place">${escapeHtml(ordinal(r.rank))}</span> ${nameCell({ ...r, who: r.player })}`
-      + ` <span class="muted">${escapeHtml(r.points)} point${r.points === 1 ? '' : 's'}, ${escapeHtml(r.wins)} win${r.wins === 1 ? '' : 's'}</span></li>`).join('')
-    + '</ol>';
 }
 
 function racesHtml(races, total) {
@@ -108,7 +101,7 @@ export function arenaPageHtml(data, now, me, playing, name) {
   const over = now >= a.ends;
   const where = a.final ? 'final results' : over ? 'over: its last races still count' : arenaPhase(a, now);
   let join = '';
-  if (playing) join = '<p>You play in this arena.</p><button type="button" class="btn primary" data-arena-page-back>Back to it</button>';
+  if (playing) join = `<p>You ${over ? 'played' : 'play'} in this arena.</p><button type="button" class="btn primary" data-arena-page-back>Back to it</button>`;
   else if (!over) {
     const field = name === null ? ''
       : '<label for="arena-page-name" class="visually-hidden">Your name</label>'

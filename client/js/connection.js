@@ -4,7 +4,9 @@
 // goes to the screen or concern it is about.
 
 import { Account } from './account.js';
-import { arenaAgain, arenaError, watchTable } from './arena.js';
+import {
+  arenaAgain, arenaError, arenaFinal, watchTable,
+} from './arena.js';
 import { arenaMadeError } from './arenamake.js';
 import {
   challengeError, enteredRoom, watchBoardAgain,
@@ -99,6 +101,9 @@ function onMessage(msg) {
       break;
     case 'arena_stale': // the same of an arena's table
       watchTable();
+      break;
+    case 'arena':
+      arenaFinal();
       break;
     case 'ack':
       acked(msg, inflight, boardBefore);

@@ -217,10 +217,11 @@ export function arenaPhase(a, now) {
 
 // An arena's table (`arena` frames' rows, best first; a rank shared reads "3="): the
 // player's own row marked. Compact (beside a race): rank, player, points, races, streak.
-export function arenaTableHtml(rows, me, compact = false) {
+// Final (the arena's result): no "Now" column.
+export function arenaTableHtml(rows, me, compact = false, final = false) {
   if (!rows.length) return '<p class="muted">Nobody has joined yet.</p>';
   const head = compact ? ['#', 'Player', 'Pts', 'Races', 'Streak']
-    : ['#', 'Player', 'Points', 'Races', 'Wins', 'Streak', 'Now'];
+    : ['#', 'Player', 'Points', 'Races', 'Wins', 'Streak', ...(final ? [] : ['Now'])];
   const body = rows.map((r) => {
     const mine = me && r.player === me;
     const fire = r.fire ? ` <span class="fire" role="img" aria-label="on fire" title="On fire: the next race's points are doubled">${FIRE}</span>` : '';
@@ -230,12 +231,30 @@ export function arenaTableHtml(rows, me, compact = false) {
       escapeHtml(r.points), escapeHtml(r.races)];
     if (!compact) cells.push(escapeHtml(r.wins));
     cells.push(`${escapeHtml(r.streak)}${fire}`);
-    if (!compact) cells.push(`<span class="arena-now" data-now="${now}">${now}</span>`);
+    if (!compact && !final) cells.push(`<span class="arena-now" data-now="${now}">${now}</span>`);
     return `<tr data-player="${escapeHtml(r.player)}"${mine ? ' class="me" aria-current="true"' : ''}>`
       + `${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
   }).join('');
   return `<div class="table-scroll"><table class="leaderboard arena-board${compact ? ' compact' : ''}">`
     + `<thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table></div>`;
+}
+
+// A final arena's podium (docs/rules.md, "Arena tournaments", "The results"): the rows of
+// the table's first three places among the players who raced (a place shared shows each
+// who shares it), as the server's `podium` is.
+export function podiumOf(rows) {
+  return rows.filter((r) => r.rank <= 3 && r.races > 0);
+}
+
+const MEDALS = ['\u{1F947}', '\u{1F948}', '\u{1F949}'];
+
+// The podium's rows as a list: medal, place, name (profile link, tags), points and wins.
+export function podiumHtml(podium) {
+  return '<h3>Podium</h3><ol class="arena-podium">'
+    + podium.map((r) => `<li data-rank="${escapeHtml(r.rank)}" data-player="${escapeHtml(r.player)}"><span class="medal" aria-hidden="true">${MEDALS[r.rank - 1] || ''}</span>`
+      + `<span class="podium-place">${escapeHtml(ordinal(r.rank))}</span> ${nameCell({ ...r, who: r.player })}`
+      + ` <span class="muted">${escapeHtml(r.points)} point${r.points === 1 ? '' : 's'}, ${escapeHtml(r.wins)} win${r.wins === 1 ? '' : 's'}</span></li>`).join('')
+    + '</ol>';
 }
 
 export class Renderer {
@@ -536,8 +555,10 @@ export class Renderer {
     text($('#arena-sub'), a ? `${arenaWhat(a)} \u00b7 ${arenaPhase(a, now)}` : 'Joining\u2026');
     const room = arenaRace(state) ? state.room : null;
     const over = a && now >= a.ends;
+    const final = Boolean(a && a.final);
     const you = frame && frame.you;
     const words = !a ? 'Joining the arena\u2026'
+      : final ? 'The arena is over: final results.'
       : over ? 'The arena is over: its last races still count.'
         : state.arenaPaused && !you ? 'Watching: join to race in it.'
         : state.arenaPaused ? 'Paused: you will not be paired until you resume. Your points stay.'
@@ -548,7 +569,7 @@ export class Renderer {
     text($('#arena-state'), words);
     const mine = you && [...frame.table, ...frame.near].find((r) => r.player === you.player);
     text($('#arena-you'), you ? `You: ${mine ? `${ordinal(mine.rank)} \u00b7 ` : ''}${pointsText(you.points)}`
-      + ` \u00b7 streak ${you.streak}${you.fire ? ` ${FIRE} next race's points doubled` : ''}` : '');
+      + (final ? '' : ` \u00b7 streak ${you.streak}${you.fire ? ` ${FIRE} next race's points doubled` : ''}`) : '');
     // the race just played, from its room (kept until the next race's)
     const rows = room ? standings(state) : [];
     const me = rows.find((r) => r.player === state.player);
@@ -564,6 +585,18 @@ export class Renderer {
     // the top race (the arena's TV), unless it is the player's own
     const top = frame && frame.top;
     $('#btn-arena-tv').hidden = !top || top === (you && you.racing);
+    // once final: the podium, and the arena's page (every race, with its replay) above
+    // the final table
+    const result = $('#arena-final');
+    result.hidden = !final;
+    const podium = final ? podiumOf(frame.table) : [];
+    const done = !final ? '' : (podium.length ? podiumHtml(podium) : '<p class="muted">Nobody raced in it.</p>')
+      + `<p><a class="btn small" id="arena-results" href="#/arena/${encodeURIComponent(a.id)}">Every race and its replay</a></p>`
+      + '<h3>Final table</h3>';
+    if (result.krHtml !== done) {
+      result.krHtml = done;
+      result.innerHTML = done;
+    }
     this.arenaTable($('#arena-table'), state, false);
     const near = frame ? frame.near : [];
     const place = $('#arena-near');
@@ -577,7 +610,8 @@ export class Renderer {
 
   arenaTable(root, state, compact) {
     const frame = state.arena;
-    const html = frame ? arenaTableHtml(frame.table, frame.you ? frame.you.player : myKey(state), compact)
+    const final = Boolean(frame && frame.arena.final);
+    const html = frame ? arenaTableHtml(frame.table, frame.you ? frame.you.player : myKey(state), compact, final)
       : '<p class="muted">Loading the table\u2026</p>';
     if (root.krHtml !== html) {
       root.krHtml = html;
