@@ -483,6 +483,7 @@ export class Renderer {
       watch.className = 'btn small';
       watch.dataset.watch = room.code;
       watch.textContent = 'Watch';
+      watch.setAttribute('aria-label', `Watch race ${room.code}`);
       li.append(label, watch);
       if (room.phase === 'waiting' && room.players.length < room.capacity) {
         const join = document.createElement('button');
@@ -490,6 +491,7 @@ export class Renderer {
         join.className = 'btn small primary';
         join.dataset.join = room.code;
         join.textContent = 'Join';
+        join.setAttribute('aria-label', `Join race ${room.code}`);
         li.append(join);
       }
       list.append(li);
