@@ -207,6 +207,7 @@ export class BoardView {
     this.root.classList.toggle('outline', Boolean(board && board.outline));
     for (const pile of Object.values(this.piles)) {
       pile.replaceChildren();
+      pile.classList.remove('hint-from', 'hint-to');
       if (pile !== this.piles.stock) {
         delete pile.dataset.key;
         pile.removeAttribute('tabindex');
@@ -304,6 +305,7 @@ export class BoardView {
       if (picked) picked.setAttribute('aria-pressed', 'true');
     }
     this.markPending(board);
+    this.markHint(board);
     this.layout();
     this.animate(before);
     if (keep) this.refocus(keep);
@@ -373,6 +375,28 @@ export class BoardView {
       const count = what.from.startsWith('col') ? Math.max(1, what.count || 1) : 1;
       for (const card of cards.slice(-count)) card.classList.add('pending');
     }
+  }
+
+  // The solver's hint, as the app says (ui.hint, the server's `hint` as JSON): the
+  // card(s) it moves marked hint-from, the pile they go to hint-to; a draw or a turn of
+  // the waste marks the stock. Only what the server named: no rule is looked up here.
+  markHint(board) {
+    const hint = this.ui.hint ? JSON.parse(this.ui.hint) : null;
+    this.root.classList.toggle('has-hint', Boolean(hint));
+    if (!hint) return;
+    if (hint.action) {
+      this.piles.stock.classList.add('hint-from');
+      return;
+    }
+    const from = this.piles[hint.from];
+    if (!from) return;
+    const cards = [...from.querySelectorAll('.card.face')];
+    const moved = cards.slice(-Math.max(1, hint.count || 1));
+    for (const card of moved) card.classList.add('hint-from');
+    // "foundation" (no suit named): the foundation of the moved card's suit
+    const top = moved.length ? moved[0].dataset.card : null;
+    const to = hint.to === 'foundation' && top ? `found-${top[1]}` : hint.to;
+    if (this.piles[to]) this.piles[to].classList.add('hint-to');
   }
 
   playable(card, pile, index, tab) {

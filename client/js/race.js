@@ -6,6 +6,7 @@
 import { moveWords, pickWords, reasonText } from './cards.js';
 import { Input } from './input.js';
 import { chime } from './prefs.js';
+import { describeHint } from './render.js';
 import { $, confirmed, net, renderer, state, storage, store, toast } from './shared.js';
 import {
   attemptOf, finishOffered, gameOver, hintOffered, roomPhase, sprintOffered, viewOf,
@@ -16,6 +17,8 @@ let refusalTimer = null; // the refusal notice goes after 3 s
 let auto = false; // auto-complete is playing
 let autoTimer = null; // its next step
 let playTimer = null; // the solver's line: the next move shown
+let hintTimer = null; // the hint goes after HINT_MS, or at once with the next move
+const HINT_MS = 10000;
 
 // A line for screen readers: the live region (polite), each pick, move and hint said.
 export function announce(words) {
@@ -144,6 +147,17 @@ function showRefusal(msg) {
 function hideRefusal() {
   clearTimeout(refusalTimer);
   $('#refusal').hidden = true;
+}
+
+// The server's hint: said in the live region, shown on the cards (render.js) until the
+// next move is taken (the ack clears it: state.js) or HINT_MS have passed.
+export function hinted() {
+  const shown = state.hint;
+  announce(describeHint(shown, state.board));
+  clearTimeout(hintTimer);
+  hintTimer = setTimeout(() => {
+    if (state.hint === shown) store.update((s) => { s.hint = null; });
+  }, HINT_MS);
 }
 
 // Auto-complete: offered only when the server's board says so (`autocomplete`); each

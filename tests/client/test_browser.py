@@ -910,14 +910,59 @@ def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
     page = alice.page
     assert alice.state("s.room.practice") is True
     assert page.locator("#btn-resign").is_visible()
+    board = page.locator("#my-board")
+    before = board.bounding_box()
     page.click("#btn-hint")
     page.wait_for_selector("#hint-box:not([hidden])")
-    assert (page.text_content("#hint-box") or "").startswith("Hint: ")
-    assert page.get_attribute("#hint-box", "aria-live") == "polite"  # a hint is said
-    alice.shot(artifacts / "practice-hint.png")
+    # the hint does not move the board (a line inserted above it pushed it down 45 px) ...
+    assert board.bounding_box() == before
+    # ... it shows on the cards: the card(s) to move and the pile they go to (or the stock
+    # for a draw), as the server named them (the solver's choice, within its budget)
     hint = alice.state("s.hint")
-    alice.play_line([hint.get("action") or {k: hint[k] for k in ("from", "to", "count")}])
+    marked = page.locator("#my-board .hint-from, #my-board .hint-to")
+    shown = marked.count()
+    if hint.get("action"):
+        assert page.locator(f"{alice.pile('stock')}.hint-from").count() == 1
+        assert shown == 1
+    else:
+        src = hint["from"]
+        moved = (
+            alice.state(f"s.board.columns[{int(src[3:]) - 1}].up.slice(-{hint['count']})")
+            if src.startswith("col")
+            else [alice.state("s.board.waste.fan.at(-1)")]
+            if src == "waste"
+            else [alice.state(f"s.board.foundations[{src[-1]!r}]")]
+        )
+        from_cards = page.locator(f"{alice.pile(hint['from'])} .card.hint-from")
+        assert [c.get_attribute("data-card") for c in from_cards.all()] == moved
+        assert page.locator(f"{alice.pile(hint['to'])}.hint-to").count() == 1
+        assert shown == len(moved) + 1
+        assert card_words(moved[0]) in (page.text_content("#hint-box") or "")
+    # ... and in words, said in the live region (the hint's line is no live region of
+    # its own: a region shown with its words in it is not always read)
+    words = page.text_content("#hint-box") or ""
+    assert words.startswith("Hint: ") and f"a winning line of {hint['line']} moves" in words
+    assert page.text_content("#announce") == words
+    assert page.get_attribute("#hint-box", "aria-live") == "off"
+    # a refusal meanwhile hides none of it
+    page.evaluate("() => window.kr.intent({ from: 'col1', to: 'col1', count: 1 }, null)")
+    page.wait_for_selector('#refusal[data-reason="same_pile"]')
+    refusal = page.locator("#refusal").bounding_box()
+    line = page.locator("#hint-box").bounding_box()
+    assert refusal is not None and line is not None
+    assert refusal["y"] + refusal["height"] <= line["y"], (refusal, line)
+    assert marked.count() == shown and board.bounding_box() == before
+    alice.shot(artifacts / "practice-hint.png")
+    move = (
+        {"action": hint["action"]}
+        if hint.get("action")
+        else {k: hint[k] for k in ("from", "to", "count")}
+    )
+    page.evaluate("(move) => window.kr.intent(move, null)", move)  # (the refusal's seq again)
     page.wait_for_selector('#stat-moves:text-is("1")')
+    # the next move clears the hint, on the cards and in words
+    assert marked.count() == 0 and page.locator("#hint-box").is_hidden()
+    assert board.bounding_box() == before
     page.click("#btn-finish")
     # the playback's counter, changing every step, is not said each time
     page.wait_for_selector('#hint-box[aria-live="off"]:has-text("The solver plays its line")')
