@@ -5,7 +5,9 @@
 // as backs and blank face-up cards with their counts.
 // It knows how to lay cards out at any size; it knows nothing of the rules.
 
-import { COLUMNS, FOUNDATIONS, SUITS, SUIT_SYMBOLS, SUIT_WORDS, cardFace, pileLabel } from './cards.js';
+import {
+  COLUMNS, FOUNDATIONS, SUITS, SUIT_SYMBOLS, cardFace, pileLabel, pileName,
+} from './cards.js';
 
 const CARD_RATIO = 1.4;
 const REDUCED_MOTION = window.matchMedia('(prefers-reduced-motion: reduce)');
@@ -61,9 +63,21 @@ function stockBack(count) {
   return back;
 }
 
+// A face-down card: hidden from assistive technology one by one (column 7 was read as
+// "face-down card" six times); its pile's name counts them.
 function backElement() {
-  const node = el('div', 'card back', { 'aria-label': 'face-down card', role: 'img' });
-  return node;
+  return el('div', 'card back', { 'aria-hidden': 'true' });
+}
+
+const plural = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+// The waste as a whole: its count and the card on top ("empty", "Queen of hearts", "5
+// cards, Queen of hearts on top").
+function wasteWords(count, fan) {
+  if (!count) return 'empty';
+  const top = fan.length ? cardFace(fan[fan.length - 1]).label : null;
+  if (!top) return plural(count, 'card');
+  return count === 1 ? top : `${plural(count, 'card')}, ${top} on top`;
 }
 
 export class BoardView {
@@ -193,6 +207,7 @@ export class BoardView {
     this.root.classList.toggle('outline', Boolean(board && board.outline));
     for (const pile of Object.values(this.piles)) {
       pile.replaceChildren();
+      pile.classList.remove('hint-from', 'hint-to');
       if (pile !== this.piles.stock) {
         delete pile.dataset.key;
         pile.removeAttribute('tabindex');
@@ -210,20 +225,20 @@ export class BoardView {
 
     // stock
     const stock = this.piles.stock;
+    // (the board's passes_left, the server's: a ✕ when the waste cannot go back)
+    const canRecycle = board.waste.count > 0 && board.passes_left !== 0 && board.passes_left !== 1;
     if (board.stock > 0) {
       stock.append(stockBack(board.stock));
     } else {
       const mark = el('span', 'mark recycle', { 'aria-hidden': 'true' });
-      const canRecycle = board.waste.count > 0 && board.passes_left !== 0 && board.passes_left !== 1;
       mark.textContent = canRecycle ? '\u21bb' : '\u2715';
       stock.append(mark);
     }
-    const count = el('span', 'count');
-    count.textContent = board.stock;
-    stock.append(count);
-    const stockAction = board.stock > 0 ? 'draw' : 'recycle';
+    stock.append(countBadge(board.stock)); // (said in the stock's name)
+    // the pile as a whole, and what a press of it does
+    const stockAction = board.stock > 0 ? ', draw' : canRecycle ? ', turn the waste over' : '';
     stock.setAttribute('aria-label',
-      `Stock, ${board.stock} card${board.stock === 1 ? '' : 's'}: ${stockAction}`);
+      `Stock: ${board.stock ? plural(board.stock, 'card') : 'empty'}${stockAction}`);
     stock.dataset.key = 'stock';
     stock.setAttribute('role', 'button');
     if (tab) stock.tabIndex = 0;
@@ -232,7 +247,7 @@ export class BoardView {
     const waste = this.piles.waste;
     const fan = board.waste.fan || [];
     waste.dataset.count = board.waste.count;
-    waste.setAttribute('aria-label', `Waste, ${board.waste.count} card${board.waste.count === 1 ? '' : 's'}`);
+    waste.setAttribute('aria-label', `Waste: ${wasteWords(board.waste.count, fan)}`);
     fan.forEach((name, i) => {
       const top = i === fan.length - 1;
       const card = cardElement(name, { pile: 'waste', index: String(i) });
@@ -252,7 +267,7 @@ export class BoardView {
       mark.textContent = SUIT_SYMBOLS[s];
       pile.append(mark);
       const top = board.foundations[s];
-      pile.setAttribute('aria-label', `${SUIT_WORDS[s]} foundation${top ? '' : ', empty'}`);
+      pile.setAttribute('aria-label', `${pileName(`found-${s}`)}: ${top ? cardFace(top).label : 'empty'}`);
       if (top) {
         const card = cardElement(top, { pile: `found-${s}`, index: '0' });
         if (top[0] !== 'A') card.classList.add('stacked');
@@ -269,7 +284,10 @@ export class BoardView {
     board.columns.forEach((column, c) => {
       const name = COLUMNS[c];
       const pile = this.piles[name];
-      pile.setAttribute('aria-label', `${pileLabel(name)}: ${column.down} face down, ${column.up.length} face up`);
+      // the column as a whole: how many face down, then its face-up cards by name
+      const words = [...(column.down ? [`${column.down} face down`] : []),
+        ...column.up.map((card) => cardFace(card).label)];
+      pile.setAttribute('aria-label', `${pileName(name)}: ${words.length ? words.join(', ') : 'empty'}`);
       for (let i = 0; i < column.down; i += 1) pile.append(backElement());
       column.up.forEach((cardName, i) => {
         const card = cardElement(cardName, { pile: name, index: String(i) });
@@ -281,7 +299,13 @@ export class BoardView {
       if (!column.down && !column.up.length) this.emptyTarget(pile, name, tab);
     });
 
+    // the picked card: a pressed button for assistive technology (the gold is for the eye)
+    if (sel && interactive) {
+      const picked = this.root.querySelector(`[data-key="${CSS.escape(`${sel.pile}:${sel.index}`)}"]`);
+      if (picked) picked.setAttribute('aria-pressed', 'true');
+    }
     this.markPending(board);
+    this.markHint(board);
     this.layout();
     this.animate(before);
     if (keep) this.refocus(keep);
@@ -290,15 +314,14 @@ export class BoardView {
   // An outline: the stock and the face-down cards as backs, the waste, the foundations
   // and each face-up run as blank cards, each pile with its count; no card is named.
   paintOutline(board) {
-    const plural = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
     const stock = this.piles.stock;
     if (board.stock > 0) stock.append(stockBack(board.stock));
     stock.append(countBadge(board.stock));
-    stock.setAttribute('aria-label', `Stock, ${plural(board.stock, 'card')}`);
+    stock.setAttribute('aria-label', `Stock: ${plural(board.stock, 'card')}`);
     stock.removeAttribute('role');
     const waste = this.piles.waste;
     waste.dataset.count = board.waste.count;
-    waste.setAttribute('aria-label', `Waste, ${plural(board.waste.count, 'card')}`);
+    waste.setAttribute('aria-label', `Waste: ${plural(board.waste.count, 'card')}`);
     if (board.waste.count > 0) {
       const blank = blankElement();
       if (board.waste.count > 1) blank.classList.add('stacked');
@@ -312,7 +335,7 @@ export class BoardView {
         return;
       }
       pile.removeAttribute('aria-hidden');
-      pile.setAttribute('aria-label', `Foundations, ${plural(board.foundation, 'card')} home`);
+      pile.setAttribute('aria-label', `Foundations: ${plural(board.foundation, 'card')} home`);
       if (board.foundation > 0) {
         const blank = blankElement();
         blank.classList.add('home');
@@ -324,7 +347,7 @@ export class BoardView {
     board.columns.forEach((column, c) => {
       const name = COLUMNS[c];
       const pile = this.piles[name];
-      pile.setAttribute('aria-label', `${pileLabel(name)}: ${column.down} face down, ${column.up} face up`);
+      pile.setAttribute('aria-label', `${pileName(name)}: ${column.down} face down, ${column.up} face up`);
       for (let i = 0; i < column.down; i += 1) pile.append(backElement());
       for (let i = 0; i < column.up; i += 1) pile.append(blankElement());
       if (column.up > 1) {
@@ -352,6 +375,28 @@ export class BoardView {
       const count = what.from.startsWith('col') ? Math.max(1, what.count || 1) : 1;
       for (const card of cards.slice(-count)) card.classList.add('pending');
     }
+  }
+
+  // The solver's hint, as the app says (ui.hint, the server's `hint` as JSON): the
+  // card(s) it moves marked hint-from, the pile they go to hint-to; a draw or a turn of
+  // the waste marks the stock. Only what the server named: no rule is looked up here.
+  markHint(board) {
+    const hint = this.ui.hint ? JSON.parse(this.ui.hint) : null;
+    this.root.classList.toggle('has-hint', Boolean(hint));
+    if (!hint) return;
+    if (hint.action) {
+      this.piles.stock.classList.add('hint-from');
+      return;
+    }
+    const from = this.piles[hint.from];
+    if (!from) return;
+    const cards = [...from.querySelectorAll('.card.face')];
+    const moved = cards.slice(-Math.max(1, hint.count || 1));
+    for (const card of moved) card.classList.add('hint-from');
+    // "foundation" (no suit named): the foundation of the moved card's suit
+    const top = moved.length ? moved[0].dataset.card : null;
+    const to = hint.to === 'foundation' && top ? `found-${top[1]}` : hint.to;
+    if (this.piles[to]) this.piles[to].classList.add('hint-to');
   }
 
   playable(card, pile, index, tab) {

@@ -33,6 +33,12 @@ export function pileLabel(pile) {
   return pile;
 }
 
+// A pile's name at the start of a sentence ("Column 7", "Clubs foundation", "Waste").
+export function pileName(pile) {
+  const words = pileLabel(pile);
+  return `${words[0].toUpperCase()}${words.slice(1)}`;
+}
+
 // The server's refusal reasons in words a player reads (docs/protocol.md, engine errors).
 const REASONS = {
   illegal_target: "That card doesn't go there",
@@ -80,6 +86,19 @@ export function reasonText(reason, message, game = 'race') {
   if (!message) return words || reason;
   const specific = pilesInText(cardsInText(message));
   return words ? `${words}: ${specific}` : specific;
+}
+
+// A pick (a card selected before its target) in words: "Picked Ten of diamonds from
+// column 7", "Picked Nine of clubs and 2 more cards from column 4". sel: {pile, index,
+// count}, on the board the server sent; verb: "Unpicked" for a pick put back.
+export function pickWords(sel, board, verb = 'Picked') {
+  let card = null;
+  if (sel.pile.startsWith('col')) card = board.columns[COLUMNS.indexOf(sel.pile)].up[sel.index];
+  else if (sel.pile === 'waste') card = board.waste.fan[board.waste.fan.length - 1];
+  else if (sel.pile.startsWith('found-')) card = board.foundations[sel.pile.slice(6)];
+  const more = sel.count > 1 ? ` and ${sel.count - 1} more card${sel.count > 2 ? 's' : ''}` : '';
+  const where = sel.pile.startsWith('col') ? pileLabel(sel.pile) : `the ${pileLabel(sel.pile)}`;
+  return `${verb} ${card ? cardFace(card).label : 'a card'}${more} from ${where}`;
 }
 
 // A move of the player's own in words, for screen readers (the live region): the card,

@@ -14,7 +14,7 @@ import {
 import { forgetIntent, pendingIntent } from './invite.js';
 import { nameField } from './lobby.js';
 import {
-  acked, playback, refused, resend, settleDrag,
+  acked, hinted, playback, refused, resend, settleDrag,
 } from './race.js';
 import { checkCommitment } from './results.js';
 import {
@@ -130,6 +130,9 @@ function onMessage(msg) {
       break;
     case 'error':
       onError(msg);
+      break;
+    case 'hint':
+      hinted();
       break;
     case 'finishing':
       storage.set('kr.solved', state.solved);

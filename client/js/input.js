@@ -16,7 +16,7 @@ function isFoundation(pile) {
 
 export class Input {
   // hooks: board() -> the board_view; selection() -> {pile,index,count}|null;
-  // select(sel|null); lift({pile,index}|null): cards being dragged; intent(intent,
+  // select(sel|null, putBack): putBack, a pick put back with no move (said so); lift({pile,index}|null): cards being dragged; intent(intent,
   // drag|null); action(name) for buttons' keys; enabled() -> whether play is possible;
   // settled() -> whether the board on screen is the one the moves sent lead to;
   // connected() -> whether moves can reach the server; notSent(n): n presses refused
@@ -317,7 +317,7 @@ export class Input {
         if (index !== null && index !== sel.index) {
           this.hooks.select({ pile, index, count: this.countFrom(pile, index) });
         } else {
-          this.hooks.select(null);
+          this.hooks.select(null, true);
         }
         return;
       }
@@ -341,7 +341,7 @@ export class Input {
     if (t && t.tagName === 'BUTTON' && !this.root.contains(t) && (e.key === 'Enter' || e.key === ' ')) return;
     const k = e.key;
     if (k === 'Escape') {
-      this.hooks.select(null);
+      this.hooks.select(null, true);
     } else if (k.startsWith('Arrow')) {
       this.arrow(k, t);
     } else {
@@ -387,7 +387,8 @@ export class Input {
       return;
     }
     if (pile === 'waste') {
-      this.hooks.select(sel ? null : (board.waste.count ? { pile, index: board.waste.fan.length - 1, count: 1 } : null));
+      if (sel) this.hooks.select(null, true);
+      else if (board.waste.count) this.hooks.select({ pile, index: board.waste.fan.length - 1, count: 1 });
       return;
     }
     const ups = board.columns[COLUMNS.indexOf(pile)].up.length;

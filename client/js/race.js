@@ -3,9 +3,10 @@
 // board changes only when the server answers. Also the refusal notice, auto-complete,
 // the solver's line shown move by move, and the race's buttons.
 
-import { moveWords, reasonText } from './cards.js';
+import { moveWords, pickWords, reasonText } from './cards.js';
 import { Input } from './input.js';
 import { chime } from './prefs.js';
+import { describeHint } from './render.js';
 import { $, confirmed, net, renderer, state, storage, store, toast } from './shared.js';
 import {
   attemptOf, finishOffered, gameOver, hintOffered, roomPhase, sprintOffered, viewOf,
@@ -16,6 +17,13 @@ let refusalTimer = null; // the refusal notice goes after 3 s
 let auto = false; // auto-complete is playing
 let autoTimer = null; // its next step
 let playTimer = null; // the solver's line: the next move shown
+let hintTimer = null; // the hint goes after HINT_MS, or at once with the next move
+const HINT_MS = 10000;
+
+// A line for screen readers: the live region (polite), each pick, move and hint said.
+export function announce(words) {
+  $('#announce').textContent = words;
+}
 
 // Play is possible only on the race screen itself: not while a page (a replay, a profile,
 // a challenge) is shown over it, whose keys are its own.
@@ -82,7 +90,7 @@ export function acked(msg, inflight, boardBefore) {
   if (inflight && inflight.drag) settleDrag(inflight.drag, true);
   hideRefusal();
   if (!msg.duplicate && !state.finishing && !state.playback) {
-    $('#announce').textContent = moveWords(msg.move, boardBefore, state.board);
+    announce(moveWords(msg.move, boardBefore, state.board));
   }
   if (state.winMoment && !(boardBefore && boardBefore.status === 'won') && state.board.status === 'won') chime();
   pump();
@@ -139,6 +147,17 @@ function showRefusal(msg) {
 function hideRefusal() {
   clearTimeout(refusalTimer);
   $('#refusal').hidden = true;
+}
+
+// The server's hint: said in the live region, shown on the cards (render.js) until the
+// next move is taken (the ack clears it: state.js) or HINT_MS have passed.
+export function hinted() {
+  const shown = state.hint;
+  announce(describeHint(shown, state.board));
+  clearTimeout(hintTimer);
+  hintTimer = setTimeout(() => {
+    if (state.hint === shown) store.update((s) => { s.hint = null; });
+  }, HINT_MS);
 }
 
 // Auto-complete: offered only when the server's board says so (`autocomplete`); each
@@ -210,7 +229,13 @@ export function finishForMe() {
 const input = new Input($('#my-board'), {
   board: () => state.board,
   selection: () => state.selection,
-  select: (sel) => store.update((s) => { s.selection = sel; }),
+  // a pick said (and a pick put back: Escape, or the picked card pressed again)
+  select: (sel, putBack = false) => {
+    const was = state.selection;
+    store.update((s) => { s.selection = sel; });
+    if (sel) announce(pickWords(sel, state.board));
+    else if (putBack && was) announce(pickWords(was, state.board, 'Unpicked'));
+  },
   lift: (cards) => store.update((s) => { s.inflightDrag = cards; }),
   intent,
   enabled: canPlay,

@@ -2,6 +2,7 @@
 // the state and writes the DOM; it sends nothing and decides nothing.
 
 import { BoardView } from './board.js';
+import { moveWords, pileLabel } from './cards.js';
 import {
   archiveHtml, challengeHref, challengeHtml, challengeLink, clockText, dayOf, flagsOf, flagTag, minutes, nameCell, opensText,
   placeText, playersText, reachedText, shareGame, untilText, shareLine, statusWord, thousands, titleOf,
@@ -71,27 +72,13 @@ function text(node, value) {
   if (node && node.textContent !== s) node.textContent = s;
 }
 
-const PILE_WORDS = {
-  waste: 'the waste card', foundation: 'its foundation',
-  'found-c': 'the clubs foundation', 'found-d': 'the diamonds foundation',
-  'found-h': 'the hearts foundation', 'found-s': 'the spades foundation',
-};
-
-function pileWords(pile) {
-  if (PILE_WORDS[pile]) return PILE_WORDS[pile];
-  return pile && pile.startsWith('col') ? `column ${pile.slice(3)}` : pile;
-}
-
-export function describeHint(hint) {
+// The server's hint in words, its cards named from the board it was asked on: "Hint:
+// Jack of hearts to column 1 · a winning line of 87 moves starts here".
+export function describeHint(hint, board) {
   if (!hint) return '';
-  let what;
-  if (hint.action) what = hint.action === 'draw' ? 'draw from the stock' : 'turn the waste over';
-  else {
-    const cards = hint.count > 1 ? `${hint.count} cards from ${pileWords(hint.from)}` : pileWords(hint.from);
-    const source = hint.from.startsWith('col') && hint.count === 1 ? `the top card of ${pileWords(hint.from)}` : cards;
-    what = `move ${source} to ${pileWords(hint.to)}`;
-  }
-  return `Hint: ${what} (a winning line of ${hint.line} moves starts here)`;
+  const what = hint.action ? (hint.action === 'draw' ? 'draw from the stock' : 'turn the waste over')
+    : moveWords(hint.move, board, null) || `move from ${pileLabel(hint.from)} to ${pileLabel(hint.to)}`;
+  return `Hint: ${what} \u00b7 a winning line of ${hint.line} moves starts here`;
 }
 
 // A player's name as lists and leaderboards show it: a link to their profile when the
@@ -507,6 +494,7 @@ export class Renderer {
       watch.className = 'btn small';
       watch.dataset.watch = room.code;
       watch.textContent = 'Watch';
+      watch.setAttribute('aria-label', `Watch race ${room.code}`);
       li.append(label, watch);
       if (room.phase === 'waiting' && room.players.length < room.capacity) {
         const join = document.createElement('button');
@@ -514,6 +502,7 @@ export class Renderer {
         join.className = 'btn small primary';
         join.dataset.join = room.code;
         join.textContent = 'Join';
+        join.setAttribute('aria-label', `Join race ${room.code}`);
         li.append(join);
       }
       list.append(li);
@@ -669,9 +658,12 @@ export class Renderer {
       countdown.hidden = true;
     }
     const pending = pendingMoves(state);
+    // the hint on the cards: marked on the board it was asked on (not on the solver's)
+    const hint = state.hint && !state.playback ? state.hint : null;
     this.myBoard.update(board, {
       selection: state.selection, inflight: state.inflightDrag || null,
       pending: pending.length ? JSON.stringify(pending) : '',
+      hint: hint ? JSON.stringify({ from: hint.from, to: hint.to, count: hint.count, action: hint.action }) : '',
     });
     // the win moment: the cards home leap in turn (CSS; still with reduced motion), for a
     // game the player won, not one the solver finished
@@ -718,15 +710,22 @@ export class Renderer {
         : phase !== 'racing' ? `You can resign once the ${game} has started` : '';
     resign.disabled = Boolean(why);
     resign.title = why;
+    // The solver's line: a line of its own above the board, kept (empty) through a
+    // practice game, whose hints show there (a phone's: over the board's foot, css): a
+    // hint or the solver's line never moves the board.
     const hintBox = $('#hint-box');
     const play = state.playback;
+    const hintWords = describeHint(hint, board);
     const hintText = play ? `The solver plays its line: move ${play.done} of ${play.total}`
-      : state.finishing ? `Finishing: the solver plays ${state.finishing.moves} moves\u2026`
-        : describeHint(state.hint);
+      : state.finishing ? `Finishing: the solver plays ${state.finishing.moves} moves\u2026` : hintWords;
+    $('#hint-row').hidden = !(room.practice || state.canHint || state.finishing || play || hint);
     $('#btn-skip-finish').hidden = !play;
     hintBox.hidden = !hintText;
-    // the playback's counter changes several times a second: said once, not each step
-    hintBox.setAttribute('aria-live', play ? 'off' : 'polite');
+    hintBox.title = hintText; // (cut short on a narrow screen: the whole of it here)
+    // the playback's counter changes several times a second: said once, not each step;
+    // a hint is said in the live region (race.js: a live region shown with its words in
+    // it is not always read)
+    hintBox.setAttribute('aria-live', play || hintText === hintWords ? 'off' : 'polite');
     text(hintBox, hintText);
     const status = $('#race-status');
     const st = board && board.status !== 'playing' ? board.status : null;

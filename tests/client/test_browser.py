@@ -192,7 +192,7 @@ def test_a_spectator_of_a_rated_race_sees_outlines(players, artifacts) -> None:
     assert grid.locator(f"{col5} .card.blank").count() == 1
     assert grid.text_content(f'{cell} [data-pile="col1"] .card.blank:last-child .count') == "2"
     col7 = f'{cell} [data-pile="col7"]'
-    assert grid.get_attribute(col7, "aria-label") == "column 7: 6 face down, 1 face up"
+    assert grid.get_attribute(col7, "aria-label") == "Column 7: 6 face down, 1 face up"
     assert grid.is_visible("#watch-note")
     assert "outlines while it runs" in (grid.text_content("#watch-settings") or "")
     watcher.shot(artifacts / "spectator-outline.png")
@@ -817,11 +817,11 @@ def test_piles_are_read_with_their_counts_and_the_lag_is_not_announced(players) 
     alice, bob = players(), players()
     start_race(alice, [bob], seed=SEED)
     page = alice.page
-    column = page.get_by_role("group", name=re.compile(r"^column 7: 6 face down, 1 face up$"))
+    column = page.get_by_role("group", name=re.compile(r"^Column 7: 6 face down, Ten of hearts$"))
     assert column.count() == 1
     page.click(alice.pile("stock"))
     page.wait_for_selector('#stat-moves:text-is("1")')
-    assert page.get_by_role("group", name="Waste, 1 card").count() == 1
+    assert page.get_by_role("group", name="Waste: Eight of clubs", exact=True).count() == 1
     assert page.get_attribute("#conn-state", "role") is None
     assert page.get_attribute("#offline", "role") == "alert"
     # the server gone: between attempts the line says the client is reconnecting
@@ -829,6 +829,55 @@ def test_piles_are_read_with_their_counts_and_the_lag_is_not_announced(players) 
     page.evaluate("() => window.kr.net.drop()")
     page.wait_for_selector('#conn-state[data-state="closed"]')
     assert page.text_content("#conn-state") == "reconnecting\u2026"
+
+
+def test_a_screen_reader_hears_the_piles_the_pick_and_the_move(players) -> None:
+    """Issue 34, as the accessibility tree has it (what a screen reader reads): each pile
+    named as a whole, its face-down cards counted in its name and hidden one by one (they
+    were six "face-down card" images in column 7); the picked card a pressed button and
+    the pick said in the live region, then the move; the lobby's second quick match
+    named as one. Seed 42: columns Qs, Js, Jh, 2d, Ac, 6d, Th."""
+    alice = players()
+    alice.open(f"?seed={SEED}")
+    page = alice.page
+    assert 'button "Quick match: Draw 3"' in page.locator("#btn-quick3").aria_snapshot()
+    page.click("#btn-practice")
+    alice.wait_racing()
+    board = page.locator("#my-board")
+    tree = board.aria_snapshot()
+    for line in (
+        'button "Stock: 24 cards, draw"',
+        'button "Waste: empty"',
+        'button "Clubs foundation: empty"',
+        'group "Column 1: Queen of spades"',
+        'group "Column 7: 6 face down, Ten of hearts"',
+    ):
+        assert line in tree, tree
+    assert "face-down" not in tree and "img" not in tree, tree
+
+    def said() -> str:
+        return page.locator("#announce").aria_snapshot()
+
+    page.keyboard.press("3")  # pick column 3's Jack of hearts
+    page.wait_for_selector(f"{alice.card('Jh')}.selected")
+    assert 'button "Jack of hearts, column 3" [pressed]' in board.aria_snapshot()
+    assert said() == "- text: Picked Jack of hearts from column 3"
+    page.keyboard.press("1")  # ... onto column 1's Queen of spades
+    page.wait_for_selector('#stat-moves:text-is("1")')
+    turned = card_words(alice.state("s.board.columns[2].up[0]"))
+    assert said() == f"- text: Jack of hearts to column 1, turning up the {turned}"
+    tree = board.aria_snapshot()
+    assert "[pressed]" not in tree, tree
+    assert 'group "Column 1: Queen of spades, Jack of hearts"' in tree, tree
+    assert f'group "Column 3: 1 face down, {turned}"' in tree, tree
+    page.keyboard.press("5")  # a pick put back is said too
+    page.wait_for_selector(f"{alice.card('Ac')}.selected")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#my-board .card.selected", state="detached")
+    assert said() == "- text: Unpicked Ace of clubs from column 5"
+    page.dblclick(alice.card("Ac"))  # home
+    page.wait_for_selector('#stat-moves:text-is("2")')
+    assert 'group "Clubs foundation: Ace of clubs"' in board.aria_snapshot()
 
 
 def test_a_new_screen_starts_at_its_top(players) -> None:
@@ -874,14 +923,59 @@ def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
     page = alice.page
     assert alice.state("s.room.practice") is True
     assert page.locator("#btn-resign").is_visible()
+    board = page.locator("#my-board")
+    before = board.bounding_box()
     page.click("#btn-hint")
     page.wait_for_selector("#hint-box:not([hidden])")
-    assert (page.text_content("#hint-box") or "").startswith("Hint: ")
-    assert page.get_attribute("#hint-box", "aria-live") == "polite"  # a hint is said
-    alice.shot(artifacts / "practice-hint.png")
+    # the hint does not move the board (a line inserted above it pushed it down 45 px) ...
+    assert board.bounding_box() == before
+    # ... it shows on the cards: the card(s) to move and the pile they go to (or the stock
+    # for a draw), as the server named them (the solver's choice, within its budget)
     hint = alice.state("s.hint")
-    alice.play_line([hint.get("action") or {k: hint[k] for k in ("from", "to", "count")}])
+    marked = page.locator("#my-board .hint-from, #my-board .hint-to")
+    shown = marked.count()
+    if hint.get("action"):
+        assert page.locator(f"{alice.pile('stock')}.hint-from").count() == 1
+        assert shown == 1
+    else:
+        src = hint["from"]
+        moved = (
+            alice.state(f"s.board.columns[{int(src[3:]) - 1}].up.slice(-{hint['count']})")
+            if src.startswith("col")
+            else [alice.state("s.board.waste.fan.at(-1)")]
+            if src == "waste"
+            else [alice.state(f"s.board.foundations[{src[-1]!r}]")]
+        )
+        from_cards = page.locator(f"{alice.pile(hint['from'])} .card.hint-from")
+        assert [c.get_attribute("data-card") for c in from_cards.all()] == moved
+        assert page.locator(f"{alice.pile(hint['to'])}.hint-to").count() == 1
+        assert shown == len(moved) + 1
+        assert card_words(moved[0]) in (page.text_content("#hint-box") or "")
+    # ... and in words, said in the live region (the hint's line is no live region of
+    # its own: a region shown with its words in it is not always read)
+    words = page.text_content("#hint-box") or ""
+    assert words.startswith("Hint: ") and f"a winning line of {hint['line']} moves" in words
+    assert page.text_content("#announce") == words
+    assert page.get_attribute("#hint-box", "aria-live") == "off"
+    # a refusal meanwhile hides none of it
+    page.evaluate("() => window.kr.intent({ from: 'col1', to: 'col1', count: 1 }, null)")
+    page.wait_for_selector('#refusal[data-reason="same_pile"]')
+    refusal = page.locator("#refusal").bounding_box()
+    line = page.locator("#hint-box").bounding_box()
+    assert refusal is not None and line is not None
+    assert refusal["y"] + refusal["height"] <= line["y"], (refusal, line)
+    assert marked.count() == shown and board.bounding_box() == before
+    alice.shot(artifacts / "practice-hint.png")
+    move = (
+        {"action": hint["action"]}
+        if hint.get("action")
+        else {k: hint[k] for k in ("from", "to", "count")}
+    )
+    page.evaluate("(move) => window.kr.intent(move, null)", move)  # (the refusal's seq again)
     page.wait_for_selector('#stat-moves:text-is("1")')
+    # the next move clears the hint, on the cards and in words
+    assert marked.count() == 0 and page.locator("#hint-box").is_hidden()
+    assert board.bounding_box() == before
     page.click("#btn-finish")
     # the playback's counter, changing every step, is not said each time
     page.wait_for_selector('#hint-box[aria-live="off"]:has-text("The solver plays its line")')
