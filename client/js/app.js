@@ -12,17 +12,18 @@ import { chimes } from './prefs.js';
 import { loadProfile, profileRoute } from './profile.js';
 import { intent } from './race.js';
 import { ReplayViewer, replayRoute } from './replay.js';
+import { statsRoute } from './stats.js';
 import './results.js';
 import './room.js';
 import {
   $, confirmed, net, state, store,
 } from './shared.js';
 import {
-  attemptOf, roomPhase, stillRacing,
+  attemptOf, myKey, roomPhase, stillRacing,
 } from './state.js';
 import './watch.js';
 
-// ---- the router: #/replay/CODE, #/players/WHO, #/challenges/ID, #/archive/DAY, #/arena/ID,
+// ---- the router: #/replay/CODE, #/players/WHO, #/stats[/WHO], #/challenges/ID, #/archive/DAY, #/arena/ID,
 // #/arenas --------------------------------------------------------------------------------
 let routedHere = false; // a page opened from this page: Back goes back
 const replays = new ReplayViewer($('#replay-view'), askReplay);
@@ -45,8 +46,11 @@ async function route() {
     return;
   }
   if (state.arenaPage) store.update((s) => { s.arenaPage = null; });
-  const who = profileRoute(location.hash);
-  const daily = who ? null : dailyRoute(location.hash);
+  // #/stats: one's own statistics (once the server has said who one is), #/stats/WHO
+  const own = statsRoute(location.hash);
+  const page = own == null ? 'profile' : 'stats';
+  const who = own == null ? profileRoute(location.hash) : own || myKey(state) || '';
+  const daily = who || own != null ? null : dailyRoute(location.hash);
   if (!daily && state.daily) {
     store.update((s) => { s.daily = null; });
     const a = attemptOf(state.room); // back in an attempt: its own leaderboard again
@@ -58,17 +62,23 @@ async function route() {
     return;
   }
   if (!who) {
-    if (state.profile) store.update((s) => { s.profile = null; });
+    if (own === '') store.update((s) => { s.profile = { who, page, status: 'loading' }; });
+    else if (state.profile) store.update((s) => { s.profile = null; });
     return;
   }
-  store.update((s) => { s.profile = { who, status: 'loading' }; });
+  store.update((s) => { s.profile = { who, page, status: 'loading' }; });
   const got = await loadProfile(who);
-  if (!state.profile || state.profile.who !== who) return; // navigated on meanwhile
+  if (!state.profile || state.profile.who !== who || state.profile.page !== page) return; // navigated on
   store.update((s) => {
-    s.profile = got.status === 200 ? { who, status: 'ok', data: got.data }
-      : got.status === 404 ? { who, status: 'missing' } : { who, status: 'failed', error: got.error };
+    s.profile = got.status === 200 ? { who, page, status: 'ok', data: got.data }
+      : got.status === 404 ? { who, page, status: 'missing' } : { who, page, status: 'failed', error: got.error };
   });
 }
+
+// #/stats opened before the server said who this is: drawn once it has
+store.subscribe((s) => {
+  if (s.profile && s.profile.page === 'stats' && !s.profile.who && myKey(s)) route();
+});
 
 // Back: where the page was opened from, else (the page was loaded at its address) the
 // screen under it.

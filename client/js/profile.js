@@ -193,8 +193,9 @@ export function profileHtml(data) {
   const name = p.name || (p.guest ? 'A guest' : 'A player');
   // the tag marks a named guest ("Ann guest"); a guest without a name is "A guest" already
   const tag = p.guest && p.name ? ' <span class="tag guest">guest</span>' : '';
+  const stats = p.id ? ` \u00b7 <a class="stats-link" href="#/stats/${encodeURIComponent(p.id)}">Statistics</a>` : '';
   return `<h2 id="profile-title">${escapeHtml(name)}${tag}</h2>`
-    + `<p class="muted small mono">${escapeHtml(p.id)}</p>`
+    + `<p class="muted small"><span class="mono">${escapeHtml(p.id)}</span>${stats}</p>`
     + (variants.length ? `<div class="variants">${variants.map(([k, v]) => variantHtml(k, v || {})).join('')}</div>`
       : '<p class="muted">No rated races yet.</p>')
     + (p.daily && typeof p.daily === 'object' ? dailyHtml(p.daily) : '')

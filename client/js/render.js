@@ -8,6 +8,7 @@ import {
   placeText, playersText, reachedText, shareGame, untilText, shareLine, statusWord, thousands, titleOf,
 } from './daily.js';
 import { escapeHtml, profileHref, profileHtml } from './profile.js';
+import { bestHtml, statsHtml } from './stats.js';
 import {
   arenaRace, attemptOf, challengeById, endsAt, finishOffered, gameOver, hintOffered, mayWatchAttempts, myKey, myLivePlace,
   names, roomPhase, seats, serverNow, sharesPlace, shownBoard, solvedHere, sprintOffered, standings, viewOf, yourRooms,
@@ -329,8 +330,11 @@ export class Renderer {
     const key = JSON.stringify(p);
     if (body.dataset.key === key) return;
     body.dataset.key = key;
-    if (p.status === 'ok') body.innerHTML = profileHtml(p.data);
-    else if (p.status === 'missing') {
+    if (p.status === 'ok') body.innerHTML = p.page === 'stats' ? statsHtml(p.data) : profileHtml(p.data);
+    else if (p.status === 'missing' && p.page === 'stats') {
+      body.innerHTML = '<h2 id="profile-title">No statistics yet</h2>'
+        + '<p class="muted">Nothing is kept for this player yet: every game finished counts, practice too.</p>';
+    } else if (p.status === 'missing') {
       body.innerHTML = '<h2 id="profile-title">No such player</h2>'
         + `<p class="muted">Nobody here has the player key <span class="mono">${escapeHtml(p.who)}</span>.</p>`;
     } else if (p.status === 'failed') {
@@ -338,7 +342,7 @@ export class Renderer {
         + `<p>The profile could not be loaded (${escapeHtml(p.error)}).</p>`
         + '<button type="button" class="btn" id="profile-retry">Try again</button>';
     } else {
-      body.innerHTML = '<h2 id="profile-title">Loading the profile\u2026</h2>';
+      body.innerHTML = `<h2 id="profile-title">Loading the ${p.page === 'stats' ? 'statistics' : 'profile'}\u2026</h2>`;
     }
   }
 
@@ -568,6 +572,7 @@ export class Renderer {
       text($('#arena-last'), `Last race ${room.code}: ${roomPhase(state) === 'finished' ? '' : 'so far '}`
         + `${ordinal(me.rank)}${sharesPlace(rows, me) ? '=' : ''} of ${rows.length}${st}`);
     }
+    this.best($('#arena-best'), state, Boolean(room) && roomPhase(state) === 'finished');
     const pause = $('#btn-arena-pause');
     text(pause, !state.arenaPaused ? 'Pause' : you ? 'Resume' : 'Join');
     pause.hidden = Boolean(over);
@@ -924,6 +929,7 @@ export class Renderer {
     text($('#results-note'), rankingNote(attempt ? 'attempt' : 'race'));
     $('#results-reached').title = reachedTitle(attempt ? 'attempt' : 'race');
     this.place(state, done);
+    this.best($('#results-best'), state, done);
     const reveal = done ? room.reveal : null;
     $('#reveal').hidden = !reveal;
     if (reveal) {
@@ -965,6 +971,16 @@ export class Renderer {
     $('#btn-back-race').hidden = !room.parent; // a practice continuation of a race
     text($('#rematch-note'), rematch ? `Rematch room ${rematch} is open.` : '');
     this.grid($('#results-boards'), state, state.player);
+  }
+
+  // A won game's personal best and streak, once the server has counted the game.
+  best(box, state, done) {
+    const html = done && state.role === 'player' && !solvedHere(state) ? bestHtml(state.played) : '';
+    box.hidden = !html;
+    if (box.dataset.html !== html) {
+      box.dataset.html = html;
+      box.innerHTML = html;
+    }
   }
 
   // The player's own place, from their row of the server's leaderboard.

@@ -34,6 +34,7 @@ export function initialState() {
     inflightDrag: null, // {pile, index}: cards lifted by a drag, until the server answers
     commitmentCheck: null, // {commitment, ok, computed}: the browser's own SHA-256 check
     analysis: null, // the solver's analysis of a finished race
+    played: null, // the server's `played`: what my finished game did to my statistics
     hint: null, // the last hint: {move, from, to, count, action, line}
     finishing: null, // {seq, moves}: the server is playing the solver's line
     playback: null, // the solver's line shown move by move: {steps: [{board, leaderboard}],
@@ -217,6 +218,7 @@ function snapshot(state, msg) {
   state.selection = null;
   if (msg.token) state.token = msg.token;
   state.analysis = msg.analysis || (msg.type === 'resumed' ? state.analysis : null);
+  state.played = msg.played || (msg.type === 'resumed' ? state.played : null);
   state.hint = null;
   if (msg.type !== 'resumed' || !state.finishing) state.finishing = null;
   state.playback = null;
@@ -292,6 +294,12 @@ function room(state, msg) {
 
 function analysis(state, msg) {
   state.analysis = msg.analysis;
+  return null;
+}
+
+// My game's effect on my statistics, sent once my room has finished.
+function played(state, msg) {
+  state.played = msg.played && typeof msg.played === 'object' ? msg.played : null;
   return null;
 }
 
@@ -463,7 +471,7 @@ function error(state, msg) {
 
 const RECEIVE = {
   welcome: snapshot, resync: snapshot, resumed: snapshot, start, ack, refused, progress, room,
-  analysis, hint, finishing, boards, spectators, identity, rooms, queued, matched, left, pong,
+  analysis, played, hint, finishing, boards, spectators, identity, rooms, queued, matched, left, pong,
   challenges, leaderboard, leaderboard_changes: leaderboardChanges, leaderboard_you: leaderboardYou,
   arenas, arena, arena_changes: arenaChanges, arena_you: arenaYou, arena_race: arenaRaceMsg,
   arena_made: arenaMadeMsg, error,
@@ -517,6 +525,7 @@ export function leaveRoom(state) {
   state.inflightDrag = null;
   state.token = null;
   state.analysis = null;
+  state.played = null;
   state.hint = null;
   state.finishing = null;
   state.playback = null;

@@ -30,6 +30,46 @@ def scrub(page, to: int) -> None:
     page.eval_on_selector("#replay-scrub", SCRUB, to)
 
 
+PHONE = {"width": 390, "height": 844}
+
+
+def personal_best_and_statistics(alice, artifacts) -> None:
+    """Issue 34: a won game's results say the player's best time of the variant, that
+    this game set it, and the streak, once the server has counted the game; the header's
+    Stats opens the statistics page with the win counted and the last 30 days drawn, on
+    a desktop and on a phone."""
+    page = alice.page
+    best = "#results-best:not([hidden])"
+    page.wait_for_selector(f"{best} .best-new:text-is('New personal best!')")
+    told = alice.state("s.played")
+    ms = told["best"]["time_ms"]
+    shown = f"{ms // 60000}:{ms // 1000 % 60:02d}"
+    assert page.text_content(f"{best} .best-time") == f"Your best Draw 1 time: {shown}"
+    assert (page.text_content(f"{best} .best-streak") or "").startswith("Win streak: 1 (best 1)")
+    alice.shot(artifacts / "results-best.png", full_page=True)
+    page.click("#link-stats")
+    view = '#profile-view:not([hidden])[data-state="ok"]'
+    page.wait_for_selector(f'{view} .stats-variant[data-variant="draw1"]')
+    assert (page.text_content("#profile-title") or "").startswith("Statistics: ")
+    cells = page.locator('.stats-variant[data-variant="draw1"] .stats-grid dd').all_text_contents()
+    assert cells == ["1", "1", "100%", shown, "76", "1", "1"], cells
+    bars = page.locator(".stats-chart g.day")
+    assert bars.count() == 30
+    today = bars.nth(29)
+    assert (today.get_attribute("data-games"), today.get_attribute("data-wins")) == ("1", "1")
+    wins = page.locator(".stats-chart g.day").nth(29).locator("rect.wins").bounding_box()
+    assert wins is not None and wins["height"] > 20  # the day's win drawn, a full bar
+    alice.shot(artifacts / "stats-desktop.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    chart = page.locator(".stats-chart").first.bounding_box()
+    assert chart is not None and chart["x"] >= 0 and chart["x"] + chart["width"] <= PHONE["width"]
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    assert page.locator("#link-stats").is_visible()
+    alice.shot(artifacts / "stats-phone.png", full_page=True)
+    page.go_back()  # back to the results
+    alice.screen("results")
+
+
 def test_a_won_race_replays_to_all_52_cards_home(players, artifacts) -> None:
     ref = quick_win()
     alice, bob, viewer = players(), players(), players()
@@ -45,6 +85,7 @@ def test_a_won_race_replays_to_all_52_cards_home(players, artifacts) -> None:
     bob.page.click("#btn-resign")
     alice.screen("results", timeout=30_000)
     bob.screen("results")
+    personal_best_and_statistics(alice, artifacts)
 
     # /replay/CODE (the profiles' and archives' links) opens the viewer
     page = viewer.page

@@ -127,8 +127,10 @@ async def test_races_on_every_shard_cross_nodes_and_are_rated(cluster, nodes) ->
             assert rds.llen(moves_key(code, host.player)) == 4  # three draws, a resign
             # the marker is set, then the race leaves rooms:rating (two slots: two steps)
             deadline = time.monotonic() + 10
-            while rds.hget(room_key(code), "rated") is None or (
-                rds.zscore("rooms:rating", code) is not None
+            while (
+                rds.hget(room_key(code), "rated") is None
+                or rds.zscore("rooms:rating", code) is not None
+                or rds.zscore("rooms:played", code) is not None  # play statistics too
             ):
                 assert time.monotonic() < deadline, f"race {code} never rated"
                 await asyncio.sleep(0.05)
@@ -137,6 +139,8 @@ async def test_races_on_every_shard_cross_nodes_and_are_rated(cluster, nodes) ->
             who = c.who  # type: ignore[attr-defined]
             assert rds.llen(f"player:{{{who}}}:races") == 1
             assert rds.zcard(f"player:{{{who}}}:applied") == 1
+            assert rds.hget(f"player:{{{who}}}:play", "draw1:games") == b"1"  # (its own slot)
+            assert rds.zcard(f"player:{{{who}}}:counted") == 1
     # a rerun after a crash before the room's marker (the marker lost) changes nobody twice
     code = races[0][2]
     with cluster.client() as rds:
@@ -160,6 +164,7 @@ async def test_races_on_every_shard_cross_nodes_and_are_rated(cluster, nodes) ->
     account = made["player"]["id"]
     with cluster.client() as rds:
         assert rds.hexists(f"player:{{{account}}}:stats", "draw1")
+        assert rds.hget(f"player:{{{account}}}:play", "draw1:games") == b"1"
         assert rds.llen(f"player:{{{account}}}:races") == 1
         assert not rds.exists(f"player:{{{host.who}}}:stats")  # type: ignore[attr-defined]
         assert not rds.exists(guest_name)

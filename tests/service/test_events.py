@@ -7,7 +7,7 @@ import asyncio
 import orjson
 import redis
 
-from klondike_race.service.hub import RoomEvent
+from klondike_race.service.roomevent import RoomEvent
 from klondike_race.service.store import moves_key, room_key
 from tests.conftest import until
 

@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from klondike_race.service.domain.room import Room
-from klondike_race.service.hub import RoomEvent
 from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
+from klondike_race.service.roomevent import RoomEvent
 from tests.servers import ServerProcess
 
 from .conftest import Client, make_config, start_race

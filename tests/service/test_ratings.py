@@ -22,7 +22,7 @@ from klondike_race.service.store.ratings import GUEST_KEEP_S
 from .conftest import Client, winnable
 
 PASSWORD = "correct horse battery"
-PROFILE_KEYS = {"id", "name", "guest", "variants", "history", "daily", "arenas"}
+PROFILE_KEYS = {"id", "name", "guest", "variants", "history", "daily", "arenas", "stats"}
 VARIANT_KEYS = {
     "rating", "provisional", "races", "wins", "win_rate", "solved", "best_time_ms",
     "fewest_moves", "average_foundation", "streak", "best_streak", "rating_history",
@@ -371,6 +371,7 @@ async def test_a_guests_profile_is_theirs_from_their_first_game(node, redis_url)
         "history": [],
         "daily": {"streak": 0, "best_streak": 0, "days": []},
         "arenas": [],
+        "stats": {},
     }
     rds = redis.Redis.from_url(redis_url)
     assert 0 < rds.ttl(f"player:{key}:name") <= GUEST_KEEP_S  # a guest's: it expires
@@ -402,6 +403,7 @@ async def test_the_players_route_refuses_unknown_and_malformed(node) -> None:
         "history": [],
         "daily": {"streak": 0, "best_streak": 0, "days": []},
         "arenas": [],
+        "stats": {},
     }
     for unknown in ("Nobody", "g-" + "0" * 32, "a-" + "1" * 32):
         status, body = await profile(node.port, unknown)

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
 import structlog
 from websockets.asyncio.connection import Connection
 
-from ..engine import STUCK, BoardView, Game, board_view, game_over
+from ..engine import STUCK, Game, board_view, game_over
 from .boards import Boards
 from .contracts import HubHost, Recipient
 from .delay import Delayed
@@ -28,51 +28,11 @@ from .domain import assist, movelog
 from .domain import visibility as V
 from .domain.progress import initial_progress
 from .domain.room import FINISHED, RACING, Room, RoomView
+from .roomevent import RoomEvent
 from .standings import Standings
 from .wire import dumps, encode, events, outbound
 
 log = structlog.get_logger("klondike_race.hub")
-
-
-@dataclass(slots=True, frozen=True)
-class Ack:
-    """What the ack of a connection's move says beside the event's version, the board and
-    the standings: its seq and move, and when its frame was read (``perf_counter``: the
-    ack's latency is measured from it)."""
-
-    seq: int
-    move: str
-    t0: float
-
-
-@dataclass(slots=True)
-class OwnMove:
-    """What this node knows of a move it stored itself, beyond the stored event: the
-    player's board (and its JSON, encoded once for every message of the move), and for a
-    connection's move that connection (the mover: its ack, sent in the event's place,
-    tells it instead of a progress) and what its ack says."""
-
-    board: BoardView
-    board_json: orjson.Fragment
-    mover: Recipient | None = None
-    ack: Ack | None = None
-
-
-@dataclass(slots=True)
-class RoomEvent:
-    """A room event: its version ``v`` and ``body`` as stored (wire/events.py; what
-    another node published or the store gave back holds "v" too), with ``own`` when this
-    node stored the move."""
-
-    v: int
-    body: events.Event
-    own: OwnMove | None = None
-
-    @classmethod
-    def stored(cls, data: Any) -> RoomEvent | None:
-        """An event as published or kept in the store (None: not one)."""
-        v = data.get("v") if isinstance(data, dict) else None
-        return cls(v, data) if isinstance(v, int) else None
 
 
 class RoomHub:
@@ -105,6 +65,7 @@ class RoomHub:
         self._boards_at = 0  # the race moment (epoch ms) the last catch-up of boards shows
         self.standings = Standings()
         self.analysis: dict[str, Any] | None = None  # a finished race's solver analysis
+        self.played: dict[str, Any] = {}  # seat id -> what its game did to its statistics
 
     # ---- opening and closing ----------------------------------------------------------
     async def open(self) -> None:
@@ -121,7 +82,7 @@ class RoomHub:
             self.spectators = spectators
             self.version = version
             if self.room.status == FINISHED:
-                self.analysis = await rooms.load_analysis(self.code)
+                self.analysis, self.played = await rooms.load_after(self.code)
             if self.phase() in (RACING, FINISHED):
                 self._started_sent = True
             if self.phase() == RACING:  # made started (practice, ghost, attempt): no start
@@ -233,12 +194,12 @@ class RoomHub:
         try:
             version, progress, spectators = await rooms.snapshot(self.code)
             loaded = await rooms.load(self.code)
-            analysis = await rooms.load_analysis(self.code)
+            analysis, played = await rooms.load_after(self.code)
             if loaded is not None:
                 self.room = Room.from_json(loaded[0])
                 self.public = self.room.view(self.clock.now_ms())
             self.progress, self.spectators, self.version = progress, spectators, version
-            self.analysis = analysis
+            self.analysis, self.played = analysis, played
             shown = [v for v in self.pending if v <= version]  # the snapshot has them
             acks = [self.pending.pop(v) for v in shown]
             self.boards.drop()
@@ -260,6 +221,12 @@ class RoomHub:
             self.analysis = body["analysis"]
             message: outbound.Analysis = {"type": "analysis", "v": v, "analysis": self.analysis}
             self.push([c.ws for c in self.conns], encode(message))
+        elif body["type"] == "played":  # each player their own game's, nobody else
+            self.played = body["played"]
+            for c in self.conns:
+                if c.role == "player" and c.player in self.played:
+                    own = self.played[c.player]
+                    self.push((c.ws,), encode({"type": "played", "v": v, "played": own}))
         elif body["type"] == "spectators":
             self.spectators = body["count"]
             told: outbound.Spectators = {"type": "spectators", "v": v, "count": self.spectators}
@@ -666,6 +633,8 @@ class RoomHub:
             seen["progress"], seen["leaderboard"] = earlier, self.leaderboard(earlier)
         if phase == FINISHED and self.analysis is not None:
             seen["analysis"] = self.analysis
+        if phase == FINISHED and conn.role == "player" and conn.player in self.played:
+            seen["played"] = self.played[conn.player]
         if kind == "welcome":
             return encode({"type": "welcome", **seen})
         return encode({"type": "resync", **seen})

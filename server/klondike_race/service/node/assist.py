@@ -49,6 +49,8 @@ class Assist:
         )
         if refusal is not None:
             raise refusal
+        if practice:  # the game is no longer the player's alone: its statistics skip it
+            await self.rooms.store.rooms.mark_assisted(hub.code, conn.player or "")
         return hub
 
     async def hint(self, conn: Conn) -> None:

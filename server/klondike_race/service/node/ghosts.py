@@ -22,7 +22,7 @@ from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.replay import refusal
 from ..domain.room import FINISHED, Room, add_player
-from ..hub import OwnMove
+from ..roomevent import OwnMove
 from ..store import Store
 from ..wire import GhostRequest, events
 from .conn import Conn, seat_name, seat_owner

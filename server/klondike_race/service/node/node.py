@@ -28,15 +28,16 @@ from ... import solver
 from ..clock import Clock
 from ..config import Config
 from ..contracts import HubHost
-from ..domain import rating
 from ..domain.room import Room
 from ..fanout import Fanout
 from ..http import Api, Routes
-from ..hub import RoomEvent
 from ..metrics import Metrics
+from ..roomevent import RoomEvent
 from ..store import CHANNEL, Store
+from ..store.arenas import ARENA_DUE
 from ..store.base import UNAVAILABLE
 from ..store.commit import CommitConnection
+from ..store.played import PLAYED_DUE
 from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
 from .arena_deals import ArenaDeals
@@ -48,6 +49,7 @@ from .conn import Conn
 from .dispatch import Connections
 from .ghosts import Ghosts
 from .lobby import Lobby
+from .played import PlayedOps
 from .players import Players
 from .race import Race
 from .ratings import RatingOps
@@ -107,19 +109,24 @@ class Node:
         self.fanout = fanout = Fanout(config.spectator_batch_ms / 1000)
         self.solving = solving = Solving(config, store, hubs)
         self.ratings = ratings = RatingOps(store, clock)
+        self.played = played = PlayedOps(store, hubs, clock)
 
         def analyse(room: Room) -> None:
             spawn(solving.analyse(room))
 
-        def finished(room: Room) -> None:
-            """A race this node finished: its analysis, and (when it counts) its ratings,
-            and an arena race's points, at once (the sweeper does each should this node
-            die first). (``arenas`` is made below: it makes rooms through RoomOps.)"""
-            analyse(room)
-            if rating.counts(room):
+        def finished(room: Room, owed: set[str]) -> None:
+            """A race this node finished: its analysis, its ratings, an arena race's
+            points and its players' play statistics, each when owed, at once (the
+            sweeper does each should this node die first). (``arenas`` is made below: it
+            makes rooms through RoomOps.)"""
+            if "rooms:analysis" in owed:
+                analyse(room)
+            if "rooms:rating" in owed:
                 spawn(ratings.apply(room.code))
-            if room.arena:
+            if ARENA_DUE in owed:
                 spawn(arenas.count(room))
+            if PLAYED_DUE in owed:
+                spawn(played.apply(room.code))
 
         self.rooms = rooms = RoomOps(config, store, hubs, finished, clock)
         self.race = race = Race(store, rooms, metrics, clock)
@@ -148,6 +155,7 @@ class Node:
             arenas.count,
             arenas.finalize_due,
             clock,
+            played.apply,
         )
         self.players = players = Players(store, config.password_profile, clock)
         self.replays = replays = Replays(store, clock)

@@ -16,8 +16,9 @@ from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
 from ..domain.progress import initial_progress
 from ..domain.room import FINISHED, RACING, Room, RoomView, sprint
-from ..hub import Ack, OwnMove, RoomEvent, RoomHub
+from ..hub import RoomHub
 from ..metrics import Metrics
+from ..roomevent import Ack, OwnMove, RoomEvent
 from ..store import Store
 from ..store.challenges import board_key
 from ..wire import encode, encode_text, events

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import structlog
 
 from ..clock import Clock
-from ..domain import challenge, players, rating
+from ..domain import challenge, played, players, rating
 from ..domain.errors import ServiceError
 from ..domain.room import Room
 from ..http import BAD_ESCAPE
@@ -78,7 +78,8 @@ class RatingOps:
         got = await self.store.ratings.profile(who)
         dailies = await self.store.challenges.dailies_of(who)
         arenas = await self.store.arenas.lines_of(who)
-        if got is None and not dailies and not arenas and name is None:
+        play = await self.store.played.of(who)
+        if got is None and not dailies and not arenas and not play and name is None:
             return _no_player(text)
         stats, races = got or ({}, [])
         return 200, {
@@ -89,6 +90,7 @@ class RatingOps:
             "history": races,
             "daily": daily_summary(dailies, self.clock.now_ms()),
             "arenas": arenas,
+            "stats": played.summary(play, played.day_of(self.clock.now_ms())),
         }
 
 

@@ -11,7 +11,8 @@ import structlog
 
 from ..contracts import HubHost
 from ..domain.errors import ServiceError
-from ..hub import OwnMove, RoomEvent, RoomHub
+from ..hub import RoomHub
+from ..roomevent import OwnMove, RoomEvent
 from ..wire import events
 from .conn import Conn
 

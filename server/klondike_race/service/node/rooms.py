@@ -14,7 +14,7 @@ from typing import Any
 from ...engine import board_view, progress
 from ..clock import Clock
 from ..config import Config
-from ..domain import ranking, rating
+from ..domain import played, ranking, rating
 from ..domain import visibility as V
 from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
@@ -31,6 +31,7 @@ from ..domain.room import (
 )
 from ..store import Store
 from ..store.arenas import ARENA_DUE
+from ..store.played import PLAYED_DUE
 from ..store.ratings import GUEST_KEEP_S
 from ..store.rooms import MOVED
 from ..wire import dumps, events
@@ -87,15 +88,15 @@ def new_code() -> str:
 
 
 class RoomOps:
-    """``finished`` is called with each race this node finished (for its analysis and
-    its ratings)."""
+    """``finished`` is called with each race this node finished and the follow-up lists
+    it joined (its analysis, ratings, arena points, play statistics are owed)."""
 
     def __init__(
         self,
         config: Config,
         store: Store,
         hubs: Hubs,
-        finished: Callable[[Room], None],
+        finished: Callable[[Room, set[str]], None],
         clock: Clock,
     ) -> None:
         self.clock = clock
@@ -158,6 +159,9 @@ class RoomOps:
             owed.append(("rooms:analysis", now + int(grace * 1000)))
             if rating.counts(room):  # statistics, history and maybe ratings
                 owed.append(("rooms:rating", now + RATING_GRACE_MS))
+        # its players' play statistics (node/played.py): every game counted, attempts too
+        if results and played.counts(room) and any(s.who for s in room.seats):
+            owed.append((PLAYED_DUE, now + RATING_GRACE_MS))
         # its points (node/arenas.py); an arena's room that is abandoned was never raced
         # (its players were paired elsewhere meanwhile: node/arenas.py, ``_race``)
         if results and room.status == FINISHED and room.arena and room.end_reason != "abandoned":
@@ -188,8 +192,8 @@ class RoomOps:
             await self.store.rooms.expire(code, players, keep, self.config.keep_finished_s)
             await self.store.sweeping.untrack(code)
         self.hubs.feed(code, v, body)
-        if owed:
-            self.finished(room)  # once: only this compare-and-set finished the race
+        if owed:  # once: only this compare-and-set finished the race
+            self.finished(room, {name for name, _ in owed})
         return v
 
     async def _attempt_ended(self, room: Room, progress: dict[str, Any]) -> None:

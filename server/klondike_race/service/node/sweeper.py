@@ -41,6 +41,7 @@ class Sweeper:
         count_arena: Callable[[Room], Awaitable[bool]],
         final_arena: Callable[[str], Awaitable[bool]],
         clock: Clock,
+        count_played: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.clock = clock
         self.config = config
@@ -52,6 +53,7 @@ class Sweeper:
         self.resign = resign  # a player away, for the server (Race.resign_away)
         self.count_arena = count_arena  # a finished arena race's points (node/arenas.py)
         self.final_arena = final_arena  # an ended arena's results (node/arenas.py)
+        self.count_played = count_played  # a finished room's play statistics (node/played.py)
 
     async def run(self) -> None:
         """Every ``sweep_interval_s``: mark the rooms where this node has players as
@@ -80,7 +82,8 @@ class Sweeper:
         transition, so several nodes sweeping at once finish a room once. Finished rooms
         leave the public list and their keys expire after ``keep_finished_s``. A finished
         race whose analysis is overdue (the node making it died) is analysed here, and
-        one whose ratings are overdue is applied here (once: store/ratings.py); an arena race
+        one whose ratings are overdue is applied here (once: store/ratings.py), as are a
+        finished room's play statistics (once: store/played.py); an arena race
         not counted is counted, and an ended arena made final with its results."""
         now = self.clock.now_ms()
         cfg = self.config
@@ -112,6 +115,9 @@ class Sweeper:
         for code in await self.store.ratings.claim_due(now, RATING_GRACE_MS):
             if await self.rate(code):
                 log.info("race rated by the sweeper: its node never applied it", room=code)
+        for code in await self.store.played.claim_due(now, RATING_GRACE_MS):
+            if self.count_played is not None and await self.count_played(code):
+                log.info("games counted by the sweeper: their node never did", room=code)
         for code in await self.store.arenas.claim_due(now, RATING_GRACE_MS):
             loaded = await self.store.rooms.load(code)
             if loaded is None:  # its keys expired: nothing to count from

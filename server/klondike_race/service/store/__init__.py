@@ -1,6 +1,7 @@
 """Redis, split by what it stores: rooms (store/rooms.py), move logs and their group
 commit (store/moves.py), matchmaking (store/matchmaking.py), sweeping
-(store/sweeping.py), accounts (store/accounts.py), ratings (store/ratings.py),
+(store/sweeping.py), accounts (store/accounts.py), ratings (store/ratings.py), play
+statistics (store/played.py),
 challenges (store/challenges.py) and arena tournaments (store/arenas.py, which lists its
 keys, and store/arena_deals.py, an arena's pool of certified deals); key names in
 store/keys.py, the Lua scripts in store/scripts.py (one Redis) and store/slot_scripts.py
@@ -18,6 +19,9 @@ untagged names below. Each global structure is one key, so one slot (docs/operat
 ``room:{CODE}``             hash    ``state`` (the Room as JSON, secrets included),
                                     ``rev`` (compare-and-set revision), ``status``,
                                     ``analysis`` (JSON, once a finished race is analysed),
+                                    ``played`` (JSON, once its games are counted to their
+                                    players' statistics), ``assisted:PID`` (a practice
+                                    game's player had a hint or finish it for me),
                                     ``rated`` (players stored, once the race's statistics
                                     and ratings are applied: the exactly-once marker),
                                     on a cluster ``plan`` (each player's outcome, stored
@@ -46,6 +50,8 @@ untagged names below. Each global structure is one key, so one slot (docs/operat
 ``rooms:rating``            zset    code -> when (epoch ms) a finished race's statistics
                                     and ratings are due to the sweeper (its node died
                                     before applying them); applying takes it off
+``rooms:played``            zset    code -> when (epoch ms) a finished room's play
+                                    statistics are due to the sweeper (store/played.py)
 ``kr:sweep``                string  the node sweeping now (a lock with a short TTL)
 ``mm:{D}:rating``           zset    quick-match ticket of Draw D -> its player's rating
 ``mm:{D}:since``            zset    quick-match ticket of Draw D -> when it came (ms); a
@@ -75,6 +81,13 @@ untagged names below. Each global structure is one key, so one slot (docs/operat
 ``player:{WHO}:applied``    zset    cluster only: code -> when, the last 200 races
                                     applied to the player (the per-player exactly-once
                                     marker of store/ratings.py)
+``player:WHO:play``         hash    play statistics per variant: ``draw1:games``,
+                                    ``:wins``, ``:best_ms``, ``:fewest``, ``:streak``,
+                                    ``:best_streak``, ``:d0``..``:d29`` (a ring of UTC days:
+                                    ``DAY,GAMES,WINS``); a guest's expires 180 days after
+                                    their last counted game (store/played.py)
+``player:WHO:counted``      zset    code -> when, the last 64 games counted to the
+                                    player (exactly once), expires 7 days after the last
 ``player:WHO:daily``        hash    daily challenge id -> the ended attempt's result
                                     JSON (store/challenges.py; streaks on the profile)
 ``player:WHO:arenas``       list    the player's line of each final arena they raced in,
@@ -110,6 +123,7 @@ from .commit import CommitConnection
 from .keys import CHANNEL, EVENTS_KEPT, moves_key, room_key
 from .matchmaking import Matchmaking
 from .moves import MoveLog
+from .played import PlayedStore
 from .ratings import Ratings
 from .rooms import Rooms
 from .sweeping import Sweeping
@@ -144,6 +158,7 @@ class Store:
         self.log = MoveLog(*part, line=line)
         self.matchmaking = Matchmaking(*part)
         self.ratings = Ratings(*part)
+        self.played = PlayedStore(*part)
         self.arenas = Arenas(*part)
         self.arena_deals = ArenaDeals(*part)
 
@@ -163,6 +178,7 @@ class Store:
             self.sweeping,
             self.accounts,
             self.ratings,
+            self.played,
             self.challenges,
             self.arenas,
             self.arena_deals,

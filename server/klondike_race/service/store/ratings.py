@@ -192,7 +192,7 @@ class Ratings(Part):
         if not self.cluster:
             return int(await self._timed(self._claim(args=[guest, account])))
         moved = 0
-        for part in ("stats", "races", "daily", "arenas", "applied"):
+        for part in ("stats", "races", "daily", "arenas", "play", "applied"):
             source, target = player_key(guest, part, True), player_key(account, part, True)
             dumped = await self._timed(self.redis.dump(source))
             if dumped is None or await self._timed(self.redis.exists(target)):

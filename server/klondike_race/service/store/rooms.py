@@ -179,11 +179,21 @@ class Rooms(Part):
         """Store a finished race's analysis once; the event version, or 0 if already kept.
         The race leaves ``rooms:analysis`` after (a key of another slot than the room's:
         should this node die in between, the sweeper finds the analysis stored)."""
-        args = [code, orjson.dumps(analysis).decode(), self.node]
+        return await self.save_after(code, "analysis", analysis, "rooms:analysis")
+
+    async def save_after(self, code: str, what: str, value: dict[str, Any], due: str) -> int:
+        """Store what follows a finished room's end once (``what``: ``analysis``, or
+        ``played``, node/played.py) and emit it as a ``what`` event: the event version,
+        or 0 if already kept. The room leaves the follow-up list ``due`` after."""
+        args = [code, orjson.dumps(value).decode(), self.node, what]
         keys = slot_scripts.room_keys(code) if self.cluster else None
         v = await self._timed(self._analysis(keys=keys, args=args))
-        await self._timed(self.redis.zrem("rooms:analysis", code))
+        await self._timed(self.redis.zrem(due, code))
         return int(v)
+
+    async def mark_assisted(self, code: str, player: str) -> None:
+        """A practice game whose player had the solver's help (its statistics skip it)."""
+        await self._timed(self.redis.hset(room_key(code), f"assisted:{player}", 1))
 
     async def rank_of(self, code: str, player: str) -> int | None:
         """A player's composite in ``room:{CODE}:rank`` (written with each move)."""
@@ -191,5 +201,9 @@ class Rooms(Part):
         return None if got is None else int(got)
 
     async def load_analysis(self, code: str) -> dict[str, Any] | None:
-        raw = await self._timed(self.redis.hget(room_key(code), "analysis"))
-        return orjson.loads(raw) if raw else None
+        return (await self.load_after(code))[0]
+
+    async def load_after(self, code: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """(the analysis or None, the ``played`` seats or {}) of a finished room."""
+        raw = await self._timed(self.redis.hmget(room_key(code), "analysis", "played"))
+        return (orjson.loads(raw[0]) if raw[0] else None, orjson.loads(raw[1]) if raw[1] else {})

@@ -179,16 +179,18 @@ local body = '{"type":"spectators","count":' .. total .. '}'
 return {emit(room, rid, 0, body, ARGV[4]), total}
 """
     )
-    # ARGV: room, analysis JSON, origin. Stores a finished race's analysis once and emits
-    # it; returns the event version, or 0 when it was already stored or the room is gone.
+    # ARGV: room, JSON, origin, what (``analysis``: a finished race's analysis;
+    # ``played``: what its games did to its players' statistics). Stores it once in the
+    # room's hash field ``what`` and emits it as ``{"type": what, what: JSON}``; returns
+    # the event version, or 0 when it was already stored or the room is gone.
     analysis = (
         emit
         + """
-local rid = ARGV[1]
+local rid, what = ARGV[1], ARGV[4]
 local room = 'room:{' .. rid .. '}'
 if redis.call('EXISTS', room_key(room, 0, 1, '')) == 0 then return 0 end
-if redis.call('HSETNX', room_key(room, 0, 1, ''), 'analysis', ARGV[2]) == 0 then return 0 end
-return emit(room, rid, 0, '{"type":"analysis","analysis":' .. ARGV[2] .. '}', ARGV[3])
+if redis.call('HSETNX', room_key(room, 0, 1, ''), what, ARGV[2]) == 0 then return 0 end
+return emit(room, rid, 0, '{"type":"' .. what .. '","' .. what .. '":' .. ARGV[2] .. '}', ARGV[3])
 """
     )
     return RoomScripts(append_moves, room_cas, spectators, analysis)
@@ -303,12 +305,13 @@ end
 return out
 """
 
-# ARGV: guest key, account key. A guest's statistics and race history become the new
-# account's (a key the account already has is left alone); they no longer expire. The
-# guest's name goes (the account has its own): the guest key is nobody's profile again.
+# ARGV: guest key, account key. A guest's statistics (ratings' and play's) and race
+# history become the new account's (a key the account already has is left alone); they
+# no longer expire. The guest's name goes (the account has its own): the guest key is
+# nobody's profile again.
 CLAIM = """
 local moved = 0
-for _, part in ipairs({':stats', ':races', ':daily', ':arenas'}) do
+for _, part in ipairs({':stats', ':races', ':daily', ':arenas', ':play'}) do
   local from, to = 'player:' .. ARGV[1] .. part, 'player:' .. ARGV[2] .. part
   if redis.call('EXISTS', from) == 1 and redis.call('EXISTS', to) == 0 then
     redis.call('RENAME', from, to)
@@ -412,4 +415,56 @@ n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
 redis.call('HSET', KEYS[1], ARGV[2], n)
 redis.call('PEXPIREAT', KEYS[1], ARGV[4])
 return n
+"""
+
+# KEYS (declared: one player's slot, so the same text serves a Redis Cluster): the
+# player's statistics hash ``player:WHO:play`` and their counted games (zset code ->
+# when). ARGV: room code, now (ms), variant, won (1/0), time (ms) and moves of a won game
+# ('' else), the game's UTC day number, its day slot, keep (s; 0: never expires), marks
+# kept, marks' keep (s). One game counted once (domain/played.py): returns 1 when counted
+# now (0 when it was before: nothing changes), then the variant's best_ms, fewest,
+# streak, best_streak, games, wins before the game and after it ('' for none).
+COUNT_GAME = """
+local h, v, won = KEYS[1], ARGV[3] .. ':', ARGV[4] == '1'
+local function read()
+  local got = redis.call('HMGET', h, v .. 'best_ms', v .. 'fewest', v .. 'streak',
+                         v .. 'best_streak', v .. 'games', v .. 'wins')
+  for i = 1, 6 do got[i] = got[i] or '' end
+  return got
+end
+local before = read()
+local counted = 0
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  counted = 1
+  redis.call('HINCRBY', h, v .. 'games', 1)
+  if won then
+    redis.call('HINCRBY', h, v .. 'wins', 1)
+    local streak = redis.call('HINCRBY', h, v .. 'streak', 1)
+    if before[4] == '' or streak > tonumber(before[4]) then
+      redis.call('HSET', h, v .. 'best_streak', streak)
+    end
+    if ARGV[5] ~= '' and (before[1] == '' or tonumber(ARGV[5]) < tonumber(before[1])) then
+      redis.call('HSET', h, v .. 'best_ms', ARGV[5])
+    end
+    if ARGV[6] ~= '' and (before[2] == '' or tonumber(ARGV[6]) < tonumber(before[2])) then
+      redis.call('HSET', h, v .. 'fewest', ARGV[6])
+    end
+  else
+    redis.call('HSET', h, v .. 'streak', 0)
+  end
+  local slot = v .. 'd' .. ARGV[8]
+  local g, w = 0, 0
+  local day, sg, sw = string.match(redis.call('HGET', h, slot) or '', '^(%d+),(%d+),(%d+)$')
+  if day == ARGV[7] then g, w = tonumber(sg), tonumber(sw) end
+  if won then w = w + 1 end
+  redis.call('HSET', h, slot, ARGV[7] .. ',' .. (g + 1) .. ',' .. w)
+  redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[10]) + 1))
+  redis.call('EXPIRE', KEYS[2], ARGV[11])
+  if tonumber(ARGV[9]) > 0 then redis.call('EXPIRE', h, ARGV[9]) end
+end
+local out = {counted}
+for _, x in ipairs(before) do out[#out + 1] = x end
+for _, x in ipairs(read()) do out[#out + 1] = x end
+return out
 """

@@ -68,6 +68,14 @@ class Analysis(TypedDict):
     analysis: dict[str, Any]
 
 
+class Played(TypedDict):
+    """What a finished room's games did to each player's play statistics, by seat id
+    (node/played.py): each player is sent their own."""
+
+    type: Literal["played"]
+    played: dict[str, Any]
+
+
 class Spectators(TypedDict):
     """The room's spectators, every node's counted."""
 
@@ -75,4 +83,4 @@ class Spectators(TypedDict):
     count: int
 
 
-Event = Progress | Room | Analysis | Spectators
+Event = Progress | Room | Analysis | Played | Spectators

@@ -105,6 +105,7 @@ class Seen(Own):
     token: NotRequired[str]  # a seat just taken (a welcome's only)
     boards: NotRequired[PlayerBoards]
     analysis: NotRequired[dict[str, Any]]
+    played: NotRequired[dict[str, Any]]  # a player's own, once their room's games counted
 
 
 class Welcome(Seen):
@@ -182,6 +183,14 @@ class Analysis(TypedDict):
     type: Literal["analysis"]
     v: int
     analysis: dict[str, Any]
+
+
+class Played(TypedDict):
+    """A player's own game's effect on their play statistics (node/played.py)."""
+
+    type: Literal["played"]
+    v: int
+    played: dict[str, Any]
 
 
 class Spectators(TypedDict):
@@ -315,6 +324,7 @@ ServerMessage = (
     | Boards
     | Room
     | Analysis
+    | Played
     | Spectators
     | Left
     | Rooms
