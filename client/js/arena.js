@@ -92,6 +92,15 @@ export function arenaError(msg) {
     return true;
   }
   if (msg.reason === 'not_in_arena') return true; // paused already (a reconnection pauses)
+  if (msg.about === 'join_arena' && msg.reason === 'arena_over' && state.arenaId) {
+    // over (a reload during its last races, a link opened late): its table is watched,
+    // the podium once its last race is counted; a race of it still on goes on
+    if (!state.room) toast(ERRORS.arena_over, 'error');
+    store.update((s) => { s.arenaPaused = true; });
+    keep();
+    watchTable();
+    return true;
+  }
   if ((msg.about === 'join_arena' || msg.about === 'watch_arena') && ERRORS[msg.reason]) {
     toast(ERRORS[msg.reason], 'error');
     if (!state.room) leave();

@@ -188,6 +188,12 @@ def test_an_arena_ends_its_last_race_counts_and_every_player_sees_the_podium(
     assert ann.state("!s.board.over && s.room.code") == code
     assert ann.state("s.arena.arena.final") is False
     cy.page.locator("#arena-state", has_text="its last races still count").wait_for()
+    # Ann reloads: back in her race, the arena (over: joining it is refused) watched
+    ann.page.reload()
+    ann.wait_racing()
+    assert ann.state("[s.board.foundation, s.room.code, s.arenaId]") == [51, code, arena]
+    ann.page.wait_for_function("() => window.kr.store.state.arenaPaused === true")
+    assert ann.state("s.notice.reason") == "arena_over" and ann.page.is_hidden("#toast")
     # Ann wins the arena's last race with her last move: it is counted, and the arena is final
     ann.play_line(line[-1:])
     for player in (ann, bob, cy):
