@@ -15,7 +15,7 @@ from ..engine.deal import Deal
 from ..engine.game import Game
 from ..engine.moves import Move
 from ..engine.settings import Settings
-from . import analyse, find_winnable_seed, solve
+from . import PAR_WORK, analyse, find_winnable_seed, solve
 
 
 def make_game(
@@ -43,9 +43,11 @@ def solve_job(
     max_states: int | None = None,
     plan: int = 0,
     stop: tuple[str, ...] = (),
+    shorten_work: int = 0,
 ) -> dict[str, Any]:
     """``Solution.to_json()`` of the position after ``moves``: result, line (move
-    strings), moves, states, seconds. ``plan`` as ``solve``'s; the search ends early
+    strings), moves, states, seconds. ``plan`` and ``shorten_work`` (a par: the line
+    shortened) as ``solve``'s; the search ends early
     (``unknown``) once any of the files ``stop`` names exists (another worker answered:
     ``pool.SolverPool.solve``)."""
     game = make_game(deal, settings, moves)
@@ -59,6 +61,7 @@ def solve_job(
         max_states=max_states,
         plan=plan,
         stop=stopped if stop else None,
+        shorten_work=shorten_work,
     )
     return solution.to_json()
 
@@ -69,14 +72,17 @@ def winnable_seed_job(
     max_seconds: float | None = 2.0,
     max_states: int | None = None,
     max_tries: int = 100,
+    shorten_work: int = PAR_WORK,
 ) -> dict[str, Any] | None:
-    """``{"seed", "tried", "solution"}`` for the first proven-winnable seed, or None."""
+    """``{"seed", "tried", "solution"}`` for the first proven-winnable seed, or None (the
+    solution's line shortened: its ``moves`` is the par)."""
     found = find_winnable_seed(
         start_seed,
         Settings.from_dict(settings or {}),
         max_seconds=max_seconds,
         max_states=max_states,
         max_tries=max_tries,
+        shorten_work=shorten_work,
     )
     if found is None:
         return None
@@ -89,11 +95,15 @@ def analyse_job(
     players_moves: list[list[str]],
     max_seconds: float | None = 10.0,
     max_states: int | None = None,
+    shorten_work: int = PAR_WORK,
 ) -> dict[str, Any]:
-    """``{"players": [result per player], "par": int | None, "deal": Solution json}``."""
+    """``{"players": [result per player], "par": int | None, "deal": Solution json}``;
+    the par is the deal's line shortened within ``shorten_work``."""
     games = [make_game(deal, settings, moves) for moves in players_moves]
     if not games:
         games = [make_game(deal, settings)]
-    analysis = analyse(games, max_seconds=max_seconds, max_states=max_states)
+    analysis = analyse(
+        games, max_seconds=max_seconds, max_states=max_states, shorten_work=shorten_work
+    )
     players = analysis.players if players_moves else []
     return {"players": players, "par": analysis.par, "deal": analysis.deal.to_json()}
