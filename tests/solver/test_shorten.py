@@ -9,7 +9,7 @@ import pytest
 from klondike_race.engine import WON, Game
 from klondike_race.engine.errors import EngineError
 from klondike_race.engine.moves import DRAW_MOVE, RECYCLE_MOVE, Move
-from klondike_race.solver import PAR_WORK, analyse, solve
+from klondike_race.solver import PAR_WORK, analyse, jobs, solve
 from klondike_race.solver.jobs import analyse_job, solve_job
 from klondike_race.solver.shorten import position_key, shorten
 from tests.solver.helpers import reference, reference_game
@@ -160,3 +160,24 @@ def test_par_is_the_shortened_line() -> None:
     )
     assert asked["moves"] == analysis.par
     assert replays_to_a_win(game, [Move.parse(m) for m in asked["line"]])
+
+
+def test_a_worker_keeps_its_deals_analyses() -> None:
+    """analyse_job searches a deal once per budget in a worker: the next race on it gets
+    the same par without a search (the deal's solution is the kept one)."""
+    cards = reference(2, 3)["cards"]
+    jobs._deals.clear()
+    first = analyse_job(cards, {"draw": 3}, [[]], max_seconds=None, max_states=STATES)
+    assert len(jobs._deals) == 1
+    (kept,) = jobs._deals.values()
+    again = analyse_job(cards, {"draw": 3}, [["d"]], max_seconds=None, max_states=STATES)
+    assert again["par"] == first["par"] == kept.to_json()["moves"]
+    assert again["deal"] == kept.to_json() and len(jobs._deals) == 1
+    analyse_job(cards, {"draw": 3}, [[]], max_seconds=None, max_states=STATES, shorten_work=0)
+    assert len(jobs._deals) == 2  # another budget: searched again
+    jobs._deals.clear()
+    for n in range(jobs.DEALS_KEPT):
+        jobs._deals[str(n)] = kept
+    analyse_job(cards, {"draw": 1}, [[]], max_seconds=None, max_states=STATES)
+    assert len(jobs._deals) == jobs.DEALS_KEPT and "0" not in jobs._deals  # the oldest went
+    jobs._deals.clear()

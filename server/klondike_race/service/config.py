@@ -124,7 +124,7 @@ class Config:
     solver_analysis_s: float = 5.0  # KR_SOLVER_ANALYSIS_S: budget per position analysed
     # KR_SOLVER_PAR_WORK: engine moves spent shortening a par's line (a race's analysis, a
     # challenge deal, a winnable-only deal; 0: the solver's first line)
-    solver_par_work: int = 5_000  # (solver.PAR_WORK)
+    solver_par_work: int = 2_000  # (solver.PAR_WORK)
     # KR_RATED_SPECTATORS: what spectators of rated play see while the race runs: outline
     # (pile sizes, no card) or delayed:SECONDS (every board, that far behind)
     rated_spectators: str = "outline"

@@ -46,9 +46,10 @@ LOSE = "lose"
 UNKNOWN = "unknown"
 
 # the work (engine moves played, shorten.py) spent by default on shortening a par line:
-# the median Draw 1 reference deal needs about 2,700 for all it gets, Draw 3 about 150
-# (docs/benchmarks.md, "Par"); about 10-15 microseconds each here
-PAR_WORK = 5_000
+# the median Draw 1 reference deal needs about 2,600 for all it gets (2,000 get it 0.82 of
+# the first line's length instead of 0.80), Draw 3 about 150 (docs/benchmarks.md, "Par");
+# 8-18 microseconds each on the 2-core machine measured: up to about 30 ms a deal
+PAR_WORK = 2_000
 
 __all__ = [
     "LOSE",
@@ -454,15 +455,17 @@ def analyse(
     max_states: int | None = None,
     clock: Callable[[], float] | None = None,
     shorten_work: int = PAR_WORK,
+    deal_solution: Solution | None = None,
 ) -> Analysis:
     """Analyse a finished race: ``games`` are the players' games on one deal; each search
     has the budget (as ``solve``'s), and the deal's line is shortened within
-    ``shorten_work`` for the par."""
+    ``shorten_work`` for the par. ``deal_solution``: the deal's, from an earlier analysis
+    with the same budget (then not searched again)."""
     if not games:
         raise ValueError("no games to analyse")
     first = games[0]
     start = Game(first.deal, first.settings)
-    deal = solve(
+    deal = deal_solution or solve(
         start,
         max_seconds=max_seconds,
         max_states=max_states,

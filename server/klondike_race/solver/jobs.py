@@ -8,14 +8,22 @@ dict. They may raise ``EngineError`` (bad input) or ``SolverError`` (a bug).
 
 from __future__ import annotations
 
+import json
 import os
+from collections import OrderedDict
 from typing import Any
 
 from ..engine.deal import Deal
 from ..engine.game import Game
 from ..engine.moves import Move
 from ..engine.settings import Settings
-from . import PAR_WORK, analyse, find_winnable_seed, solve
+from . import LOSE, PAR_WORK, WIN, Solution, analyse, find_winnable_seed, solve
+
+# this worker's decided deals (their shortened lines), by deal, settings and budget: an
+# arena's races are dealt from a pool of about a hundred deals, so most of its analyses
+# find their deal here, and every race on a deal gets the same par
+DEALS_KEPT = 512
+_deals: OrderedDict[str, Solution] = OrderedDict()
 
 
 def make_game(
@@ -102,8 +110,20 @@ def analyse_job(
     games = [make_game(deal, settings, moves) for moves in players_moves]
     if not games:
         games = [make_game(deal, settings)]
+    key = json.dumps([deal, settings or {}, max_seconds, max_states, shorten_work])
+    known = _deals.get(key)
     analysis = analyse(
-        games, max_seconds=max_seconds, max_states=max_states, shorten_work=shorten_work
+        games,
+        max_seconds=max_seconds,
+        max_states=max_states,
+        shorten_work=shorten_work,
+        deal_solution=known,
     )
+    if known is not None:
+        _deals.move_to_end(key)
+    elif analysis.deal.result in (WIN, LOSE):
+        _deals[key] = analysis.deal
+        if len(_deals) > DEALS_KEPT:
+            _deals.popitem(last=False)
     players = analysis.players if players_moves else []
     return {"players": players, "par": analysis.par, "deal": analysis.deal.to_json()}
