@@ -26,6 +26,14 @@ def test_the_defaults_are_sound() -> None:
     assert Config.from_env({}).problems() == []
 
 
+def test_the_par_work_is_read_and_defaults_to_the_solvers() -> None:
+    from klondike_race.solver import PAR_WORK
+
+    assert Config().solver_par_work == PAR_WORK
+    assert Config.from_env({"KR_SOLVER_PAR_WORK": "0"}).solver_par_work == 0
+    assert Config.from_env({"KR_SOLVER_PAR_WORK": "20000"}).problems() == []
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "words"),
     [
@@ -35,6 +43,7 @@ def test_the_defaults_are_sound() -> None:
         ("KR_DEV", "maybe", "not one of 1, true"),
         ("KR_TRUST_FORWARDED", "2", "not one of 1, true"),
         ("KR_ATTEMPTS_PER_ADDRESS", "three", "not a whole number"),
+        ("KR_SOLVER_PAR_WORK", "5e3", "not a whole number"),
     ],
 )
 def test_a_value_of_the_wrong_kind_is_named(variable, value, words) -> None:
@@ -61,6 +70,8 @@ def test_a_value_of_the_wrong_kind_is_named(variable, value, words) -> None:
         ("KR_ATTEMPTS_PER_ADDRESS", "0", "must be 1 or more"),
         ("KR_ARENA_DEALS", "-1", "must be 0 or more"),
         ("KR_SOLVER_ARENA_S", "0", "must be 0.01 or more"),
+        ("KR_SOLVER_PAR_WORK", "-1", "must be 0 to 100000"),
+        ("KR_SOLVER_PAR_WORK", "200000", "must be 0 to 100000"),
         ("KR_CHALLENGE_RANKING", "guests", "one of everyone, accounts"),
         ("KR_CHALLENGE_RANKING", "Accounts", "one of everyone, accounts"),
     ],

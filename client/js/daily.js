@@ -288,7 +288,7 @@ export function challengeHtml(c, ctx) {
         + `<dt>Deal</dt><dd>${escapeHtml(d.reveal.deal)}</dd>`
         + `<dt>Salt</dt><dd class="mono">${escapeHtml(d.reveal.salt)}</dd>`
         + `<dt>Commitment</dt><dd class="mono">${escapeHtml(d.commitment)}</dd>`
-        + `<dt>Par</dt><dd class="par">${d.par != null ? `${escapeHtml(d.par)} moves (the solver's winning line)` : 'none found'}</dd>`
+        + `<dt>Par</dt><dd class="par">${d.par != null ? `${escapeHtml(d.par)} moves, the shortest winning line the solver found` : 'none found'}</dd>`
         + `</dl><p class="check challenge-check" data-ok="${check ? String(check.ok) : ''}">${escapeHtml(checkText)}</p></div>`;
     } else if (d.commitment) {
       out += `<p class="muted small">Commitment <span class="mono">${escapeHtml(d.commitment)}</span>: the seed and salt are shown once the challenge is final (when the last attempt begun before the close has run out of time).</p>`;

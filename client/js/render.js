@@ -1028,7 +1028,7 @@ export class Renderer {
     box.hidden = !a;
     if (!a) return;
     text($('#analysis-par'), a.par != null
-      ? `Par: ${a.par} moves (the solver's winning line from the deal)`
+      ? `Par: ${a.par} moves, the shortest winning line the solver found from the deal`
       : `Par: none (${a.deal === 'lose' ? 'the deal cannot be won' : 'no line found in time'})`);
     const list = $('#analysis-players');
     const key = JSON.stringify([a, solvedHere(state)]);

@@ -983,7 +983,10 @@ def test_practice_with_a_hint_then_finish_to_a_win(players, artifacts) -> None:
     alice.screen("results", timeout=30_000)
     page.wait_for_selector('#results-title:text-is("Results: finished by the solver")')
     page.wait_for_selector("#analysis:not([hidden])", timeout=30_000)
-    assert (page.text_content("#analysis-par") or "").startswith("Par: ")
+    par = page.text_content("#analysis-par") or ""
+    assert re.fullmatch(
+        r"Par: \d+ moves, the shortest winning line the solver found from the deal", par
+    ), par
     page.wait_for_selector('#analysis-players li[data-player="p1"][data-result="won"]')
     assert alice.state("s.board.status") == "won"
     # the solver's win is no win moment of the player's

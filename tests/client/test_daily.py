@@ -231,7 +231,7 @@ def test_daily_attempt_leaderboard_share_watch_and_archive(
     ann.page.wait_for_selector('#daily-view .challenge-check[data-ok="true"]')
     body = ann.page.text_content("#daily-view") or ""
     assert "Final standings" in body and "the commitment matches" in body
-    assert re.search(r"\d+ moves \(the solver's winning line\)", body), body
+    assert re.search(r"\d+ moves, the shortest winning line the solver found", body), body
     rows = ann.page.locator("#daily-view tbody tr")
     assert rows.count() == 2
     # no card home for either, so nothing reached and one place shared: both say "1="

@@ -42,6 +42,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
     "solver_challenge_tries": (1, None), "board_interval_ms": (10, None),
     "arena_table_rows": (1, 1000),
     "solver_analysis_s": (0.01, None), "attempts_per_address": (1, None),
+    "solver_par_work": (0, 100_000),
     "arena_deals": (0, None), "solver_arena_s": (0.01, None),
 }  # fmt: skip
 _CHOICES = {
@@ -121,6 +122,9 @@ class Config:
     solver_challenge_tries: int = 20  # KR_SOLVER_CHALLENGE_TRIES: candidates tried at most
     board_interval_ms: int = 500  # KR_BOARD_INTERVAL_MS: leaderboard pushes at most this often
     solver_analysis_s: float = 5.0  # KR_SOLVER_ANALYSIS_S: budget per position analysed
+    # KR_SOLVER_PAR_WORK: engine moves spent shortening a par's line (a race's analysis, a
+    # challenge deal, a winnable-only deal; 0: the solver's first line)
+    solver_par_work: int = 2_000  # (solver.PAR_WORK)
     # KR_RATED_SPECTATORS: what spectators of rated play see while the race runs: outline
     # (pile sizes, no card) or delayed:SECONDS (every board, that far behind)
     rated_spectators: str = "outline"

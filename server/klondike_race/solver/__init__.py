@@ -29,6 +29,7 @@ from ..engine.settings import DEFAULT, Settings
 from . import native
 from . import search as search_module
 from .search import Relaxation, Restarts, Search, Steps
+from .shorten import shorten
 
 # the module that searches: the search in C (csearch.c) when built and current, else
 # search.py itself (native.py); its Search, Relaxation, Restarts and key_set (the types
@@ -44,8 +45,15 @@ WIN = "win"
 LOSE = "lose"
 UNKNOWN = "unknown"
 
+# the work (engine moves played, shorten.py) spent by default on shortening a par line:
+# the median Draw 1 reference deal needs about 2,600 for all it gets (2,000 get it 0.82 of
+# the first line's length instead of 0.80), Draw 3 about 150 (docs/benchmarks.md, "Par");
+# 8-18 microseconds each on the 2-core machine measured: up to about 30 ms a deal
+PAR_WORK = 2_000
+
 __all__ = [
     "LOSE",
+    "PAR_WORK",
     "UNKNOWN",
     "WIN",
     "Analysis",
@@ -103,8 +111,13 @@ def solve(
     clock: Callable[[], float] | None = None,
     plan: int = 0,
     stop: Callable[[], bool] | None = None,
+    shorten_work: int = 0,
 ) -> Solution:
     """Search ``game``'s current position. Never changes ``game``.
+
+    ``shorten_work`` > 0: a winning line is then made as short as ``shorten`` makes it
+    within that much work (engine moves played; the same on every machine), never
+    longer than the line the search found: for a par, not for a hint.
 
     ``plan`` picks how the budget is shared among the searches (PLANS: 0 is the one a
     single search uses; the others are for searches of the same position in other worker
@@ -135,7 +148,10 @@ def solve(
         return Solution(UNKNOWN, None, states, clock() - start)
     if not done:
         return Solution(LOSE, None, states, clock() - start)
-    return Solution(WIN, _line(game, current), states, clock() - start)
+    line = _line(game, current)
+    if shorten_work > 0:
+        line = shorten(game, line, shorten_work).line
+    return Solution(WIN, line, states, clock() - start)
 
 
 def search_of(game: Game, core: Any = None, **options: Any) -> Search:
@@ -397,16 +413,24 @@ def find_winnable_seed(
     max_states: int | None = None,
     max_tries: int = 100,
     clock: Callable[[], float] | None = None,
+    shorten_work: int = PAR_WORK,
 ) -> SeedResult | None:
     """The first seed of ``seed_sequence(start_seed)`` whose deal the solver proves
     winnable under ``settings`` (each search within the budget); deterministic for a
     state budget, and for a time budget up to how fast the machine is. None after
-    ``max_tries`` seeds without a proven win."""
+    ``max_tries`` seeds without a proven win. Its line is the par: shortened within
+    ``shorten_work`` (``solve``)."""
     for tried, seed in enumerate(seed_sequence(start_seed), 1):
         if tried > max_tries:
             return None
         game = Game(Deal.from_seed(seed), settings)
-        solution = solve(game, max_seconds=max_seconds, max_states=max_states, clock=clock)
+        solution = solve(
+            game,
+            max_seconds=max_seconds,
+            max_states=max_states,
+            clock=clock,
+            shorten_work=shorten_work,
+        )
         if solution.result == WIN:
             return SeedResult(seed, solution, tried)
     return None  # pragma: no cover - the sequence is endless
@@ -415,8 +439,9 @@ def find_winnable_seed(
 @dataclass(frozen=True, slots=True)
 class Analysis:
     """After a race: for each player's final position, ``win``/``lose``/``unknown``
-    (``won`` for a game already won), and the par: the length of the line found from the
-    deal's start (None if the deal itself was not solved)."""
+    (``won`` for a game already won), and the par: the length of the shortest winning
+    line the solver found from the deal's start (its first line, shortened: ``solve``'s
+    ``shorten_work``; None if the deal itself was not solved)."""
 
     players: list[str]
     par: int | None
@@ -429,14 +454,24 @@ def analyse(
     max_seconds: float | None = 10.0,
     max_states: int | None = None,
     clock: Callable[[], float] | None = None,
+    shorten_work: int = PAR_WORK,
+    deal_solution: Solution | None = None,
 ) -> Analysis:
     """Analyse a finished race: ``games`` are the players' games on one deal; each search
-    has the budget (as ``solve``'s)."""
+    has the budget (as ``solve``'s), and the deal's line is shortened within
+    ``shorten_work`` for the par. ``deal_solution``: the deal's, from an earlier analysis
+    with the same budget (then not searched again)."""
     if not games:
         raise ValueError("no games to analyse")
     first = games[0]
     start = Game(first.deal, first.settings)
-    deal = solve(start, max_seconds=max_seconds, max_states=max_states, clock=clock)
+    deal = deal_solution or solve(
+        start,
+        max_seconds=max_seconds,
+        max_states=max_states,
+        clock=clock,
+        shorten_work=shorten_work,
+    )
     players = []
     for game in games:
         if game.status == WON:

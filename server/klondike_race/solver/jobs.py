@@ -8,14 +8,22 @@ dict. They may raise ``EngineError`` (bad input) or ``SolverError`` (a bug).
 
 from __future__ import annotations
 
+import json
 import os
+from collections import OrderedDict
 from typing import Any
 
 from ..engine.deal import Deal
 from ..engine.game import Game
 from ..engine.moves import Move
 from ..engine.settings import Settings
-from . import analyse, find_winnable_seed, solve
+from . import LOSE, PAR_WORK, WIN, Solution, analyse, find_winnable_seed, solve
+
+# this worker's decided deals (their shortened lines), by deal, settings and budget: an
+# arena's races are dealt from a pool of about a hundred deals, so most of its analyses
+# find their deal here, and every race on a deal gets the same par
+DEALS_KEPT = 512
+_deals: OrderedDict[str, Solution] = OrderedDict()
 
 
 def make_game(
@@ -43,9 +51,11 @@ def solve_job(
     max_states: int | None = None,
     plan: int = 0,
     stop: tuple[str, ...] = (),
+    shorten_work: int = 0,
 ) -> dict[str, Any]:
     """``Solution.to_json()`` of the position after ``moves``: result, line (move
-    strings), moves, states, seconds. ``plan`` as ``solve``'s; the search ends early
+    strings), moves, states, seconds. ``plan`` and ``shorten_work`` (a par: the line
+    shortened) as ``solve``'s; the search ends early
     (``unknown``) once any of the files ``stop`` names exists (another worker answered:
     ``pool.SolverPool.solve``)."""
     game = make_game(deal, settings, moves)
@@ -59,6 +69,7 @@ def solve_job(
         max_states=max_states,
         plan=plan,
         stop=stopped if stop else None,
+        shorten_work=shorten_work,
     )
     return solution.to_json()
 
@@ -69,14 +80,17 @@ def winnable_seed_job(
     max_seconds: float | None = 2.0,
     max_states: int | None = None,
     max_tries: int = 100,
+    shorten_work: int = PAR_WORK,
 ) -> dict[str, Any] | None:
-    """``{"seed", "tried", "solution"}`` for the first proven-winnable seed, or None."""
+    """``{"seed", "tried", "solution"}`` for the first proven-winnable seed, or None (the
+    solution's line shortened: its ``moves`` is the par)."""
     found = find_winnable_seed(
         start_seed,
         Settings.from_dict(settings or {}),
         max_seconds=max_seconds,
         max_states=max_states,
         max_tries=max_tries,
+        shorten_work=shorten_work,
     )
     if found is None:
         return None
@@ -89,11 +103,27 @@ def analyse_job(
     players_moves: list[list[str]],
     max_seconds: float | None = 10.0,
     max_states: int | None = None,
+    shorten_work: int = PAR_WORK,
 ) -> dict[str, Any]:
-    """``{"players": [result per player], "par": int | None, "deal": Solution json}``."""
+    """``{"players": [result per player], "par": int | None, "deal": Solution json}``;
+    the par is the deal's line shortened within ``shorten_work``."""
     games = [make_game(deal, settings, moves) for moves in players_moves]
     if not games:
         games = [make_game(deal, settings)]
-    analysis = analyse(games, max_seconds=max_seconds, max_states=max_states)
+    key = json.dumps([deal, settings or {}, max_seconds, max_states, shorten_work])
+    known = _deals.get(key)
+    analysis = analyse(
+        games,
+        max_seconds=max_seconds,
+        max_states=max_states,
+        shorten_work=shorten_work,
+        deal_solution=known,
+    )
+    if known is not None:
+        _deals.move_to_end(key)
+    elif analysis.deal.result in (WIN, LOSE):
+        _deals[key] = analysis.deal
+        if len(_deals) > DEALS_KEPT:
+            _deals.popitem(last=False)
     players = analysis.players if players_moves else []
     return {"players": players, "par": analysis.par, "deal": analysis.deal.to_json()}

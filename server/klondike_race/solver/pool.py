@@ -80,13 +80,21 @@ class SolverPool:
         max_seconds: float | None = 10.0,
         max_states: int | None = None,
         spread: bool = True,
+        shorten_work: int = 0,
     ) -> dict[str, Any]:
         """``Solution.to_json()``: a hint is the first move of ``line``, finish it for me
-        plays all of it. With a time budget only (a state budget gives the same answer on
-        every machine, so it is searched by one worker) and ``spread``, idle workers join
-        a search still going after ``spread_after`` seconds."""
+        plays all of it; with ``shorten_work`` (a par) the line is shortened. With a time
+        budget only (a state budget gives the same answer on every machine, so it is
+        searched by one worker) and ``spread``, idle workers join a search still going
+        after ``spread_after`` seconds."""
         job = functools.partial(
-            self._run, jobs.solve_job, deal, settings, moves, max_states=max_states
+            self._run,
+            jobs.solve_job,
+            deal,
+            settings,
+            moves,
+            max_states=max_states,
+            shorten_work=shorten_work,
         )
         if not spread or max_states is not None or max_seconds is None or self.workers < 2:
             return await job(max_seconds=max_seconds)

@@ -89,6 +89,7 @@ class Solving:
                     settings,
                     max_seconds=self.config.solver_seed_s,
                     max_tries=self.config.solver_seed_tries,
+                    shorten_work=self.config.solver_par_work,
                 )
         except ServiceError:
             raise
@@ -108,7 +109,13 @@ class Solving:
         """The solver's verdict on a whole deal (a challenge candidate: never refused as
         busy), or None when the search failed."""
         try:
-            out = await self.pool().solve(deal, settings, None, max_seconds=budget)
+            out = await self.pool().solve(
+                deal,
+                settings,
+                None,
+                max_seconds=budget,
+                shorten_work=self.config.solver_par_work,
+            )
         except Exception:
             log.exception("challenge deal search failed")
             return None
@@ -177,6 +184,7 @@ class Solving:
                     room.settings.to_dict(),
                     players_moves,
                     max_seconds=self.config.solver_analysis_s,
+                    shorten_work=self.config.solver_par_work,
                 )
         except Exception:
             if not self.stopping:
