@@ -8,7 +8,7 @@ import { askReplay } from './connection.js';
 import { dailyPage, wantBoard } from './challenges.js';
 import { dailyRoute } from './daily.js';
 import { nameField, nameOrDefault, needName } from './lobby.js';
-import { chimes } from './prefs.js';
+import { chimes, sounds } from './prefs.js';
 import { loadProfile, profileRoute } from './profile.js';
 import { intent } from './race.js';
 import { ReplayViewer, replayRoute } from './replay.js';
@@ -132,5 +132,5 @@ $('#replay-view').addEventListener('ghost', (e) => {
 route();
 nameField();
 
-window.kr = { store, net, intent, replays, chimes: () => chimes }; // for the console and the tests
+window.kr = { store, net, intent, replays, chimes: () => chimes, sounds: () => ({ ...sounds }) }; // for the console and the tests
 net.connect();

@@ -11,6 +11,7 @@ import {
 } from './challenges.js';
 import { forgetIntent, pendingIntent } from './invite.js';
 import { nameField } from './lobby.js';
+import { sound } from './prefs.js';
 import {
   acked, playback, refused, resend, settleDrag,
 } from './race.js';
@@ -99,6 +100,9 @@ function onMessage(msg) {
       break;
     case 'arena_stale': // the same of an arena's table
       watchTable();
+      break;
+    case 'start': // the player's race starts (a spectator's is not theirs)
+      if (state.role === 'player') sound('start');
       break;
     case 'ack':
       acked(msg, inflight, boardBefore);

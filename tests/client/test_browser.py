@@ -1245,8 +1245,13 @@ def test_a_practice_game_over_reopens_in_the_lobby(players) -> None:
 
 def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:
     alice, bob = players(), players()
+    alice.open()
+    alice.page.click("#btn-sound")  # Alice's sound on (kept by her browser), Bob's off
     start_race(alice, [bob], seed=SEED)
     page = alice.page
+    # the race's start heard by Alice alone (test_feel.py hears the other sounds)
+    sounds = "() => window.kr.sounds().start"
+    assert (page.evaluate(sounds), bob.page.evaluate(sounds)) == (1, 0)
 
     def colour(card: str) -> str:
         found = f"document.querySelector('{alice.card(card)}')"
