@@ -1,11 +1,48 @@
-// The header's two choices, kept by this browser: the four-colour deck (shown by CSS,
-// body[data-deck]) and the sound (off until the player turns it on): short, quiet tones
-// made with the Web Audio API, no audio file.
+// The header's choices, kept by this browser: the table's theme and the card back (the
+// preferences popover, body[data-theme] and body[data-back]: CSS variables), the
+// four-colour deck (body[data-deck]) and the sound (off until the player turns it on):
+// short, quiet tones made with the Web Audio API, no audio file.
 
 import { $, storage } from './shared.js';
 
 export let chimes = 0; // the win chimes played (the tests count them)
 export const sounds = { move: 0, draw: 0, refusal: 0, start: 0 }; // the other sounds played
+
+// ---- the table's theme and the card back ------------------------------------------------
+
+export const THEMES = ['green', 'dark', 'light'];
+export const BACKS = ['blue', 'red'];
+// the browser's own bar, as the table (the manifest's theme_color is the green one)
+const BAR = { green: '#0b5d2b', dark: '#16191e', light: '#dfe8dc' };
+
+// The theme chosen; before any choice, the dark table on a system set to dark, else the
+// green felt (the game's own look, whatever a light system says).
+function firstTheme() {
+  const kept = storage.get('kr.theme');
+  if (THEMES.includes(kept)) return kept;
+  return window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'green';
+}
+
+function showTheme(theme) {
+  document.body.dataset.theme = theme;
+  const bar = document.querySelector('meta[name="theme-color"]');
+  if (bar) bar.setAttribute('content', BAR[theme]);
+  for (const input of document.querySelectorAll('input[name="pref-theme"]')) input.checked = input.value === theme;
+}
+
+function showBack(back) {
+  document.body.dataset.back = back;
+  for (const input of document.querySelectorAll('input[name="pref-back"]')) input.checked = input.value === back;
+}
+
+showTheme(firstTheme());
+showBack(BACKS.includes(storage.get('kr.back')) ? storage.get('kr.back') : 'blue');
+for (const input of document.querySelectorAll('input[name="pref-theme"]')) {
+  input.addEventListener('change', () => { storage.set('kr.theme', input.value); showTheme(input.value); });
+}
+for (const input of document.querySelectorAll('input[name="pref-back"]')) {
+  input.addEventListener('change', () => { storage.set('kr.back', input.value); showBack(input.value); });
+}
 
 // ---- the four-colour deck ---------------------------------------------------------------
 
