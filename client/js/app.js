@@ -8,7 +8,7 @@ import { askReplay } from './connection.js';
 import { dailyPage, wantBoard } from './challenges.js';
 import { dailyRoute } from './daily.js';
 import { nameField, nameOrDefault, needName } from './lobby.js';
-import { chimes } from './prefs.js';
+import { chimes, sounds } from './prefs.js';
 import { loadProfile, profileRoute } from './profile.js';
 import { intent } from './race.js';
 import { ReplayViewer, replayRoute } from './replay.js';
@@ -19,7 +19,7 @@ import {
   $, confirmed, net, state, store,
 } from './shared.js';
 import {
-  attemptOf, myKey, roomPhase, stillRacing,
+  attemptOf, myKey, roomPhase, stillRacing, viewOf,
 } from './state.js';
 import './watch.js';
 
@@ -142,5 +142,18 @@ $('#replay-view').addEventListener('ghost', (e) => {
 route();
 nameField();
 
-window.kr = { store, net, intent, replays, chimes: () => chimes }; // for the console and the tests
+window.kr = { store, net, intent, replays, chimes: () => chimes, sounds: () => ({ ...sounds }) }; // for the console and the tests
 net.connect();
+
+// The service worker (sw.js: docs/client.md, "Installable, and the service worker"): the
+// client's shell kept for the installed app, and an offline page. When a new deploy's
+// worker takes over a page it already controlled, a page in the lobby reloads into the
+// new version; a game, a room or a page over the lobby goes on, the next visit has it.
+if ('serviceWorker' in navigator) {
+  const had = Boolean(navigator.serviceWorker.controller);
+  navigator.serviceWorker.addEventListener('controllerchange', () => {
+    if (had && !state.room && !state.replay && !state.profile && !state.daily
+      && viewOf(state) === 'lobby') location.reload();
+  });
+  navigator.serviceWorker.register('sw.js').catch(() => { /* none here: the page as ever */ });
+}

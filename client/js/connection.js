@@ -13,6 +13,7 @@ import {
 } from './challenges.js';
 import { forgetIntent, pendingIntent } from './invite.js';
 import { nameField } from './lobby.js';
+import { sound } from './prefs.js';
 import {
   acked, hinted, playback, refused, resend, settleDrag,
 } from './race.js';
@@ -104,6 +105,9 @@ function onMessage(msg) {
       break;
     case 'arena':
       arenaFinal();
+      break;
+    case 'start': // the player's race starts (a spectator's is not theirs)
+      if (state.role === 'player') sound('start');
       break;
     case 'ack':
       acked(msg, inflight, boardBefore);

@@ -340,6 +340,7 @@ export class Input {
     if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
     if (t && t.tagName === 'BUTTON' && !this.root.contains(t) && (e.key === 'Enter' || e.key === ' ')) return;
     const k = e.key;
+    if (k === 'Escape' && document.querySelector(':popover-open')) return; // it closes that
     if (k === 'Escape') {
       this.hooks.select(null, true);
     } else if (k.startsWith('Arrow')) {

@@ -5,7 +5,7 @@
 
 import { moveWords, pickWords, reasonText } from './cards.js';
 import { Input } from './input.js';
-import { chime } from './prefs.js';
+import { chime, sound } from './prefs.js';
 import { describeHint } from './render.js';
 import { $, confirmed, net, renderer, state, storage, store, toast } from './shared.js';
 import {
@@ -85,23 +85,26 @@ export function settleDrag(drag, accepted) {
 }
 
 // A move of the player's own taken (its board is the state's now): said in the live
-// region (not the solver's playback), the win chimed, the next move sent.
+// region and heard (a draw or a card put down; not the solver's playback), the win
+// chimed, the next move sent.
 export function acked(msg, inflight, boardBefore) {
   if (inflight && inflight.drag) settleDrag(inflight.drag, true);
   hideRefusal();
   if (!msg.duplicate && !state.finishing && !state.playback) {
     announce(moveWords(msg.move, boardBefore, state.board));
+    if (msg.move !== 'resign') sound(msg.move === 'd' || msg.move === 'r' ? 'draw' : 'move');
   }
   if (state.winMoment && !(boardBefore && boardBefore.status === 'won') && state.board.status === 'won') chime();
   pump();
   autoNext();
 }
 
-// A move refused: it snaps back, its reason is shown, and the moves queued behind it
-// are not played (and said so).
+// A move refused: it snaps back, its reason is shown (and heard), and the moves queued
+// behind it are not played (and said so).
 export function refused(msg, inflight, unanswered) {
   if (inflight && inflight.drag) settleDrag(inflight.drag, false);
   showRefusal(msg);
+  sound('refusal');
   if (unanswered.moves.length > 1) {
     const n = unanswered.moves.length - 1;
     toast(`${n} move${n === 1 ? '' : 's'} after it ${n === 1 ? 'was' : 'were'} not played`, 'error');

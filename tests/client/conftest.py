@@ -360,6 +360,11 @@ def player_factory(
         # Cards slide into place unless the user asks for reduced motion: tests ask for
         # it (positions are then final at once) except where they say otherwise.
         options.setdefault("reduced_motion", "reduce")
+        # The client's service worker (client/sw.js) has a test of its own (test_pwa.py):
+        # elsewhere it is blocked, so that every request goes to the server as routed
+        # (Playwright's routes do not see a worker's answers) and no context spends time
+        # caching the shell.
+        options.setdefault("service_workers", "block")
         context = browser.new_context(viewport=viewport or DESKTOP, **options)
         player = Player(context, server.url)
         made.append(player)

@@ -15,6 +15,7 @@ from klondike_race.engine import Deal, Game, Move, Settings, board_view
 from tests.conftest import quick_win, reference_deals
 
 from .conftest import PHONE, Player, cards_query, practise, start_race
+from .test_focus import FELT, colours, contrast, hex_rgb
 
 SEED = "42"
 RANKS = "A23456789TJQK"
@@ -1342,8 +1343,13 @@ def test_a_practice_game_over_reopens_in_the_lobby(players) -> None:
 
 def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:
     alice, bob = players(), players()
+    alice.open()
+    alice.page.click("#btn-sound")  # Alice's sound on (kept by her browser), Bob's off
     start_race(alice, [bob], seed=SEED)
     page = alice.page
+    # the race's start heard by Alice alone (test_feel.py hears the other sounds)
+    sounds = "() => window.kr.sounds().start"
+    assert (page.evaluate(sounds), bob.page.evaluate(sounds)) == (1, 0)
 
     def colour(card: str) -> str:
         found = f"document.querySelector('{alice.card(card)}')"
@@ -1355,9 +1361,42 @@ def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:
     assert (colour("2d"), colour("Ac")) == ("rgb(11, 92, 196)", "rgb(8, 122, 52)")
     assert colour("Jh") == "rgb(200, 16, 46)"  # hearts stay red, spades black
     assert page.get_attribute("#btn-deck", "aria-pressed") == "true"
+    # the table's theme and the card back, from the header's preferences: each changes
+    # the table (the root's background) or the stock's back, the cards' faces kept
+    looks = (
+        "() => [getComputedStyle(document.documentElement).backgroundImage, getComputedStyle("
+        "document.querySelector('#my-board .pile[data-pile=\"stock\"] .card.back'))"
+        ".backgroundImage]"
+    )
+    seen = {"green": page.evaluate(looks)}
+    page.click("#btn-prefs")
+    for theme in ("dark", "light"):
+        page.check(f'#prefs-panel input[name="pref-theme"][value="{theme}"]')
+        seen[theme] = page.evaluate(looks)
+        # the text and the muted text readable on every shade of the new tables (4.5:1)
+        ink = colours(page.evaluate("() => getComputedStyle(document.body).color"))[0]
+        muted = page.evaluate(
+            "() => getComputedStyle(document.body).getPropertyValue('--muted').trim()"
+        )
+        for felt in page.evaluate(FELT):
+            for text in (ink, hex_rgb(muted)):
+                assert contrast(text, hex_rgb(felt)) >= 4.5, (theme, text, felt)
+    page.check('#prefs-panel input[name="pref-back"][value="red"]')
+    seen["red"] = page.evaluate(looks)
+    tables = {seen[t][0] for t in ("green", "dark", "light")}
+    assert len(tables) == 3, seen
+    assert seen["green"][1] == seen["dark"][1] == seen["light"][1] != seen["red"][1], seen
+    assert seen["red"][0] == seen["light"][0], seen
+    assert colour("2d") == "rgb(11, 92, 196)"  # the four-colour deck on the light table
+    assert colour("Jh") == "rgb(200, 16, 46)"
+    page.keyboard.press("Escape")  # the preferences close (not a key of the game)
+    page.wait_for_selector("#prefs-panel", state="hidden")
     page.reload()  # kept by this browser
     page.wait_for_selector(alice.card("2d"))
     assert colour("2d") == "rgb(11, 92, 196)"
+    assert page.evaluate(looks) == seen["red"]  # the light table and the red back
+    assert page.get_attribute("body", "data-theme") == "light"
+    assert page.is_checked('#prefs-panel input[name="pref-back"][value="red"]')
     page.click("#btn-deck")
     assert colour("2d") == "rgb(200, 16, 46)"
 

@@ -179,10 +179,19 @@ def test_a_double_click_with_its_selection_drawn_between_the_clicks_sends_the_ca
     assert alice.state("s.selection") is None
 
 
+SOUNDS = "() => window.kr.sounds()"
+
+
 def test_a_refusal_says_the_servers_specific_reason(players, artifacts) -> None:
     alice = players()
+    alice.open()
+    alice.page.click("#btn-sound")  # the sound on (kept by the browser): one each below
     practice(alice)
     page = alice.page
+    # a game alone starts at once, on the player's own press: no start sound (a race's
+    # start has one: test_browser.py, the four-colour deck)
+    heard = {"move": 0, "draw": 0, "refusal": 0, "start": 0}
+    assert page.evaluate(SOUNDS) == heard
     alice.drag(alice.card("2d"), alice.pile("col6"))
     refusal = page.locator("#refusal")
     refusal.wait_for(state="visible")
@@ -190,6 +199,17 @@ def test_a_refusal_says_the_servers_specific_reason(players, artifacts) -> None:
     assert "2\u2666 does not fit on 6\u2666" in said, said
     assert "one rank lower and the other colour" in said
     alice.shot(artifacts / "refusal.png")
+    heard["refusal"] = 1
+    assert page.evaluate(SOUNDS) == heard
+    page.click(alice.pile("stock"))  # a draw
+    page.wait_for_selector(f'{alice.pile("waste")} .card[data-card="8c"]')
+    heard["draw"] = 1
+    assert page.evaluate(SOUNDS) == heard
+    alice.drag(alice.card("Jh"), alice.pile("col1"))  # a move: the Jh onto the Qs
+    page.wait_for_selector(f'{alice.pile("col1")} .card[data-card="Jh"]')
+    heard["move"] = 1
+    assert page.evaluate(SOUNDS) == heard
+    assert page.evaluate("() => window.kr.chimes()") == 0
 
 
 WIRE_PILE = re.compile(r"\bcol[1-7]\b|\bfound-[cdhs]\b|\bfrom waste\b")
@@ -236,6 +256,9 @@ def test_a_refusal_names_the_piles_in_the_games_words(players) -> None:
     page.wait_for_selector(f"{alice.pile('waste')} .card")
     page.evaluate(intent, {"from": "waste", "to": "col2", "count": 2})
     says("only one card moves from the waste")
+    # the sound is off at first: the start, the moves, the draw and the refusals unheard
+    assert page.get_attribute("#btn-sound", "aria-pressed") == "false"
+    assert page.evaluate(SOUNDS) == {"move": 0, "draw": 0, "refusal": 0, "start": 0}
 
 
 def test_a_refusal_notice_covers_no_card_and_takes_no_press(players, artifacts) -> None:

@@ -92,3 +92,41 @@ async def test_a_spectator_closed_as_too_slow_is_counted(node) -> None:
     watcher.ws.transport.abort()
     for c in (a, b):
         await c.close()
+
+
+def test_the_service_worker_names_the_shell_of_this_version(tmp_path) -> None:
+    """/sw.js carries every client file with its SHA-256 and a version over them: a
+    change to any file changes sw.js, which is how a browser finds a new deploy."""
+    import hashlib
+    import json
+
+    from klondike_race.service.http import Routes
+
+    (tmp_path / "js").mkdir()
+    (tmp_path / "index.html").write_text("<!doctype html>")
+    (tmp_path / "js" / "app.js").write_text("1;")
+    (tmp_path / "sw.js").write_text('const SHELL = "__KR_SHELL__";')
+    routes = Routes(tmp_path, lambda: b"", lambda: None)  # type: ignore[arg-type, return-value]
+
+    def worker() -> dict:
+        answer = routes.route("/sw.js")
+        assert answer.headers["Content-Type"] == "text/javascript; charset=utf-8"
+        assert answer.headers["Cache-Control"] == "no-store"
+        body = answer.body.decode()
+        assert body.startswith("const SHELL = {") and body.endswith("};")
+        return json.loads(body[len("const SHELL = ") : -1])
+
+    first = worker()
+    assert first["files"] == {
+        "index.html": hashlib.sha256(b"<!doctype html>").hexdigest(),
+        "js/app.js": hashlib.sha256(b"1;").hexdigest(),
+    }
+    (tmp_path / "js" / "app.js").write_text("2;")  # a deploy
+    second = worker()
+    assert second["version"] != first["version"]
+    assert second["files"]["js/app.js"] == hashlib.sha256(b"2;").hexdigest()
+    manifest = tmp_path / "manifest.webmanifest"
+    manifest.write_text("{}")
+    assert routes.route("/manifest.webmanifest").headers["Content-Type"] == (
+        "application/manifest+json"
+    )

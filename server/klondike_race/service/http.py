@@ -4,6 +4,7 @@ replay viewer) and the browser client's static files (docs/protocol.md)."""
 
 from __future__ import annotations
 
+import hashlib
 import mimetypes
 import re
 from collections.abc import Awaitable, Callable
@@ -38,6 +39,36 @@ def response(status: int, body: bytes, content_type: str) -> Response:
         ]
     )
     return Response(status, HTTPStatus(status).phrase, headers, body)
+
+
+# types Python's table may lack or get wrong (docs/protocol.md, "HTTP routes")
+TYPES = {
+    ".webmanifest": "application/manifest+json",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+}
+
+# the service worker (client/sw.js) names its shell here: the server writes in the client's
+# files and their SHA-256, so that any change to a file changes sw.js itself, which is how
+# a browser finds a new deploy (docs/client.md, "Installable")
+SHELL_MARK = b'"__KR_SHELL__"'
+WORKER = "sw.js"
+
+
+def shell(base: Path) -> bytes:
+    """The client's files (all but the worker and dot files) by path relative to the
+    client's root, each with its SHA-256, and a version over them all: JSON."""
+    files: dict[str, str] = {}
+    for path in sorted(base.rglob("*")):
+        rel = path.relative_to(base).as_posix()
+        if not path.is_file() or rel == WORKER or any(p.startswith(".") for p in rel.split("/")):
+            continue
+        files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    version = hashlib.sha256(orjson.dumps(files, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+    return orjson.dumps({"version": version, "files": files})
 
 
 # ``/replay/CODE[/STEP]``, the replay links of profiles and archives: the client's viewer
@@ -112,8 +143,11 @@ class Routes:
         except (OSError, ValueError):  # a name too long for the file system, a NUL byte
             found = False
         if found:
-            kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-            return response(200, target.read_bytes(), kind)
+            kind = TYPES.get(target.suffix) or mimetypes.guess_type(target.name)[0]
+            body = target.read_bytes()
+            if target == base / WORKER:
+                body = body.replace(SHELL_MARK, shell(base), 1)
+            return response(200, body, kind or "application/octet-stream")
         if path == "/index.html":
             return response(200, PLACEHOLDER, "text/html; charset=utf-8")
         return response(404, b"not found\n", "text/plain")
