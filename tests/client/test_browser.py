@@ -1357,6 +1357,13 @@ def test_the_four_colour_deck_is_a_choice_kept_by_the_browser(players) -> None:
 
     assert (colour("2d"), colour("Ac")) == ("rgb(200, 16, 46)", "rgb(22, 24, 29)")
     assert page.get_attribute("#btn-deck", "aria-pressed") == "false"
+    # the header's buttons stay put as the connection's round trip changes ("online · 3
+    # ms", "online · 120 ms"): a pong moved a button from under a click on its way
+    boxes = []
+    for lag in (3, 120, 9999, None):
+        page.evaluate("(lag) => window.kr.store.update((s) => { s.lag = lag; })", lag)
+        boxes.append(page.locator("#btn-deck").bounding_box())
+    assert boxes[1:] == boxes[:-1], boxes
     page.click("#btn-deck")  # diamonds blue, clubs green
     assert (colour("2d"), colour("Ac")) == ("rgb(11, 92, 196)", "rgb(8, 122, 52)")
     assert colour("Jh") == "rgb(200, 16, 46)"  # hearts stay red, spades black

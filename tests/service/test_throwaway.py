@@ -31,7 +31,7 @@ async def ask(c: Client, type: str, **fields: Any) -> dict:
     await c.send(type, **fields)
     while True:
         m = await c.recv(timeout=10)
-        if m["type"] not in ("progress", "spectators", "room", "leaderboard_changes"):
+        if m["type"] not in ("progress", "spectators", "room", "leaderboard_changes", "played"):
             return m
 
 
