@@ -9,6 +9,7 @@ test-artifacts/client/.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections import deque
@@ -330,8 +331,12 @@ class Player:
         self.page.evaluate(PLAY_LINE, steps)
 
     def shot(self, path: Path, full_page: bool = False) -> None:
-        self.page.screenshot(path=str(path), full_page=full_page)
-        assert path.stat().st_size > 1000
+        """A screenshot of the page for the docs, when ``KR_SCREENSHOTS`` is set (a
+        full-page one of a tall screen costs a second or two of the machine; the suite
+        asserts nothing by it). A failed test's pages are always shot (player_factory)."""
+        if os.environ.get("KR_SCREENSHOTS"):
+            self.page.screenshot(path=str(path), full_page=full_page)
+            assert path.stat().st_size > 1000
 
     def check_errors(self) -> None:
         assert not self.errors, self.errors

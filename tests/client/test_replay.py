@@ -331,7 +331,7 @@ def test_the_replay_uses_the_pages_width(players, artifacts) -> None:
     assert len(got["cards"]) == 2 and min(got["cards"]) >= 70, got
     assert got["share"] > 0.95, got
     assert got["offset"] <= 2, got
-    page.screenshot(path=str(artifacts / "replay-1280.png"))
+    alice.shot(artifacts / "replay-1280.png")
     # on a 320 px phone, one board a row, within the screen
     phone = players(viewport={"width": 320, "height": 640})
     phone.page.goto(f"{phone.base}#/replay/{code}")
