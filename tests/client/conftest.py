@@ -102,6 +102,27 @@ def daily_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DailyServ
     redis.stop()
 
 
+def scheduled_server(
+    folder: Path, schedule: str, offset_ms: int, server: type[ServerProcess] = ServerProcess
+) -> Iterator[Any]:
+    """A server of its own (its own Redis, ``redis_url``) whose arenas come from
+    ``schedule`` and whose clock is ``offset_ms`` ahead: the arena tests' fixtures."""
+    path = folder / "arenas.txt"
+    path.write_text(schedule)
+    store = EmbeddedRedis(folder / "redis", appendfsync="always").start()
+    srv = server(
+        store.url,
+        KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
+        KR_CLIENT_DIR=str(ROOT / "client"),
+        KR_CLOCK_OFFSET_MS=str(offset_ms),
+        KR_ARENAS_FILE=str(path),
+    )
+    srv.redis_url = store.url  # type: ignore[attr-defined]
+    yield srv.start()
+    srv.stop()
+    store.stop()
+
+
 @pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).is_file():

@@ -22,8 +22,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser
 
-from klondike_race.service.embedded import EmbeddedRedis
-from tests.client.conftest import COUNTDOWN_MS, ROOT, Player, player_factory
+from tests.client.conftest import Player, player_factory, scheduled_server
 from tests.servers import ServerProcess
 
 HOUR_MS = 3_600_000
@@ -33,22 +32,9 @@ SCHEDULE = "hourly every=hour at=:00 minutes=30 size=2 time_limit=60 draw=1\n"
 @pytest.fixture(scope="module")
 def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """A server (its own Redis) whose clock is 10 s into the hourly arena of its schedule."""
-    folder = tmp_path_factory.mktemp("arenas")
-    schedule = folder / "arenas.txt"
-    schedule.write_text(SCHEDULE)
-    redis = EmbeddedRedis(folder / "redis", appendfsync="always").start()
     now = time.time_ns() // 1_000_000
     offset = (now // HOUR_MS + 1) * HOUR_MS + 10_000 - now  # the next hour's start + 10 s
-    srv = ServerProcess(
-        redis.url,
-        KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
-        KR_CLIENT_DIR=str(ROOT / "client"),
-        KR_CLOCK_OFFSET_MS=str(offset),
-        KR_ARENAS_FILE=str(schedule),
-    ).start()
-    yield srv
-    srv.stop()
-    redis.stop()
+    yield from scheduled_server(tmp_path_factory.mktemp("arenas"), SCHEDULE, offset)
 
 
 @pytest.fixture

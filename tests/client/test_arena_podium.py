@@ -25,10 +25,9 @@ from playwright.sync_api import Browser
 
 from klondike_race.engine import Deal, Game, Settings
 from klondike_race.engine.views import board_view
-from klondike_race.service.embedded import EmbeddedRedis
 from klondike_race.service.store.arena_deals import deals_key
 from klondike_race.solver import find_winnable_seed
-from tests.client.conftest import COUNTDOWN_MS, ROOT, Player, player_factory
+from tests.client.conftest import Player, player_factory, scheduled_server
 from tests.servers import ServerProcess
 
 HOUR_MS = 3_600_000
@@ -48,26 +47,12 @@ def podium_server(
 ) -> Iterator[PodiumServer]:
     """A server (its own Redis) whose clock is ``LEAD_S`` before the end of its arena
     (the browser is launched first: the arena's clock runs from the server's start)."""
-    folder = tmp_path_factory.mktemp("podium")
-    schedule = folder / "arenas.txt"
-    schedule.write_text(SCHEDULE)
-    store = EmbeddedRedis(folder / "redis", appendfsync="always").start()
     now = time.time_ns() // 1_000_000
     starts = (now // HOUR_MS + 1) * HOUR_MS  # the next hour's arena, its clock moved on
     offset = starts + MINUTES * 60_000 - LEAD_S * 1000 - now
-    srv = PodiumServer(
-        store.url,
-        KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
-        KR_CLIENT_DIR=str(ROOT / "client"),
-        KR_CLOCK_OFFSET_MS=str(offset),
-        KR_ARENAS_FILE=str(schedule),
-    )
-    srv.arena = "arena-podium-" + time.strftime("%Y-%m-%d-%H%M", time.gmtime(starts // 1000))
-    srv.redis_url = store.url
-    srv.start()
-    yield srv
-    srv.stop()
-    store.stop()
+    for srv in scheduled_server(tmp_path_factory.mktemp("podium"), SCHEDULE, offset, PodiumServer):
+        srv.arena = "arena-podium-" + time.strftime("%Y-%m-%d-%H%M", time.gmtime(starts // 1000))
+        yield srv
 
 
 @pytest.fixture
