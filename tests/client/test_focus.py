@@ -22,7 +22,9 @@ def focused(page) -> str:
 
 
 def press(page, selector: str, times: int = 1) -> None:
-    """A keyboard player's press of a control: focused, then Enter."""
+    """A keyboard player's press of a control: focused once shown (the lobby's are out of
+    sight and reach until its first answers are in), then Enter."""
+    page.wait_for_selector(selector)
     page.focus(selector)
     for _ in range(times):
         page.keyboard.press("Enter")
