@@ -6,15 +6,21 @@ import { challengeHref } from './daily.js';
 
 const KEY = /^[ag]-[0-9a-f]{32}$/;
 
-// The player key of a `#/players/WHO` address, or null for any other address.
-export function profileRoute(hash) {
-  const m = /^#\/players\/([^/?#]+)$/.exec(hash || '');
+// The WHO of a `#/PAGE/WHO` address (decoded, or as it is when it is not a valid
+// encoding), or null for any other address.
+export function whoOf(hash, page) {
+  const m = new RegExp(`^#/${page}/([^/?#]+)$`).exec(hash || '');
   if (!m) return null;
   try {
     return decodeURIComponent(m[1]);
   } catch {
     return m[1];
   }
+}
+
+// The player key of a `#/players/WHO` address, or null for any other address.
+export function profileRoute(hash) {
+  return whoOf(hash, 'players');
 }
 
 export function profileHref(who) {

@@ -3,21 +3,14 @@
 // inline SVG; and the results' personal-best line, from the server's `played` message.
 // Pure functions from JSON to escaped HTML, so they can be tested on their own.
 
-import { escapeHtml, profileHref } from './profile.js';
+import { escapeHtml, profileHref, whoOf } from './profile.js';
 
 const VARIANTS = { draw1: 'Draw 1', draw3: 'Draw 3' };
 
 // '' for `#/stats` (one's own), the key or name of `#/stats/WHO`, or null for any other
 // address.
 export function statsRoute(hash) {
-  if (hash === '#/stats') return '';
-  const m = /^#\/stats\/([^/?#]+)$/.exec(hash || '');
-  if (!m) return null;
-  try {
-    return decodeURIComponent(m[1]);
-  } catch {
-    return m[1];
-  }
+  return hash === '#/stats' ? '' : whoOf(hash, 'stats');
 }
 
 export function statsHref(who) {
