@@ -190,6 +190,9 @@ async def seat_race(one: Node, two: Node) -> tuple[Client, Client]:
     return ann, bob
 
 
+# KR_ABANDONED_S 3: a busy machine stalled Ann's node's sweeps past 1 s, and the other node
+# took her race, her connection open, for abandoned (the test is of Bob away, not that)
+@pytest.mark.parametrize("nodes", [{"abandoned_s": 3}], indirect=True, ids=["abandoned_s=3"])
 async def test_players_away_are_resigned_once_the_other_games_ended(nodes, redis_url) -> None:
     """Bob leaves for good; Ann resigns: the race ends within KR_AWAY_S (and a sweep),
     Bob's game as it stood, resigned for him (its log says so), with the results."""
