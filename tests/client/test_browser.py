@@ -841,6 +841,7 @@ def test_a_screen_reader_hears_the_piles_the_pick_and_the_move(players) -> None:
     alice = players()
     alice.open(f"?seed={SEED}")
     page = alice.page
+    page.wait_for_selector("#btn-quick3")  # (the lobby shows once its first answers are in)
     assert 'button "Quick match: Draw 3"' in page.locator("#btn-quick3").aria_snapshot()
     page.click("#btn-practice")
     alice.wait_racing()
