@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, WebSocketRoute, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    FloatRect,
+    Page,
+    WebSocketRoute,
+    sync_playwright,
+)
 
 from klondike_race.service.embedded import EmbeddedRedis
 from tests.conftest import ROOT
@@ -336,12 +343,22 @@ class Player:
     def pile(self, name: str, board: str = "#my-board") -> str:
         return f'{board} .pile[data-pile="{name}"]'
 
+    def box(self, selector: str) -> FloatRect:
+        """The element's box once it is shown. A board drawn again between finding the
+        element and measuring it leaves a detached element with no box: measure again."""
+        where = self.page.locator(selector)
+        for _ in range(20):
+            where.wait_for(state="visible")
+            box = where.bounding_box()
+            if box is not None:
+                return box
+        raise AssertionError(f"{selector} has no box")
+
     def drag(self, source: str, target: str) -> None:
         """Press on a card, move in steps (pointer events), release over a pile."""
         page = self.page
-        s = page.locator(source).bounding_box()
-        t = page.locator(target).bounding_box()
-        assert s is not None and t is not None
+        s = self.box(source)
+        t = self.box(target)
         page.mouse.move(s["x"] + s["width"] / 2, s["y"] + min(12, s["height"] / 4))
         page.mouse.down()
         page.mouse.move(t["x"] + t["width"] / 2, t["y"] + min(t["height"] - 10, 60), steps=10)

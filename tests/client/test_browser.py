@@ -307,8 +307,7 @@ def test_phone_viewport_shows_the_whole_board(players, artifacts) -> None:
     # Touch: tap the stock, double-tap the Ac home.
     page.tap(phone.pile("stock"))
     page.wait_for_selector(f'{phone.pile("waste")} .card[data-card="8c"]')
-    box = page.locator(phone.card("Ac")).bounding_box()
-    assert box is not None
+    box = phone.box(phone.card("Ac"))
     spot = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.touchscreen.tap(*spot)  # one tap sends it home (its best place) ...
     page.touchscreen.tap(*spot)  # ... and a double tap's second half changes nothing

@@ -132,9 +132,8 @@ def test_a_press_during_a_cards_slide_acts_on_the_board_as_it_is(players) -> Non
     of column 2) while the Ac still slides over it: the Td moves, not the Ac."""
     alice = slowed_practice(players)
     page = alice.page
-    box = page.locator(alice.card("Ac")).bounding_box()
-    target = page.locator(alice.pile("col2")).bounding_box()
-    assert box is not None and target is not None
+    box = alice.box(alice.card("Ac"))
+    target = alice.box(alice.pile("col2"))
     page.dblclick(alice.card("Ac"))
     page.wait_for_function(
         "() => { const c = document.querySelector("
@@ -162,8 +161,7 @@ def test_a_double_click_with_its_selection_drawn_between_the_clicks_sends_the_ca
     second click then unselected the Ac instead of sending it home)."""
     alice = slowed_practice(players)  # a slide started by the first click would still run
     page = alice.page
-    box = page.locator(alice.card("Ac")).bounding_box()
-    assert box is not None
+    box = alice.box(alice.card("Ac"))
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     for _ in range(5):  # a busy machine may take longer than a double click between them
         page.mouse.click(x, y)
