@@ -312,7 +312,7 @@ class Node:
         await self._quietly("closing pub/sub", self._pubsub and self._pubsub.aclose())
         if self.shards is not None:
             await self._quietly("closing sharded pub/sub", self.shards.close())
-        self.background.cancel()
+        await self.background.cancel()
         await self._quietly("leaving the live nodes", self.store.sweeping.node_gone())
         await self.solving.close()
         self.fanout.close()

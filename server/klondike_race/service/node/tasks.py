@@ -32,6 +32,18 @@ class Background:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task failed", exc_info=task.exception())
 
-    def cancel(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
+    async def cancel(self, within: float = 5.0) -> None:
+        """Cancel every task still running and wait (up to ``within`` s a round) for them
+        to end, and for those they spawned meanwhile: once this returns none uses the
+        node's connections (a task cleaning up after its cancellation could otherwise open
+        a Redis connection after the node closed its pools, left open for ever)."""
+        for _ in range(3):
+            tasks = list(self._tasks)
+            if not tasks:
+                return
+            for task in tasks:
+                task.cancel()
+            _, pending = await asyncio.wait(tasks, timeout=within)
+            if pending:
+                log.warning("background tasks still running after cancel", count=len(pending))
+                return
