@@ -482,3 +482,30 @@ async def test_a_racers_events_keep_their_order_when_the_batch_timer_shares_thei
     ]
     for c in (a, b):
         await c.close()
+
+
+async def test_a_move_held_for_an_earlier_event_is_not_acknowledged_after_its_mover_left(
+    node, redis_url
+) -> None:
+    """A racer's stored move waits in the hub for an earlier event still on its way from
+    another node, and the racer leaves meanwhile: ``left`` is the last the room tells
+    them (an ack after it would carry the room's version to a connection that is out of
+    it, or already in another room). The move is stored: the other racer gets it."""
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    hub = node.hubs.get(code)
+    v = hub.version
+    rds = redis.Redis.from_url(redis_url)
+    rds.set(room_key(code) + ":ver", v + 1)  # v+1 stored elsewhere, its publication late
+    await a.send("move", seq=1, action="draw")
+    await until(lambda: v + 2 in hub.pending)  # the move's event, held for v+1
+    assert (await a.request("leave", "left"))["type"] == "left"
+    late = {"v": v + 1, "type": "spectators", "count": 7}
+    rds.zadd(room_key(code) + ":events", {orjson.dumps(late): v + 1})  # the gap is filled
+    moved = await b.expect("progress")
+    assert (moved["v"], moved["player"], moved["progress"]["moves"]) == (v + 2, a.player, 1)
+    assert hub.version == v + 2
+    after = a.seen[a.seen.index(next(m for m in a.seen if m["type"] == "left")) :]
+    assert [m["type"] for m in after + await a.drain(0.3)] == ["left"]
+    for c in (a, b):
+        await c.close()

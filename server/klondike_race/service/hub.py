@@ -240,6 +240,8 @@ class RoomHub:
         if own is None or own.ack is None or own.mover is None:
             return
         mover, ack = own.mover, own.ack
+        if mover not in self.conns:  # it left the room meanwhile (``left`` sent, or another
+            return  # room's welcome): an ack now would follow them, with this room's v
         flags = self.flags(mover)
         data = encode(
             {
