@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import orjson
+import pytest
 import redis
+from websockets.exceptions import ConnectionClosed
 
 from klondike_race.service.roomevent import RoomEvent
 from klondike_race.service.store import moves_key, room_key
@@ -508,4 +510,41 @@ async def test_a_move_held_for_an_earlier_event_is_not_acknowledged_after_its_mo
     after = a.seen[a.seen.index(next(m for m in a.seen if m["type"] == "left")) :]
     assert [m["type"] for m in after + await a.drain(0.3)] == ["left"]
     for c in (a, b):
+        await c.close()
+
+
+async def test_a_room_whose_opening_failed_is_opened_anew_for_those_waiting_on_it(node) -> None:
+    """Two connections ask for a room not open on this node at once: the second waits for
+    the first one's opening, which fails (Redis went away). The first is closed with 1013
+    (try again later, docs/protocol.md); the second is not handed the failed hub: it opens
+    the room again and is welcomed."""
+    a, b = await start_race(node.port)
+    code = a.seen[0]["room"]["code"]
+    for c in (a, b):
+        assert (await c.request("leave", "left"))["type"] == "left"
+    await until(lambda: node.hubs.get(code) is None)  # nobody here: closed
+    rooms = node.store.rooms
+    real_enter = rooms.enter
+    loading, fail = asyncio.Event(), asyncio.Event()
+
+    async def failing_enter(code: str):  # the opening's first step
+        rooms.enter = real_enter  # type: ignore[method-assign]  # (the next opening's)
+        loading.set()
+        await fail.wait()
+        raise redis.exceptions.ConnectionError("Connection reset by peer")
+
+    rooms.enter = failing_enter  # type: ignore[method-assign]
+    one, two = await Client.open(node.port), await Client.open(node.port)
+    await one.send("watch", code=code)
+    await loading.wait()
+    await two.send("watch", code=code)
+    await asyncio.sleep(0.1)  # the second is waiting for the first one's opening
+    fail.set()
+    with pytest.raises(ConnectionClosed):
+        await one.expect("welcome", "error")
+    assert one.ws.close_code == 1013
+    welcome = await two.expect("welcome", "error")
+    assert welcome["type"] == "welcome" and welcome["room"]["code"] == code, welcome
+    assert welcome["room"]["phase"] == "racing" and set(welcome["boards"]) == {"p1", "p2"}
+    for c in (a, b, one, two):
         await c.close()

@@ -60,10 +60,13 @@ class Attendance:
         self.store = host.store
 
     async def open(self, code: str) -> RoomHub:
-        hub = self.hubs.get(code)
-        if hub is not None:
+        """Room ``code``'s hub here, opened by this call or by one under way. An opening
+        that failed (or a hub closed before this caller's turn) is not handed on: the
+        caller opens it anew (and gets that opening's own refusal)."""
+        while (hub := self.hubs.get(code)) is not None:
             await hub.opened.wait()
-            return hub
+            if self.hubs.get(code) is hub and not hub.closed:
+                return hub
         hub = self.hubs[code] = RoomHub(self.host, code)
         try:
             await hub.open()
