@@ -17,8 +17,8 @@ from tests.conftest import ROOT
 
 class ServerProcess:
     """``klondike-race serve`` as a subprocess on a free port, with a dev configuration
-    (``KR_DEV``, a fast countdown, a generous message rate); ``env`` overrides any of it.
-    ``output`` collects what the server prints."""
+    (``KR_DEV``, a fast countdown, a generous message rate, no dailies); ``env`` overrides
+    any of it. ``output`` collects what the server prints."""
 
     def __init__(
         self,
@@ -37,6 +37,7 @@ class ServerProcess:
             "KR_BURST": "400",
             "KR_LOG_LEVEL": "warning",
             "KR_PASSWORD_PROFILE": "CHEAPEST",  # as make_config (tests/service/conftest.py)
+            "KR_DAILY_DRAWS": "none",  # as make_config: no daily deals prepared at start
             **env,
         }
         if redis_url:

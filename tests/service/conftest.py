@@ -88,6 +88,10 @@ def make_config(redis_url: str, **overrides: Any) -> Config:
         # what they test (test_refusals.py and test_strictness.py set their own)
         "rate": 2000.0,
         "burst": 4000.0,
+        # no dailies: a node with them prepares four deals with the solver as it starts
+        # (its worker processes started for them: over half the CPU of a test that
+        # starts a node and plays a race). The tests of dailies use daily_config.
+        "daily_draws": "none",
         # a finished race's analysis: a node's stop waits for one under way, so the
         # tests' nodes give it 1 s per position instead of 5 (reference deals decide
         # within milliseconds)

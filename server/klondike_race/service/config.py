@@ -193,8 +193,10 @@ class Config:
             if getattr(self, name) not in choices:
                 out.append(f"{env_name(name)}={getattr(self, name)!r}: one of {', '.join(choices)}")
         draws = [d.strip() for d in self.daily_draws.split(",")]
-        if not all(d in ("1", "3") for d in draws) or len(set(draws)) != len(draws):
-            out.append(f"KR_DAILY_DRAWS={self.daily_draws!r}: 1, 3 or 1,3")
+        if draws != ["none"] and (
+            not all(d in ("1", "3") for d in draws) or len(set(draws)) != len(draws)
+        ):
+            out.append(f"KR_DAILY_DRAWS={self.daily_draws!r}: 1, 3, 1,3 or none")
         first = self.worker_ports
         if 0 < first <= 65535 and self.workers > 1:
             last = first + self.workers - 1

@@ -64,7 +64,8 @@ class Challenges:
         self.lobby = lobby
         self.solving = solving
         self.fanout = fanout
-        self.draws = tuple(int(d) for d in config.daily_draws.split(",") if d.strip())
+        draws = config.daily_draws.split(",")  # "none": no dailies
+        self.draws = tuple(int(d) for d in draws if d.strip() not in ("", "none"))
         self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
         self.leaderboards = Leaderboards(config, store, fanout, self.find, self.ranks, clock)
         self._secret: bytes | None = None
