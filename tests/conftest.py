@@ -4,10 +4,15 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
+
+import pytest
 
 from klondike_race.engine import DRAW_MOVE, RECYCLE_MOVE, WON, Deal, Game, Move, Settings
 
@@ -76,3 +81,27 @@ async def until(check: Callable[[], bool], seconds: float = 30.0) -> None:
             return
         await asyncio.sleep(0.005)
     raise AssertionError("never happened")
+
+
+@pytest.fixture(autouse=True)
+def asyncio_tasks_printed_before_a_timeout(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test still running 10 s before its timeout (pytest-timeout, pyproject.toml) prints
+    the stack of every task of each running event loop: what a hang awaits, which the
+    timeout's own thread stacks never show (its main thread only sits in the selector)."""
+    limit = float(request.config.getini("timeout") or 0)
+    if limit <= 20:
+        yield
+        return
+
+    def print_tasks() -> None:
+        loops = [o for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop)]
+        for loop in (lp for lp in loops if lp.is_running()):
+            print(f"\n~~~~ asyncio tasks of {loop!r} ~~~~", file=sys.stderr)
+            for task in list(asyncio.all_tasks(loop)):
+                task.print_stack(limit=12, file=sys.stderr)
+
+    timer = threading.Timer(limit - 10, print_tasks)
+    timer.daemon = True
+    timer.start()
+    yield
+    timer.cancel()

@@ -110,8 +110,16 @@ async def test_replies_lost_with_the_connection_leave_no_unread_error(redis_url:
     other = aioredis.Redis.from_url(redis_url)
     try:
         await other.ping()  # connected: the DEBUG SLEEP goes out as soon as its task runs
-        sleeping = asyncio.create_task(other.execute_command("DEBUG", "SLEEP", "1.2"))
-        await asyncio.sleep(0.05)
+        # 2 s: the call's four tries of 0.1 s and their backoff (0.35 s) all fall within it
+        # on a loaded machine (1.2 s once let the last try through)
+        sleeping = asyncio.create_task(other.execute_command("DEBUG", "SLEEP", "2"))
+        with redis.Redis.from_url(redis_url, socket_timeout=0.2) as probe:
+            while True:  # until Redis is asleep: a PING goes unanswered
+                try:
+                    await asyncio.to_thread(probe.ping)
+                except redis.TimeoutError:
+                    break
+                await asyncio.sleep(0.01)
         with pytest.raises(RedisTimeoutError):
             await line.call([("PING",), ("PING",), ("PING",)])
         await sleeping
