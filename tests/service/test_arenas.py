@@ -6,6 +6,7 @@ the same opponent while others wait), pausing, and the refusals."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import orjson
@@ -568,4 +569,40 @@ async def test_the_top_race_is_named_and_watched_as_any_rated_race(
         assert seen["role"] == "spectator" and seen["room"]["spectator_view"] == "outline"
         assert all(b["outline"] for b in seen["boards"].values()), seen["boards"]
         for c in (watcher, ann, bob):
+            await c.close()
+
+
+async def test_an_arena_over_with_no_race_running_is_final_at_once(tmp_path, redis_url) -> None:
+    """No race runs when the arena ends (its last race ended after pairing closed; its
+    players wait): the node its players are on makes it final within a pairing interval
+    or two, each player's line written, not at the sweeper's next pass
+    (``KR_SWEEP_INTERVAL_S``, 30 s here)."""
+    clock, arena_id, config = running_arena(tmp_path, redis_url)
+    assert config.sweep_interval_s == 30
+    async with running(config, clock) as node:
+        ends = (await node.arenas.find(arena_id)).ends
+        clock.shift_to(ends - 35_000)  # the last seconds in which a race is made
+        ann, bob = await guest(node.port), await guest(node.port)
+        for c, name in ((ann, "Ann"), (bob, "Bob")):
+            await c.request("join_arena", "arena", arena=arena_id, name=name)
+        await race_of(ann)
+        await race_of(bob)
+        clock.shift_to(ends - 20_000)  # pairing closed (30 s before the end): no new race
+        for c in (ann, bob):
+            assert (await c.request("resign", "ack", seq=1))["type"] == "ack"
+        began = time.monotonic()
+        while not all(e.standing.races for e in await node.store.arenas.entrants(arena_id)):
+            assert time.monotonic() - began < 10, "the race was never counted"
+            await asyncio.sleep(0.05)
+        entrants = await node.store.arenas.entrants(arena_id)
+        assert all(e.waiting_since is not None for e in entrants)  # waiting, not paused
+        assert await node.store.arenas.final_at(arena_id) is None
+        clock.shift_to(ends + 1)
+        began = time.monotonic()
+        while (await node.store.arenas.final_at(arena_id)) is None:
+            assert time.monotonic() - began < 5, "not final within 5 s"
+            await asyncio.sleep(0.05)
+        lines = [await node.store.arenas.lines_of(e.who) for e in entrants]
+        assert [[x["arena"] for x in got] for got in lines] == [[arena_id]] * 2
+        for c in (ann, bob):
             await c.close()

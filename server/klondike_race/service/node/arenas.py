@@ -273,12 +273,22 @@ class Arenas:
     # ---- pairing -------------------------------------------------------------------------
     async def run(self) -> None:
         """Every ``PAIR_INTERVAL_S``: each arena with players here is paired (by one node
-        at a time)."""
+        at a time); once over, it is made final as soon as no race of it runs (with none
+        running at its end, at once: not at the sweeper's next pass, up to
+        ``KR_SWEEP_INTERVAL_S`` later)."""
+        final: set[str] = set()  # arenas here known to be final
         while True:
             await asyncio.sleep(PAIR_INTERVAL_S)
+            final &= self.here.keys()
             for arena_id in list(self.here):
                 try:
-                    await self.pair(await self.find(arena_id))
+                    arena = await self.find(arena_id)
+                    if arena.phase(self.clock.now_ms()) != A.OVER:
+                        await self.pair(arena)
+                    elif arena_id not in final:
+                        await self.finalize(arena)
+                        if await self.store.arenas.final_at(arena_id) is not None:
+                            final.add(arena_id)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
