@@ -70,6 +70,21 @@ async def test_a_killed_connection_is_opened_again_and_the_commands_sent_again(
         line.close()
 
 
+async def asleep(client: aioredis.Redis, redis_url: str, seconds: float) -> asyncio.Task:
+    """Redis put to sleep for ``seconds`` (``DEBUG SLEEP`` through ``client``), returned
+    once it is asleep: a PING of another connection goes unanswered for 0.2 s (on a
+    loaded machine the command can reach Redis well after its task is made)."""
+    await client.ping()  # connected: the DEBUG SLEEP goes out as soon as its task runs
+    sleeping = asyncio.create_task(client.execute_command("DEBUG", "SLEEP", str(seconds)))
+    with redis.Redis.from_url(redis_url, socket_timeout=0.2) as probe:
+        while True:
+            try:
+                await asyncio.to_thread(probe.ping)
+            except redis.TimeoutError:
+                return sleeping
+            await asyncio.sleep(0.01)
+
+
 async def test_a_late_answer_times_out_and_is_tried_again_on_a_new_connection(
     redis_url: str,
 ) -> None:
@@ -79,9 +94,7 @@ async def test_a_late_answer_times_out_and_is_tried_again_on_a_new_connection(
     other = aioredis.Redis.from_url(redis_url)
     try:
         await line.call([("PING",)])
-        await other.ping()  # connected: the DEBUG SLEEP goes out as soon as its task runs
-        sleeping = asyncio.create_task(other.execute_command("DEBUG", "SLEEP", "0.5"))
-        await asyncio.sleep(0.05)
+        sleeping = await asleep(other, redis_url, 0.7)
         t0 = time.monotonic()
         (got,) = await line.call([("INCR", "tries")])
         assert time.monotonic() - t0 >= 0.2
@@ -109,17 +122,9 @@ async def test_replies_lost_with_the_connection_leave_no_unread_error(redis_url:
     loop.set_exception_handler(lambda _, context: reported.append(context))
     other = aioredis.Redis.from_url(redis_url)
     try:
-        await other.ping()  # connected: the DEBUG SLEEP goes out as soon as its task runs
         # 2 s: the call's four tries of 0.1 s and their backoff (0.35 s) all fall within it
         # on a loaded machine (1.2 s once let the last try through)
-        sleeping = asyncio.create_task(other.execute_command("DEBUG", "SLEEP", "2"))
-        with redis.Redis.from_url(redis_url, socket_timeout=0.2) as probe:
-            while True:  # until Redis is asleep: a PING goes unanswered
-                try:
-                    await asyncio.to_thread(probe.ping)
-                except redis.TimeoutError:
-                    break
-                await asyncio.sleep(0.01)
+        sleeping = await asleep(other, redis_url, 2)
         with pytest.raises(RedisTimeoutError):
             await line.call([("PING",), ("PING",), ("PING",)])
         await sleeping
@@ -150,9 +155,7 @@ async def test_a_refused_or_late_sign_in_leaves_no_connection_open(redis_url: st
         good.timeout = 0.1
         sleeper = aioredis.Redis.from_url(redis_url, password="secret")
         try:
-            await sleeper.ping()  # connected and signed in: the sleep is one write away
-            sleeping = asyncio.create_task(sleeper.execute_command("DEBUG", "SLEEP", "2.0"))
-            await asyncio.sleep(0.2)
+            sleeping = await asleep(sleeper, redis_url.replace("redis://", "redis://:secret@"), 2)
             with pytest.raises(RedisTimeoutError):
                 await good.call([("PING",)])
             await sleeping
