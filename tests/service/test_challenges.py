@@ -716,6 +716,7 @@ async def test_nodes_set_to_different_time_limits_agree_on_when_a_challenge_is_f
 async def test_kr_daily_draws_none_runs_no_daily_and_prepares_no_deal(redis_url) -> None:
     """``KR_DAILY_DRAWS=none`` (the tests' default, make_config): no daily is listed or
     can be attempted, and a node starting prepares no daily deal."""
+    store = redis.Redis.from_url(redis_url)
     async with running(make_config(redis_url, daily_draws="none")) as node:
         c = await guest(node.port)
         listed = await c.request("challenges", "challenges")
@@ -723,12 +724,12 @@ async def test_kr_daily_draws_none_runs_no_daily_and_prepares_no_deal(redis_url)
         refused = await c.request("attempt", "welcome", challenge=day_id(), name="Ann")
         assert (refused["type"], refused["reason"]) == ("error", "no_challenge"), refused
         await asyncio.sleep(0.5)  # (a daily's deal is stored within this: below)
-        assert not redis.Redis.from_url(redis_url).keys("ch:*")
+        assert not store.keys("ch:*")
         await c.close()
     async with running(make_config(redis_url, daily_draws="1")) as node:  # and with one
         c = await guest(node.port)
         listed = await c.request("challenges", "challenges")
         assert day_id() in [x["id"] for x in listed["challenges"] if x["daily"]]
-        store = redis.Redis.from_url(redis_url)
         await until(lambda: bool(store.keys("ch:*:deal")))
         await c.close()
+    store.close()

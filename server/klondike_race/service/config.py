@@ -137,6 +137,17 @@ class Config:
             raise ConfigError(self._rated_problem())
         return read
 
+    @property
+    def daily_variants(self) -> tuple[int, ...]:
+        """``daily_draws`` read: the draw counts of the dailies (none for ``none``)."""
+        read = daily_variants(self.daily_draws)
+        if read is None:
+            raise ConfigError(self._daily_problem())
+        return read
+
+    def _daily_problem(self) -> str:
+        return f"KR_DAILY_DRAWS={self.daily_draws!r}: 1, 3, 1,3 or none"
+
     def _rated_problem(self) -> str:
         return (
             f"KR_RATED_SPECTATORS={self.rated_spectators!r}: outline, or delayed:SECONDS "
@@ -192,11 +203,8 @@ class Config:
         for name, choices in _CHOICES.items():
             if getattr(self, name) not in choices:
                 out.append(f"{env_name(name)}={getattr(self, name)!r}: one of {', '.join(choices)}")
-        draws = [d.strip() for d in self.daily_draws.split(",")]
-        if draws != ["none"] and (
-            not all(d in ("1", "3") for d in draws) or len(set(draws)) != len(draws)
-        ):
-            out.append(f"KR_DAILY_DRAWS={self.daily_draws!r}: 1, 3, 1,3 or none")
+        if daily_variants(self.daily_draws) is None:
+            out.append(self._daily_problem())
         first = self.worker_ports
         if 0 < first <= 65535 and self.workers > 1:
             last = first + self.workers - 1
@@ -221,6 +229,17 @@ class Config:
         if rated_view(self.rated_spectators) is None:
             out.append(self._rated_problem())
         return out
+
+
+def daily_variants(text: str) -> tuple[int, ...] | None:
+    """``KR_DAILY_DRAWS`` read: ``1,3`` is (1, 3) (either order, spaces allowed, each
+    once), ``none`` is (); None for anything else."""
+    draws = [d.strip() for d in text.split(",")]
+    if draws == ["none"]:
+        return ()
+    if not all(d in ("1", "3") for d in draws) or len(set(draws)) != len(draws):
+        return None
+    return tuple(int(d) for d in draws)
 
 
 def rated_view(text: str) -> tuple[str, int] | None:

@@ -64,8 +64,7 @@ class Challenges:
         self.lobby = lobby
         self.solving = solving
         self.fanout = fanout
-        draws = config.daily_draws.split(",")  # "none": no dailies
-        self.draws = tuple(int(d) for d in draws if d.strip() not in ("", "none"))
+        self.draws = config.daily_variants
         self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
         self.leaderboards = Leaderboards(config, store, fanout, self.find, self.ranks, clock)
         self._secret: bytes | None = None
