@@ -232,22 +232,58 @@ class Wire:
 
 
 class Player:
-    """One browser context (its own localStorage, its own WebSocket) and its page."""
+    """One browser context (its own localStorage, its own WebSocket) and its page (a new
+    page of ``context`` unless ``page`` is given)."""
 
-    def __init__(self, context: BrowserContext, base: str) -> None:
+    def __init__(self, context: BrowserContext, base: str, page: Page | None = None) -> None:
         self.context = context
         self.base = base
-        self.page: Page = context.new_page()
+        self.page: Page = page or context.new_page()
         self.errors: list[str] = []
         # console errors a test expects (e.g. the browser's own line for a 404 it asked
         # for): matched against "TEXT @ URL"
         self.expected: list[re.Pattern[str]] = []
         # the last frames both ways and the console's lines, printed when a test fails
         self.frames: deque[str] = deque(maxlen=60)
-        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        self.page.on("console", self._console)
-        self.page.on("websocket", self._socket)
+        # what Contexts needs to hand the context on: the origins whose storage to clear,
+        # and the listeners there were before this player's own
+        self.origins: set[str] = set()
+        self.before = self._listening()
+        self._listeners: list[tuple[str, Callable[[Any], None]]] = [
+            ("pageerror", lambda e: self.errors.append(f"pageerror: {e}")),
+            ("console", self._console),
+            ("websocket", self._socket),
+            ("framenavigated", self._navigated),
+        ]
+        for event, listener in self._listeners:
+            self.page.on(event, listener)  # type: ignore[call-overload]
         self.page.set_default_timeout(10_000)
+
+    def detach(self) -> None:
+        """Stop listening to the page (before it is handed on)."""
+        for event, listener in self._listeners:
+            self.page.remove_listener(event, listener)
+
+    def _listening(self) -> dict[str, int]:
+        # Playwright's own objects under the API's (they have listeners of their own)
+        impl = [self.context._impl_obj, self.page._impl_obj]
+        return {
+            f"{i} {event}": len(o.listeners(event))
+            for i, o in enumerate(impl)
+            for event in o.event_names()
+        }
+
+    def untouched(self) -> bool:
+        """Whether, this player's listeners gone, the test left no listener or WebSocket
+        route of its own on the page or its context: neither can be reset by Contexts."""
+        impl = [self.context._impl_obj, self.page._impl_obj]
+        routes = [getattr(o, "_web_socket_routes", [None]) for o in impl]
+        return self._listening() == self.before and not any(routes)
+
+    def _navigated(self, frame: Any) -> None:
+        origin = re.match(r"https?://[^/]+", frame.url)
+        if origin:
+            self.origins.add(origin.group(0))
 
     def _socket(self, ws: Any) -> None:
         def keep(way: str) -> Callable[[Any], None]:
@@ -393,15 +429,85 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
 FAILED = pytest.StashKey[bool]()
 
 
+class Contexts:
+    """The worker's browser contexts, each with its one page, handed from test to test: a
+    new context costs the machine about 1.6 CPU-s (a new page starts a renderer process),
+    its page navigated again 0.6. A context is handed on only from a test that passed and
+    left no listener or WebSocket route of its own (``Player.untouched``; a test that
+    changes the context in other ways asks for a ``fresh`` one); before that its other pages are
+    closed, its routes, permissions, cookies and offline state reset, its page sent to
+    about:blank and the storage of every origin it visited cleared. Contexts of the same
+    options but their viewport (set again) are interchangeable."""
+
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+        self.idle: dict[str, list[Player]] = {}
+        self.keys: dict[int, str] = {}  # id(context) -> its options, for a pooled one
+
+    def take(self, base: str, viewport: dict, fresh: bool, **options: Any) -> Player:
+        key = json.dumps(options, sort_keys=True)
+        idle = self.idle.get(key)
+        if idle and not fresh:
+            old = idle.pop()
+            old.page.set_viewport_size(viewport)  # type: ignore[arg-type]
+            return Player(old.context, base, old.page)
+        context = self.browser.new_context(viewport=viewport, **options)  # type: ignore[arg-type]
+        if not fresh:
+            self.keys[id(context)] = key
+        return Player(context, base)
+
+    def give_back(self, player: Player, passed: bool) -> None:
+        context, page = player.context, player.page
+        key = self.keys.pop(id(context), None)
+        player.detach()
+        if key is None or not passed or page.is_closed() or not player.untouched():
+            context.close()
+            return
+        try:
+            for other in context.pages:
+                if other is not page:
+                    other.close()
+            context.unroute_all(behavior="ignoreErrors")
+            page.unroute_all(behavior="ignoreErrors")
+            context.set_offline(False)
+            context.clear_permissions()
+            context.clear_cookies()
+            page.goto("about:blank")
+            cdp = context.new_cdp_session(page)
+            for origin in player.origins:
+                cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            cdp.detach()
+        except Exception:  # a page that cannot be reset is not handed on
+            context.close()
+            return
+        self.keys[id(context)] = key
+        self.idle.setdefault(key, []).append(player)
+
+    def close(self) -> None:
+        for idle in self.idle.values():
+            for player in idle:
+                player.context.close()
+        self.idle.clear()
+
+
+@pytest.fixture(scope="package")
+def contexts(browser: Browser) -> Iterator[Contexts]:
+    pool = Contexts(browser)
+    yield pool
+    pool.close()
+
+
 def player_factory(
-    browser: Browser, server: ServerProcess, request: pytest.FixtureRequest
+    contexts: Contexts, server: ServerProcess, request: pytest.FixtureRequest
 ) -> Iterator[Any]:
-    """``make(viewport=..., **context_options)`` opens a fresh context for each player of
-    ``server``. When the test fails, every page is screenshotted to
-    test-artifacts/client/failed/."""
+    """``make(viewport=..., fresh=False, **context_options)`` gives each player of
+    ``server`` a context of its own, as new to it (``Contexts``); ``fresh=True``, a new
+    context nobody else will have, for a test that changes the context itself beyond what
+    Contexts resets or sees (init scripts, CDP settings). When the test
+    fails, every page is screenshotted to test-artifacts/client/failed/."""
     made: list[Player] = []
 
-    def make(viewport: dict | None = None, **options: Any) -> Player:
+    def make(viewport: dict | None = None, fresh: bool = False, **options: Any) -> Player:
         # Cards slide into place unless the user asks for reduced motion: tests ask for
         # it (positions are then final at once) except where they say otherwise.
         options.setdefault("reduced_motion", "reduce")
@@ -410,8 +516,7 @@ def player_factory(
         # (Playwright's routes do not see a worker's answers) and no context spends time
         # caching the shell.
         options.setdefault("service_workers", "block")
-        context = browser.new_context(viewport=viewport or DESKTOP, **options)
-        player = Player(context, server.url)
+        player = contexts.take(server.url, viewport or DESKTOP, fresh, **options)
         made.append(player)
         return player
 
@@ -427,25 +532,27 @@ def player_factory(
             print(f"player {i}'s last frames and console lines:\n" + "\n".join(player.frames))
         print("server output:\n" + "".join(server.output[-50:]))
     for player in made:
-        player.context.close()
+        passed = request.node.stash.get(FAILED, True) is False and not player.errors
+        contexts.give_back(player, passed)
     for player in made:
         player.check_errors()
 
 
 @pytest.fixture
 def players(
-    browser: Browser, server: ServerProcess, request: pytest.FixtureRequest
+    contexts: Contexts, server: ServerProcess, request: pytest.FixtureRequest
 ) -> Iterator[Any]:
-    """``players(viewport=..., **context_options)``: players of the package's server."""
-    yield from player_factory(browser, server, request)
+    """``players(viewport=..., fresh=False, **context_options)``: players of the
+    package's server."""
+    yield from player_factory(contexts, server, request)
 
 
 @pytest.fixture
 def daily_players(
-    browser: Browser, daily_server: DailyServer, request: pytest.FixtureRequest
+    contexts: Contexts, daily_server: DailyServer, request: pytest.FixtureRequest
 ) -> Iterator[Any]:
     """Players of the daily server (its clock shifted to just before a UTC midnight)."""
-    yield from player_factory(browser, daily_server, request)
+    yield from player_factory(contexts, daily_server, request)
 
 
 def start_race(

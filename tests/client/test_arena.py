@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser
 
-from tests.client.conftest import Player, player_factory, scheduled_server
+from tests.client.conftest import Contexts, Player, player_factory, scheduled_server
 from tests.servers import ServerProcess
 
 HOUR_MS = 3_600_000
@@ -39,9 +38,9 @@ def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPro
 
 @pytest.fixture
 def arena_players(
-    browser: Browser, arena_server: ServerProcess, request: pytest.FixtureRequest
+    contexts: Contexts, arena_server: ServerProcess, request: pytest.FixtureRequest
 ) -> Iterator[Any]:
-    yield from player_factory(browser, arena_server, request)
+    yield from player_factory(contexts, arena_server, request)
 
 
 def join_from_lobby(player: Player, name: str) -> None:

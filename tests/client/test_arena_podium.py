@@ -27,7 +27,7 @@ from klondike_race.engine import Deal, Game, Settings
 from klondike_race.engine.views import board_view
 from klondike_race.service.store.arena_deals import deals_key
 from klondike_race.solver import find_winnable_seed
-from tests.client.conftest import Player, player_factory, scheduled_server
+from tests.client.conftest import Contexts, Player, player_factory, scheduled_server
 from tests.servers import ServerProcess
 
 HOUR_MS = 3_600_000
@@ -57,9 +57,9 @@ def podium_server(
 
 @pytest.fixture
 def podium_players(
-    browser: Browser, podium_server: PodiumServer, request: pytest.FixtureRequest
+    contexts: Contexts, podium_server: PodiumServer, request: pytest.FixtureRequest
 ) -> Iterator[Any]:
-    yield from player_factory(browser, podium_server, request)
+    yield from player_factory(contexts, podium_server, request)
 
 
 def certified_line() -> tuple[str, list[Any], int]:

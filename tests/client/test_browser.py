@@ -568,7 +568,7 @@ def test_the_share_sheet_where_the_browser_has_one(players) -> None:
     """A phone's share sheet (navigator.share; headless Chromium has none, so the page is
     given one that records what it is asked to share): the room's link goes to it; a
     share the player cancels says nothing. Without one the button is not shown."""
-    phone = players(viewport=PHONE, has_touch=True, is_mobile=True)
+    phone = players(viewport=PHONE, has_touch=True, is_mobile=True, fresh=True)
     phone.context.add_init_script(SHARE_SHEET)
     desktop = players()
     code = phone.create("Alice")

@@ -119,7 +119,7 @@ def test_input_on_a_stalled_connection_is_refused_and_said_never_lost(proxy, pla
 def slowed_practice(players):
     """A practice game with the slides on, the page's animations at a twentieth of their
     speed (a 160 ms slide takes 3.2 s)."""
-    alice = players(reduced_motion="no-preference")
+    alice = players(reduced_motion="no-preference", fresh=True)
     practice(alice)
     cdp = alice.context.new_cdp_session(alice.page)
     cdp.send("Animation.enable")

@@ -24,7 +24,7 @@ SIZE = """async (src) => {
 
 
 def test_the_app_installs_and_its_worker_keeps_the_shell_only(players) -> None:
-    alice = players(service_workers="allow")
+    alice = players(service_workers="allow", fresh=True)
     # the offline page's tries to reach the server while it is offline
     alice.expected.append(re.compile(r"ERR_INTERNET_DISCONNECTED"))
     page = alice.page
