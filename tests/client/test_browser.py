@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from klondike_race.engine import Deal, Game, Move, Settings, board_view
-from tests.conftest import quick_win, reference_deals
+from klondike_race.engine import Deal, Game, Settings, board_view
+from tests.conftest import quick_win, step_to_move
 
 from .conftest import PHONE, Player, cards_query, practise, start_race
 from .test_focus import FELT, colours, contrast, hex_rgb
@@ -694,22 +694,36 @@ def highest_home_move(board: dict) -> dict | None:
 
 
 def near_autocomplete() -> tuple[dict, int]:
-    """A reference Draw 1 win and the step where auto-complete first becomes available."""
-    for ref in reference_deals():
-        if ref["result"] != "win" or ref["draw"] != 1:
-            continue
-        game = Game(Deal.from_json({"cards": ref["cards"]}), Settings())
-        for i, step in enumerate(ref["line"]):
-            if game.autocomplete_available():
-                if game.found_count <= 44:
-                    return ref, i
-                break
-            game.play(
-                Move.parse({"draw": "d", "recycle": "r"}[step])
-                if isinstance(step, str)
-                else Move.from_wire(step["from"], step["to"], step["count"])
-            )
-    raise AssertionError("no reference deal reaches auto-complete with 8+ cards to go")
+    """A Draw 1 deal that reaches auto-complete with the Queens and Kings to go, and the
+    69 steps that get there: the stock holds the Aces to the Sixes of clubs, diamonds and
+    hearts in rank order, each sent home as it is turned, and last the Queen of spades,
+    laid on the King of hearts (column 1); columns 2-7 hold the other Kings and Queens
+    face down at the bottom, under the Six of spades and the Sevens to the Jacks, which go
+    home from the columns in order, column by column. (A reference line takes 162-196
+    moves to get there.)"""
+    suits = "cdhs"
+    stock = [r + s for r in "A2345" for s in suits] + ["6c", "6d", "6h", "Qs"]
+    home = ["6s"] + [r + s for r in "789TJ" for s in suits]  # the columns' cards, in order
+    bottoms = ["Kh", "Kc", "Kd", "Ks", "Qc", "Qd", "Qh"]
+    cards = [""] * 28
+    line: list[object] = []
+    for c, bottom in enumerate(bottoms, 1):
+        column = [bottom, *reversed(home[: c - 1])]  # bottom to top
+        home = home[c - 1 :]
+        for r, card in enumerate(column, 1):  # the layout of docs/deal.md
+            cards[(r - 1) * (16 - r) // 2 + (c - r)] = card
+    for card in stock:
+        to = "col1" if card == "Qs" else f"found-{card[1]}"
+        line += ["draw", {"from": "waste", "to": to, "count": 1, "card": card}]
+    for c in range(2, 8):
+        for r in range(c - 1, 0, -1):
+            card = cards[r * (15 - r) // 2 + (c - r - 1)]
+            line.append({"from": f"col{c}", "to": f"found-{card[1]}", "count": 1, "card": card})
+    game = Game(Deal.from_cards(cards + stock), Settings(draw=1))
+    for step in line:
+        game.play(step_to_move(step))
+    assert game.autocomplete_available() and game.found_count == 44 and len(line) == 69
+    return {"cards": cards + stock, "draw": 1, "result": "win", "line": line}, len(line)
 
 
 @pytest.mark.parametrize(("button", "draw"), [("#btn-quick", 1), ("#btn-quick3", 3)])
