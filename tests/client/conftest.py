@@ -63,7 +63,7 @@ def server(redis_url: str) -> Iterator[ServerProcess]:
         KR_CLIENT_DIR=str(ROOT / "client"),
         KR_RATE="20",  # the server's own limits: the client must keep under them
         KR_BURST="40",
-        KR_DAILY_DRAWS="1,3",  # the lobby as players see it (one server a worker)
+        KR_DAILY_DRAWS="none",  # no dailies: the daily tests have servers of their own
     ).start()
     yield srv
     srv.stop()
@@ -124,7 +124,7 @@ def scheduled_server(
         KR_CLIENT_DIR=str(ROOT / "client"),
         KR_CLOCK_OFFSET_MS=str(offset_ms),
         KR_ARENAS_FILE=str(path),
-        KR_DAILY_DRAWS="1,3",
+        KR_DAILY_DRAWS="none",
     )
     srv.redis_url = store.url  # type: ignore[attr-defined]
     yield srv.start()

@@ -7,20 +7,60 @@ of the deal, no finish it for me, no watching of others' attempts and no replay,
 own included (the server's ``not_yet``), the page saying when they open; and once final
 (the close, then the attempts' time limit) the archive with the final standings, the
 reveal checked against the commitment and the replay links; the second identity's attempt
-from the same address flagged on its row, in words. And two browser profiles on the
-package's server: a fresh guest asking for everything of another's ended attempt."""
+from the same address flagged on its row, in words. And two browser profiles on a server
+of the real clock (``today_server``): a fresh guest asking for everything of another's
+ended attempt."""
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.client.conftest import DAILY_LIMIT_S, PHONE, DailyServer, Player
+import pytest
+
+from klondike_race.service.embedded import EmbeddedRedis
+from tests.client.conftest import (
+    COUNTDOWN_MS,
+    DAILY_LIMIT_S,
+    PHONE,
+    Contexts,
+    DailyServer,
+    Player,
+    player_factory,
+)
+from tests.conftest import ROOT
+from tests.servers import ServerProcess
 
 DAILY = re.compile(r"^daily-(\d{4}-\d{2}-\d{2})-draw1$")
+
+
+@pytest.fixture(scope="module")
+def today_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server of its own (its own Redis) on the real clock with today's dailies, Draw 1
+    and Draw 3 (the package's server has none: each would prepare its deals with the
+    solver as it starts)."""
+    redis = EmbeddedRedis(tmp_path_factory.mktemp("redis-today"), appendfsync="always").start()
+    srv = ServerProcess(
+        redis.url,
+        KR_COUNTDOWN_MS=str(COUNTDOWN_MS),
+        KR_ATTEMPTS_PER_ADDRESS="1000",  # every browser here is 127.0.0.1
+        KR_CLIENT_DIR=str(ROOT / "client"),
+        KR_DAILY_DRAWS="1,3",
+    ).start()
+    yield srv
+    srv.stop()
+    redis.stop()
+
+
+@pytest.fixture
+def today_players(
+    contexts: Contexts, today_server: ServerProcess, request: pytest.FixtureRequest
+) -> Iterator[Any]:
+    yield from player_factory(contexts, today_server, request)
 
 
 def today(player: Player) -> str:
@@ -264,15 +304,17 @@ def players_text(n: int) -> str:
     return f"{n} player{'' if n == 1 else 's'}"
 
 
-def test_the_home_screen_counts_the_players_and_the_profile_shows_the_dailies(players) -> None:
-    """Found by an outside tester, on the package's server (its real clock: today's
-    dailies, Draw 1 and Draw 3): the home screen said "0 playing" before any attempt and
+def test_the_home_screen_counts_the_players_and_the_profile_shows_the_dailies(
+    today_players,
+) -> None:
+    """Found by an outside tester, on a server of the real clock (today's dailies, Draw 1
+    and Draw 3): the home screen said "0 playing" before any attempt and
     "1 playing" once the only attempt had ended, where the challenge page said "1 player"
     (the players who made an attempt); and its two Leaderboard links had one name between
     them, where the Play buttons beside them name their daily. And the profile of a player
     who only played dailies read "No rated races yet ... No races yet", leaving out the
     `daily` of the server's profile JSON."""
-    eve: Player = players()
+    eve: Player = today_players()
     eve.open()
     page = eve.page
     page.wait_for_selector("#daily-list li[data-challenge] >> nth=1")
@@ -432,16 +474,16 @@ def test_watch_is_offered_only_for_an_attempt_still_being_played(players) -> Non
     assert all(links == [] for links in rows["sealed"].values()), rows
 
 
-def test_a_second_profile_gets_nothing_of_the_deal_before_final(players) -> None:
-    """Two browser profiles (two guests) on today's daily, on the package's server (its
-    real clock: the daily is open). A plays an attempt and resigns: A's results show A's
+def test_a_second_profile_gets_nothing_of_the_deal_before_final(today_players) -> None:
+    """Two browser profiles (two guests) on today's daily, on a server of the real clock
+    (the daily is open). A plays an attempt and resigns: A's results show A's
     own result and board, and no replay link, no finish it for me, no practice before the
     challenge is final, saying when. B, a fresh guest, asks for everything of the deal:
     watching A's attempt, its replay, a ghost of it (the replay viewer's button, which B
     never gets, asked on B's connection as the button would) and practice of the deal
     (A's button, asked the same way): each refused by the server (not_yet), the page
     naming the time it opens, and B still in the lobby with no attempt of its own."""
-    ann: Player = players()
+    ann: Player = today_players()
     ann.open()
     page = ann.page
     page.wait_for_selector("#daily-list li[data-challenge] >> nth=1")
@@ -466,7 +508,7 @@ def test_a_second_profile_gets_nothing_of_the_deal_before_final(players) -> None
     assert page.is_hidden("#reveal") and page.is_hidden("#analysis")  # nothing of the deal
     opens = opens_text(ann, cid)
 
-    bea: Player = players()
+    bea: Player = today_players()
     wire = bea.wire()
     bea.expected.append(re.compile(r"not_yet|still playing this deal|403"))
     bea.open()
