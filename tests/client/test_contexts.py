@@ -25,6 +25,7 @@ def test_a_context_handed_on_keeps_nothing_of_the_last_test(
     assert kept["kr.name"] == '"Alice"' and len(kept) >= 2  # the name and the guest's token
     first.context.route(re.compile(r"/api/"), lambda route: route.abort())
     first.context.grant_permissions(["clipboard-read"])
+    first.context.add_cookies([{"name": "kept", "value": "1", "url": server.url}])
     first.context.set_offline(True)
     tab = first.context.new_page()
     contexts.give_back(first, passed=True)
@@ -33,6 +34,7 @@ def test_a_context_handed_on_keeps_nothing_of_the_last_test(
     assert (second.context, second.page) == (first.context, first.page)
     assert tab.is_closed() and second.context.pages == [second.page]
     assert second.page.viewport_size == PHONE
+    assert second.context.cookies() == []
     second.open()  # online again
     again = stored(second.page)
     assert "kr.name" not in again and not set(kept.items()) & set(again.items())
