@@ -37,6 +37,17 @@ def step_to_move(step: object) -> Move:
     return Move.from_wire(step["from"], step["to"], step["count"])
 
 
+def dealt(columns: list[list[str]], stock: list[str]) -> list[str]:
+    """A deal's 52 card names in its order (docs/deal.md's layout) from its 7 columns,
+    column c holding c cards, each bottom to top, and its stock, first turned first."""
+    assert [len(column) for column in columns] == list(range(1, 8)) and len(stock) == 24
+    cards = [""] * 28
+    for c, column in enumerate(columns, 1):
+        for r, card in enumerate(column, 1):
+            cards[(r - 1) * (16 - r) // 2 + (c - r)] = card
+    return cards + stock
+
+
 @cache
 def quick_win() -> dict:
     """A Draw 1 deal won in 76 moves, every one of them a card home or a draw, in the
@@ -57,21 +68,18 @@ def quick_win() -> dict:
         [r + "h" for r in "QJT987"],
         [r + "s" for r in "KQJT987"],
     ]  # each bottom to top
-    cards = [""] * 28
-    for c, column in enumerate(columns, 1):
-        for r, card in enumerate(column, 1):  # the layout of docs/deal.md
-            cards[(r - 1) * (16 - r) // 2 + (c - r)] = card
+    cards = dealt(columns, stock)
     line: list[object] = []
     for card in stock:
         line += ["draw", {"from": "waste", "to": f"found-{card[1]}", "count": 1, "card": card}]
     for c in (4, 3, 5, 2, 6, 1, 7):
         for card in reversed(columns[c - 1]):
             line.append({"from": f"col{c}", "to": f"found-{card[1]}", "count": 1, "card": card})
-    game = Game(Deal.from_cards(cards + stock), Settings(draw=1))
+    game = Game(Deal.from_cards(cards), Settings(draw=1))
     for step in line:
         game.play(step_to_move(step))
     assert game.status == WON and game.moves == len(line) == 76
-    return {"cards": cards + stock, "draw": 1, "result": "win", "line": line}
+    return {"cards": cards, "draw": 1, "result": "win", "line": line}
 
 
 async def until(check: Callable[[], bool], seconds: float = 30.0) -> None:

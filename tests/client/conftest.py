@@ -264,20 +264,21 @@ class Player:
         for event, listener in self._listeners:
             self.page.remove_listener(event, listener)
 
-    def _listening(self) -> dict[str, int]:
+    def _impl(self) -> list[Any]:
         # Playwright's own objects under the API's (they have listeners of their own)
-        impl = [self.context._impl_obj, self.page._impl_obj]
+        return [self.context._impl_obj, self.page._impl_obj]
+
+    def _listening(self) -> dict[str, int]:
         return {
             f"{i} {event}": len(o.listeners(event))
-            for i, o in enumerate(impl)
+            for i, o in enumerate(self._impl())
             for event in o.event_names()
         }
 
     def untouched(self) -> bool:
         """Whether, this player's listeners gone, the test left no listener or WebSocket
         route of its own on the page or its context: neither can be reset by Contexts."""
-        impl = [self.context._impl_obj, self.page._impl_obj]
-        routes = [getattr(o, "_web_socket_routes", [None]) for o in impl]
+        routes = [getattr(o, "_web_socket_routes", [None]) for o in self._impl()]
         return self._listening() == self.before and not any(routes)
 
     def _navigated(self, frame: Any) -> None:

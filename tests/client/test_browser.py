@@ -12,7 +12,7 @@ import re
 import pytest
 
 from klondike_race.engine import Deal, Game, Settings, board_view
-from tests.conftest import quick_win, step_to_move
+from tests.conftest import dealt, quick_win, step_to_move
 
 from .conftest import PHONE, Player, cards_query, practise, start_race
 from .test_focus import FELT, colours, contrast, hex_rgb
@@ -622,7 +622,7 @@ def test_a_dropped_connection_shows_it_and_resumes(players) -> None:
 
 
 def test_autocomplete_is_offered_by_the_server_and_wins(players, artifacts) -> None:
-    ref, cut = near_autocomplete()
+    ref = near_autocomplete()
     alice, bob = players(), players()
     wire = alice.wire()
     # The server's order (lowest rank first) is swapped for another legal one, highest
@@ -641,7 +641,7 @@ def test_autocomplete_is_offered_by_the_server_and_wins(players, artifacts) -> N
     start_race(alice, [bob], seed=None, cards=ref["cards"])
     page = alice.page
     assert page.locator("#btn-auto").is_hidden()
-    alice.play_line(ref["line"][:cut])
+    alice.play_line(ref["line"])
     assert alice.state("s.board.autocomplete") is True
     page.locator("#btn-auto").wait_for(state="visible")
     to_go = 52 - alice.state("s.board.foundation")
@@ -693,37 +693,31 @@ def highest_home_move(board: dict) -> dict | None:
     return best[1] if best else None
 
 
-def near_autocomplete() -> tuple[dict, int]:
+def near_autocomplete() -> dict:
     """A Draw 1 deal that reaches auto-complete with the Queens and Kings to go, and the
-    69 steps that get there: the stock holds the Aces to the Sixes of clubs, diamonds and
-    hearts in rank order, each sent home as it is turned, and last the Queen of spades,
-    laid on the King of hearts (column 1); columns 2-7 hold the other Kings and Queens
-    face down at the bottom, under the Six of spades and the Sevens to the Jacks, which go
-    home from the columns in order, column by column. (A reference line takes 162-196
-    moves to get there.)"""
-    suits = "cdhs"
-    stock = [r + s for r in "A2345" for s in suits] + ["6c", "6d", "6h", "Qs"]
-    home = ["6s"] + [r + s for r in "789TJ" for s in suits]  # the columns' cards, in order
-    bottoms = ["Kh", "Kc", "Kd", "Ks", "Qc", "Qd", "Qh"]
-    cards = [""] * 28
+    69 steps that get there (``line``): the stock holds the Aces to the Sixes of clubs,
+    diamonds and hearts in rank order, each sent home as it is turned, and last the Queen
+    of spades, laid on the King of hearts (column 1); columns 2-7 hold the other Kings and
+    Queens face down at the bottom, under the Six of spades and the Sevens to the Jacks,
+    which go home from the columns in order, column by column. (A reference line takes
+    162-196 moves to get there.)"""
+    stock = [r + s for r in "A2345" for s in "cdhs"] + ["6c", "6d", "6h", "Qs"]
+    home = ["6s"] + [r + s for r in "789TJ" for s in "cdhs"]  # the columns' cards, in order
     line: list[object] = []
-    for c, bottom in enumerate(bottoms, 1):
-        column = [bottom, *reversed(home[: c - 1])]  # bottom to top
-        home = home[c - 1 :]
-        for r, card in enumerate(column, 1):  # the layout of docs/deal.md
-            cards[(r - 1) * (16 - r) // 2 + (c - r)] = card
     for card in stock:
         to = "col1" if card == "Qs" else f"found-{card[1]}"
         line += ["draw", {"from": "waste", "to": to, "count": 1, "card": card}]
-    for c in range(2, 8):
-        for r in range(c - 1, 0, -1):
-            card = cards[r * (15 - r) // 2 + (c - r - 1)]
-            line.append({"from": f"col{c}", "to": f"found-{card[1]}", "count": 1, "card": card})
-    game = Game(Deal.from_cards(cards + stock), Settings(draw=1))
+    columns = []
+    for c, bottom in enumerate(["Kh", "Kc", "Kd", "Ks", "Qc", "Qd", "Qh"], 1):
+        above, home = home[: c - 1], home[c - 1 :]
+        columns.append([bottom, *reversed(above)])  # bottom to top: the first home on top
+        line += [{"from": f"col{c}", "to": f"found-{x[1]}", "count": 1, "card": x} for x in above]
+    cards = dealt(columns, stock)
+    game = Game(Deal.from_cards(cards), Settings(draw=1))
     for step in line:
         game.play(step_to_move(step))
     assert game.autocomplete_available() and game.found_count == 44 and len(line) == 69
-    return {"cards": cards + stock, "draw": 1, "result": "win", "line": line}, len(line)
+    return {"cards": cards, "draw": 1, "result": "win", "line": line}
 
 
 @pytest.mark.parametrize(("button", "draw"), [("#btn-quick", 1), ("#btn-quick3", 3)])
