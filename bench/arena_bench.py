@@ -5,37 +5,41 @@
 
 One server process (``klondike-race serve``, dev mode, its clock put 10 s into a daily
 arena of races of two, two hours long) on its own redis-server, and this process as the
-players: each
-says hello, joins the arena, and in every race it is paired into makes a move about
-every ``1/rate`` s (a card home, else draw, else recycle: server_bench's bot) and resigns
-after ``--moves`` moves, so that races end and players are paired again. The rates
-(CPU, frames) are over the ``--seconds`` of the run; the races still on then finish (a
-player stuck past ``LAST_RACE_S`` more is an error). It prints:
+players: each says hello, joins the arena, and in every race it is paired into makes a
+move about every ``1/rate`` s (a card home, else draw, else recycle: server_bench's bot)
+and resigns after ``--moves`` moves, so that races end and players are paired again. The
+rates (CPU, frames) are over the ``--seconds`` of the run; the races still on then finish
+(a player stuck past ``LAST_RACE_S`` more, or twice a race's planned length, is an
+error). The players join at once, or each at a random moment of the first
+``--join-over`` seconds: joined together, their races end together, and the server pairs
+them in cohorts. It prints:
 
 - pairing: from the end of a player's race (its ``room`` event ``finished``, once both
   games are over) to the player's next ``arena_race``, p50/p99 (the server pairs every
   second);
 - acks: a move's acknowledgement latency, p50/p99, as the players measure it and as the
-  server does (``kr_ack_latency_seconds``), and the server's CPU and the players' own
-  (this process: on a machine of 2 cores they compete);
+  server does (``kr_ack_latency_seconds``);
+- CPU, as shares of one core: the server, its solver workers (its descendants: the races'
+  analyses, the arena's pool of certified deals), Redis, and the players (this process);
+  on a machine of 2 cores they compete;
 - tables: the table's frames (``arena`` whole, ``arena_changes``, ``arena_you``) per player
   per second, their mean size, and the table's bytes per player per second;
 - Redis: memory used per arena player and per race counted (``INFO memory``'s
   ``used_memory`` before the players join and at the end, over the counts), with the
-  races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``);
+  races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``); and the arena's own
+  keys (``MEMORY USAGE`` of each: what a finished arena keeps, ``KR_KEEP_DAILY_S``);
 - deals: how many of the races counted were on a certified deal of the arena's pool
   (node/arena_deals.py; the room's ``winnable_only``), and the pool's size at the end;
 - with ``--certify S``: the solver's certification rate on this machine, S seconds per
   draw mode, as a node fills a pool (one worker, a fresh random seed a search, the
   budget ``--budget``, never spread): candidates and proven wins per second.
-  races' own rooms included (they are kept ``KR_KEEP_FINISHED_S``); and the arena's own
-  keys (``MEMORY USAGE`` of each: what a finished arena keeps, ``KR_KEEP_DAILY_S``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import secrets
@@ -76,6 +80,7 @@ class Tally:
 async def player(
     port: int, arena: str, args: argparse.Namespace, tally: Tally, stop: float
 ) -> None:
+    await asyncio.sleep(random.uniform(0, args.join_over))
     async with connect(f"ws://127.0.0.1:{port}/ws", compression=None, max_size=None) as ws:
 
         async def send(kind: str, **fields: object) -> None:
@@ -152,6 +157,24 @@ async def player(
             reader.cancel()
 
 
+def descendants(pid: int) -> list[int]:
+    """A process's children, theirs and so on (the solver's workers under the server)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            out += [int(child), *descendants(int(child))]
+    return out
+
+
+def cpu_of(pids: list[int]) -> float:
+    """CPU seconds of the processes still there."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            total += cpu_seconds(pid)
+    return total
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -194,6 +217,9 @@ async def main_async(args: argparse.Namespace) -> int:
         before = int(rds.info("memory")["used_memory"])
         acks_before = await ack_buckets(port)
         cpu_before = cpu_seconds(server.pid)
+        assert store.process is not None
+        redis_before = cpu_seconds(store.process.pid)
+        workers_before = cpu_of(descendants(server.pid))
         own_before = time.process_time()
         arena = A.arena_id("bench", starts)
         tally = Tally()
@@ -207,12 +233,16 @@ async def main_async(args: argparse.Namespace) -> int:
         window = time.monotonic() - t0
         cpu = (cpu_seconds(server.pid) - cpu_before) / window
         own_cpu = (time.process_time() - own_before) / window  # the players' process
+        redis_cpu = (cpu_seconds(store.process.pid) - redis_before) / window
+        # the solver's workers (started on first use: those of the window are counted whole)
+        workers_cpu = (cpu_of(descendants(server.pid)) - workers_before) / window
         frames, frame_bytes = dict(tally.frames), dict(tally.frame_bytes)
-        _, stuck = await asyncio.wait(players, timeout=LAST_RACE_S)
+        last = max(LAST_RACE_S, 2 * args.moves / args.rate)
+        _, stuck = await asyncio.wait(players, timeout=last)
         for task in stuck:
             task.cancel()
         if stuck:
-            tally.errors.append(f"{len(stuck)} players still racing {LAST_RACE_S} s after the end")
+            tally.errors.append(f"{len(stuck)} players still racing {last:g} s after the end")
         elapsed = time.monotonic() - t0
         used = int(rds.info("memory")["used_memory"]) - before
         own = sum(int(rds.memory_usage(k, samples=0) or 0) for k in rds.keys(f"arena:{{{arena}}}*"))
@@ -221,7 +251,8 @@ async def main_async(args: argparse.Namespace) -> int:
         every = 1 / args.rate
         print(
             f"{args.players} players, {window:.0f} s (their last races over at {elapsed:.0f} s), "
-            f"races of 2, a move every {every:.1f} s, {args.moves} moves then resign"
+            f"races of 2, a move every {every:.1f} s, {args.moves} moves then resign, "
+            f"joined over {args.join_over:g} s"
         )
         print(
             f"races counted {counted}; pairing p50 {pct(tally.pairing, 0.5):.2f} s, "
@@ -231,8 +262,12 @@ async def main_async(args: argparse.Namespace) -> int:
             f"acks {len(tally.acks)}: p50 {1000 * pct(tally.acks, 0.5):.1f} ms, "
             f"p99 {1000 * pct(tally.acks, 0.99):.1f} ms; the server's own (frame read to ack "
             f"written) p50 {bucket_quantile(acks_before, acks_after, 0.5)}, "
-            f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}; server CPU {100 * cpu:.0f}%, "
-            f"the players' process {100 * own_cpu:.0f}%"
+            f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}"
+        )
+        print(
+            f"CPU: server {100 * cpu:.0f}%, its solver workers {100 * workers_cpu:.0f}%, "
+            f"Redis {100 * redis_cpu:.0f}%, the players' process {100 * own_cpu:.0f}% "
+            f"(of one core; this machine has {os.cpu_count()})"
         )
         each = max(1, args.players) * window
         kinds = [
@@ -277,6 +312,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rate", type=float, default=2.0, help="moves per second per player")
     parser.add_argument("--moves", type=int, default=20, help="moves a race, then resign")
+    parser.add_argument(
+        "--join-over", type=float, default=0.0, help="seconds over which the players join"
+    )
     parser.add_argument(
         "--certify", type=float, default=0.0, help="seconds per draw mode: the certification rate"
     )
