@@ -22,6 +22,8 @@ them in cohorts. It prints:
 - CPU, as shares of one core: the server, its solver workers (its descendants: the races'
   analyses, the arena's pool of certified deals), Redis, and the players (this process);
   on a machine of 2 cores they compete;
+- per race ended in the window (its two players' ``finished``): the server's CPU and
+  Redis's commands (``total_commands_processed``), all of the window's work included;
 - tables: the table's frames (``arena`` whole, ``arena_changes``, ``arena_you``) per player
   per second, their mean size, and the table's bytes per player per second;
 - Redis: memory used per arena player and per race counted (``INFO memory``'s
@@ -215,6 +217,7 @@ async def main_async(args: argparse.Namespace) -> int:
             return 1
         rds = redis.Redis.from_url(store.url)
         before = int(rds.info("memory")["used_memory"])
+        commands_before = int(rds.info("stats")["total_commands_processed"])
         acks_before = await ack_buckets(port)
         cpu_before = cpu_seconds(server.pid)
         assert store.process is not None
@@ -237,6 +240,8 @@ async def main_async(args: argparse.Namespace) -> int:
         # the solver's workers (started on first use: those of the window are counted whole)
         workers_cpu = (cpu_of(descendants(server.pid)) - workers_before) / window
         frames, frame_bytes = dict(tally.frames), dict(tally.frame_bytes)
+        ended = tally.races / 2  # races of two: each player counts its race's end
+        commands = int(rds.info("stats")["total_commands_processed"]) - commands_before
         last = max(LAST_RACE_S, 2 * args.moves / args.rate)
         _, stuck = await asyncio.wait(players, timeout=last)
         for task in stuck:
@@ -268,6 +273,11 @@ async def main_async(args: argparse.Namespace) -> int:
             f"CPU: server {100 * cpu:.0f}%, its solver workers {100 * workers_cpu:.0f}%, "
             f"Redis {100 * redis_cpu:.0f}%, the players' process {100 * own_cpu:.0f}% "
             f"(of one core; this machine has {os.cpu_count()})"
+        )
+        print(
+            f"per race ended in the window ({ended:.0f}, {ended / window:.1f} a second): "
+            f"server CPU {1000 * cpu * window / max(1, ended):.1f} ms, Redis commands "
+            f"{commands / max(1, ended):.0f} (moves and table pushes included)"
         )
         each = max(1, args.players) * window
         kinds = [
