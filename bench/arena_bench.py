@@ -160,11 +160,13 @@ async def player(
 
 
 def descendants(pid: int) -> list[int]:
-    """A process's children, theirs and so on (the solver's workers under the server)."""
+    """A process's children, theirs and so on (the solver's workers under the server);
+    a process gone meanwhile has none."""
     out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            out += [int(child), *descendants(int(child))]
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                out += [int(child), *descendants(int(child))]
     return out
 
 
