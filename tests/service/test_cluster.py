@@ -149,6 +149,13 @@ async def test_races_on_every_shard_cross_nodes_and_are_rated(cluster, nodes) ->
         assert int(rds.hget(room_key(code), "rated")) == 2
         for c in races[0][:2]:
             assert rds.llen(f"player:{{{c.who}}}:races") == 1  # type: ignore[attr-defined]
+    # the statistics pairing goes by, of players in several slots, read together
+    whos = [c.who for r in races for c in r[:2]]  # type: ignore[attr-defined]
+    together = await nodes[1].store.ratings.variant_stats([*whos, "g-nobody"], "draw1")
+    assert together[-1] is None and None not in together[:-1]
+    assert together[:-1] == [
+        (await nodes[0].store.ratings.variant_stats([w], "draw1"))[0] for w in whos
+    ]
     # the lobby reads the public list and every node's count across slots
     looker = await Client.open(nodes[0].port)  # type: ignore[attr-defined]
     lobby = await looker.request("rooms", "rooms")

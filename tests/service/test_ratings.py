@@ -164,6 +164,12 @@ async def test_a_race_moves_ratings_in_finishing_order(node, redis_url) -> None:
     assert rb["wins"] == 0 and rb["solved"] == 0 and rb["best_time_ms"] is None
     assert rb["average_foundation"] >= 2 and rc["average_foundation"] == 0
     assert ra["rating_history"] == [{"at": ra["rating_history"][0]["at"], "rating": ra["rating"]}]
+    # what pairing goes by, read together in one round trip: in order, 1500 for a player
+    # with no race and for no one, and Draw 3 unmoved
+    together = await node.lobby.ratings_of([kc, "", ka, "g-nobody", kb], 1)
+    assert together == [rc["rating"], 1500, ra["rating"], 1500, rb["rating"]]
+    assert await node.lobby.ratings_of([ka], 3) == [1500]
+    assert await node.lobby.ratings_of([], 1) == []
     _, body = await profile(node.port, kb)
     assert set(body) == PROFILE_KEYS and set(body["variants"]) == {"draw1"}
     assert set(body["variants"]["draw1"]) == VARIANT_KEYS

@@ -316,7 +316,7 @@ class Arenas:
         if len(waiting) < 2:
             return 0  # (a player alone waits)
         draw = arena.settings.draw
-        ratings = await asyncio.gather(*(self.lobby.rating_of(e.who, draw) for e in waiting))
+        ratings = await self.lobby.ratings_of([e.who for e in waiting], draw)
         pool = [
             A.Waiting(e.who, e.standing.points, r, e.waiting_since or now, frozenset(e.last))
             for e, r in zip(waiting, ratings, strict=True)
@@ -401,7 +401,7 @@ class Arenas:
         ranks = {who: rank for who, rank, _ in ranking.ranks(keys)}
         resigned = all(prog.get("status") == "resigned" for prog in final.values())
         draw = room.settings.draw
-        ratings = {who: await self.lobby.rating_of(who, draw) for who in players}
+        ratings = dict(zip(players, await self.lobby.ratings_of(players, draw), strict=True))
         sprinted = {s.who for s in room.seats if s.who and s.sprint}
         results = A.results(ranks, ratings, sprinted, all_resigned=resigned)
         entrants = {e.who: e for e in await self.store.arenas.entrants(room.arena, players)}

@@ -371,18 +371,20 @@ class Lobby:
         ticket = f"{draw}.{secrets.token_hex(12)}"  # its variant, then its own part
         conn.ticket = ticket
         self.tickets[ticket] = conn
-        score = await self.rating_of(who, draw)
+        (score,) = await self.ratings_of([who], draw)
         pairs = await self.store.matchmaking.match(self.clock.now_ms(), draw, ticket, score, me)
         for pair in pairs:
             await self.pair(pair, conn)
         if conn.ticket == ticket:
             conn.send(encode_text({"type": "queued", "draw": draw}))
 
-    async def rating_of(self, who: str, draw: int) -> int:
-        """A player's display rating of a variant, Draw ``draw`` (1500 when unknown): what
-        quick matches and arena pairing go by."""
-        stats = await self.store.ratings.variant_stats(who, f"draw{draw}") if who else None
-        return rating.display(stats["mu"]) if stats else rating.BASE
+    async def ratings_of(self, whos: list[str], draw: int) -> list[int]:
+        """Players' display ratings of a variant, Draw ``draw`` (1500 when unknown, or for
+        no one), read together: what quick matches and arena pairing go by."""
+        named = [w for w in whos if w]
+        stats = await self.store.ratings.variant_stats(named, f"draw{draw}")
+        found = dict(zip(named, stats, strict=True))
+        return [rating.display(s["mu"]) if (s := found.get(w)) else rating.BASE for w in whos]
 
     async def matcher(self, interval: float = 0.5) -> None:
         """While this node has players waiting, pair their queues every ``interval``: the

@@ -219,10 +219,16 @@ class Ratings(Part):
             [orjson.loads(r) for r in races],
         )
 
-    async def variant_stats(self, who: str, variant: str) -> dict[str, Any] | None:
-        """A player's stored statistics of one variant, or None."""
-        raw = await self._timed(self.redis.hget(stats_key(who, self.cluster), variant))
-        return orjson.loads(raw) if raw else None
+    async def variant_stats(self, whos: list[str], variant: str) -> list[dict[str, Any] | None]:
+        """Players' stored statistics of one variant (None for a player with none), in
+        one round trip (on a cluster, one per primary)."""
+        if not whos:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for who in whos:
+                pipe.hget(stats_key(who, self.cluster), variant)
+            raws = await self._timed(pipe.execute())
+        return [orjson.loads(raw) if raw else None for raw in raws]
 
 
 def _parsed(stored: dict[str, str | None]) -> dict[str, Any]:
