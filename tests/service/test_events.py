@@ -397,24 +397,27 @@ async def test_a_move_read_back_before_its_commit_answers_comes_as_its_ack(node)
 
 
 async def test_a_move_made_while_the_boards_are_read_is_on_them(node) -> None:
-    """A connection that sees boards arrives: the node reads each player's move log to
+    """A connection that sees boards arrives: the node reads the players' move logs to
     make its copies of their games. A move of a player whose log was read already, made
-    before the others' were, comes as an event while the copies are not made yet: it is
-    played on them when they are (the welcome, and later boards, show it), not lost
-    until that player's next move."""
+    before the others' were (their reads are one round trip, but the move's event may
+    still arrive while it is on its way: here the reads are split to widen that window),
+    comes as an event while the copies are not made yet: it is played on them when they
+    are (the welcome, and later boards, show it), not lost until that player's next
+    move."""
     a, b = await start_race(node.port, private=True)  # spectators see the boards, live
     code = a.seen[0]["room"]["code"]
     log = node.store.log
-    real_read = log.read
+    real_read_each = log.read_each
     second, go_on = asyncio.Event(), asyncio.Event()
 
-    async def held_read(room: str, player: str) -> list[str]:
-        if player == "p2":  # the first player's log is read by now
-            second.set()
-            await go_on.wait()
-        return await real_read(room, player)
+    async def held_read_each(room: str, players: list[str]) -> list[list[str]]:
+        assert players[0] == "p1"
+        first = await real_read_each(room, players[:1])
+        second.set()  # the first player's log is read by now
+        await go_on.wait()
+        return first + await real_read_each(room, players[1:])
 
-    log.read = held_read  # type: ignore[method-assign]
+    log.read_each = held_read_each  # type: ignore[method-assign]
     try:
         watcher = await Client.open(node.port)
         await watcher.send("watch", code=code)
@@ -424,7 +427,7 @@ async def test_a_move_made_while_the_boards_are_read_is_on_them(node) -> None:
         go_on.set()
         welcome = await watcher.expect("welcome")
     finally:
-        log.read = real_read  # type: ignore[method-assign]
+        log.read_each = real_read_each  # type: ignore[method-assign]
     assert welcome["boards"]["p1"]["stock"] == moved["board"]["stock"], welcome["boards"]["p1"]
     assert welcome["boards"]["p1"]["moves"] == 1
     for c in (a, b, watcher):

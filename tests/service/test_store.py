@@ -39,6 +39,10 @@ async def test_append_checks_the_sequence_number_in_one_batch(redis_url) -> None
         assert results[0] == 1 and results[3] == 2 and results[4] == 1
         assert results[1] == -2 and results[2] == -2  # not written: the log had 1 move
         assert await client.lrange(moves_key("ROOMAA", "p1"), 0, -1) == [b"d@5", b"w>3@8"]
+        await store.log.append("ROOMAA", "p2", 1, "r@4", PROGRESS, 1, body)
+        each = await store.log.read_each("ROOMAA", ["p2", "nobody", "p1"])  # in one round trip
+        assert each == [["r@4"], [], ["d@5", "w>3@8"]]
+        assert each[2] == await store.log.read("ROOMAA", "p1")
         events = await client.zrange(room_key("ROOMAA") + ":events", 0, -1)
         assert events[0].startswith(b'{"v":1,"type":"progress"')
         assert await client.zscore(room_key("ROOMAA") + ":rank", "p1") == 9

@@ -36,8 +36,7 @@ class Boards:
         """Every player's game replayed from their move log (only the moves made by race
         time ``until`` ms, if given), with the number of log entries it holds."""
         out = {}
-        for pid in players:
-            log = await self.log.read(self.code, pid)
+        for pid, log in zip(players, await self.log.read_each(self.code, players), strict=True):
             if until is None:
                 out[pid] = room.game_of(log), len(log)  # out of time if the limit ended it
             else:

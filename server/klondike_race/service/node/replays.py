@@ -110,7 +110,7 @@ class Replays:
         if player is not None and room.seat(player) is None:
             raise Refused(404, ServiceError("no_player", f"{code} has no player {player!r}"))
         seats = [player] if player else [s.id for s in room.seats]
-        logs = {pid: await self.store.log.read(room.code, pid) for pid in seats}
+        logs = dict(zip(seats, await self.store.log.read_each(room.code, seats), strict=True))
         if record:
             assert player is not None
             one = rp.player_replay(room, player, logs[player], now)

@@ -231,8 +231,8 @@ class RoomOps:
         """Final boards and progress, replayed from the logs (out of time where it applies)."""
         boards, progs, ranks = {}, {}, []
         now = self.clock.now_ms()
-        for seat in room.seats:
-            log = await self.store.log.read(room.code, seat.id)
+        logs = await self.store.log.read_each(room.code, [seat.id for seat in room.seats])
+        for seat, log in zip(room.seats, logs, strict=True):
             game = room.game_of(log, seat.id)  # a sprinter's by their own time limit
             elapsed = room.elapsed_at_end(seat.id, now)
             last_ms = game.last_ms

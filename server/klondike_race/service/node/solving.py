@@ -174,10 +174,8 @@ class Solving:
             return
         self._analyses += 1
         try:
-            players_moves = [
-                movelog.solver_moves(await self.store.log.read(room.code, seat.id))
-                for seat in room.seats
-            ]
+            logs = await self.store.log.read_each(room.code, [seat.id for seat in room.seats])
+            players_moves = [movelog.solver_moves(log) for log in logs]
             async with self._analysis_turn:
                 out = await self.pool().analyse(
                     room.deal,

@@ -186,6 +186,14 @@ class MoveLog(Part):
         raw: Any = await self._timed(self.redis.lrange(moves_key(code, player), 0, -1))
         return [m.decode() for m in raw]
 
+    async def read_each(self, code: str, players: list[str]) -> list[list[str]]:
+        """Several players' whole logs in one round trip (a room's keys share a slot)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.lrange(moves_key(code, player), 0, -1)
+            raws: list[Any] = await self._timed(pipe.execute())
+        return [[m.decode() for m in raw] for raw in raws]
+
     async def seed(
         self, code: str, player: str, log: list[str], progress: dict[str, Any], rank: int
     ) -> None:
