@@ -106,6 +106,9 @@ async def test_waiting_players_are_paired_once_their_windows_meet(node, redis_ur
     await client.hset(f"player:{who[0]}:stats", "draw1", orjson.dumps(stats))
     t0 = time.monotonic()
     assert (await a.request("quick", "queued", name="ann"))["type"] == "queued"
+    # a waits longer, so the pair is seated a first: tickets queued in the same millisecond
+    # of the server's clock are ordered by their random names
+    await asyncio.sleep(0.005)
     assert (await b.request("quick", "queued", name="bob"))["type"] == "queued"
     for c in (a, b):
         welcome = await c.expect("welcome", timeout=5)
