@@ -59,7 +59,7 @@ from websockets.exceptions import ConnectionClosed
 from klondike_race.service.domain import arena as A
 from klondike_race.service.embedded import EmbeddedRedis, free_port
 from klondike_race.solver.pool import SolverPool
-from server_bench import ack_buckets, bucket_quantile, choose, cpu_seconds
+from server_bench import CPU, ack_buckets, bucket_quantile, choose, cpu_seconds
 
 DAY_MS = 86_400_000
 SCHEDULE = "bench every=day at=00:00 minutes=120 size=2 time_limit=300 draw=1\n"
@@ -221,11 +221,10 @@ async def main_async(args: argparse.Namespace) -> int:
         before = int(rds.info("memory")["used_memory"])
         commands_before = int(rds.info("stats")["total_commands_processed"])
         acks_before = await ack_buckets(port)
-        cpu_before = cpu_seconds(server.pid)
         assert store.process is not None
-        redis_before = cpu_seconds(store.process.pid)
+        CPU.pids = {"server": server.pid, "redis": store.process.pid, "players": None}
+        shares = CPU()
         workers_before = cpu_of(descendants(server.pid))
-        own_before = time.process_time()
         arena = A.arena_id("bench", starts)
         tally = Tally()
         t0 = time.monotonic()
@@ -236,9 +235,7 @@ async def main_async(args: argparse.Namespace) -> int:
         await asyncio.wait(players, timeout=args.seconds)
         # the rates are the window's; the races still on finish after it
         window = time.monotonic() - t0
-        cpu = (cpu_seconds(server.pid) - cpu_before) / window
-        own_cpu = (time.process_time() - own_before) / window  # the players' process
-        redis_cpu = (cpu_seconds(store.process.pid) - redis_before) / window
+        cpu = shares.done()  # cpu_server, cpu_redis, cpu_players (this process)
         # the solver's workers (started on first use: those of the window are counted whole)
         workers_cpu = (cpu_of(descendants(server.pid)) - workers_before) / window
         frames, frame_bytes = dict(tally.frames), dict(tally.frame_bytes)
@@ -272,14 +269,15 @@ async def main_async(args: argparse.Namespace) -> int:
             f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}"
         )
         print(
-            f"CPU: server {100 * cpu:.0f}%, its solver workers {100 * workers_cpu:.0f}%, "
-            f"Redis {100 * redis_cpu:.0f}%, the players' process {100 * own_cpu:.0f}% "
+            f"CPU: server {100 * cpu['cpu_server']:.0f}%, its solver workers "
+            f"{100 * workers_cpu:.0f}%, Redis {100 * cpu['cpu_redis']:.0f}%, the players' "
+            f"process {100 * cpu['cpu_players']:.0f}% "
             f"(of one core; this machine has {os.cpu_count()})"
         )
         print(
             f"per race ended in the window ({ended:.0f}, {ended / window:.1f} a second): "
-            f"server CPU {1000 * cpu * window / max(1, ended):.1f} ms, Redis commands "
-            f"{commands / max(1, ended):.0f} (moves and table pushes included)"
+            f"server CPU {1000 * cpu['cpu_server'] * window / max(1, ended):.1f} ms, Redis "
+            f"commands {commands / max(1, ended):.0f} (moves and table pushes included)"
         )
         each = max(1, args.players) * window
         kinds = [
