@@ -104,10 +104,11 @@ async def serve_role(args: argparse.Namespace) -> None:
         solver_challenge_tries=10,
         reuse_port=args.workers > 1,  # `serve --workers N`: N processes on one port
     )
-    if os.environ.get("KR_COMMIT_CONNECTION"):  # otherwise the server's default (on)
-        config.commit_connection = Config.from_env(
-            {"KR_COMMIT_CONNECTION": os.environ["KR_COMMIT_CONNECTION"]}
-        ).commit_connection
+    for name in ("KR_COMMIT_CONNECTION", "KR_COMMAND_CONNECTION"):  # else the default (on)
+        if os.environ.get(name):
+            setting = name.removeprefix("KR_").lower()
+            chosen = getattr(Config.from_env({name: os.environ[name]}), setting)
+            setattr(config, setting, chosen)
     if os.environ.get("KR_SPECTATOR_BATCH_MS"):  # otherwise the server's default
         config.spectator_batch_ms = int(os.environ["KR_SPECTATOR_BATCH_MS"])
     if os.environ.get("KR_BOARD_INTERVAL_MS"):  # e.g. 10**9: the daily without pushes

@@ -67,6 +67,8 @@ class Config:
     redis_cluster: str | None = None  # KR_REDIS_CLUSTER: "host:port,...": Redis Cluster nodes
     replica_acks: int = 0  # KR_REPLICA_ACKS: replicas that must hold a move before its ack
     commit_connection: bool = True  # KR_COMMIT_CONNECTION: the group commit's own connection
+    # KR_COMMAND_CONNECTION: the node's other commands on one connection of its own
+    command_connection: bool = True
     replica_wait_ms: int = 500  # KR_REPLICA_WAIT_MS: how long a move waits for them
     redis_connections: int = 64  # KR_REDIS_CONNECTIONS: commands in flight to Redis at once
     data_dir: str = "data"  # KR_DATA_DIR: the embedded redis-server's folder

@@ -37,6 +37,7 @@ from ..store import CHANNEL, Store
 from ..store.arenas import ARENA_DUE
 from ..store.base import UNAVAILABLE
 from ..store.commit import CommitConnection
+from ..store.multiplexed import Multiplexed
 from ..store.played import PLAYED_DUE
 from ..store.slot_scripts import events_channel, node_channel
 from ..transport import MessageConnection
@@ -100,8 +101,15 @@ class Node:
             def listen(code: str, on: bool) -> Awaitable[None]:
                 return shards.listen(events_channel(code), on)
 
-        elif config.commit_connection:
-            line = _commit_connection(config, redis_url, self._sentinel)
+        else:
+            if config.commit_connection:
+                line = _commit_connection(config, redis_url, self._sentinel)
+            # the other commands on one connection too, unless writes WAIT for replicas
+            # (a WAIT would hold up every command behind it there)
+            if config.command_connection and not config.replica_acks:
+                commands = _commit_connection(config, redis_url, self._sentinel, True)
+                if commands is not None:
+                    self.redis = Multiplexed(self.redis, commands)
         replicas = (config.replica_acks, config.replica_wait_ms)
         self.store = store = Store(
             self.redis, self.id, metrics.redis.observe, replicas, line, listen, clock
@@ -420,19 +428,20 @@ class Node:
 
 
 def _commit_connection(
-    config: Config, redis_url: str, sentinel: Sentinel | None
+    config: Config, redis_url: str, sentinel: Sentinel | None, coalesce: bool = False
 ) -> CommitConnection | None:
-    """The group commit's own connection: to the URL's Redis, or to the primary Sentinel
-    names at each (re)connection (store/commit.py)."""
+    """A connection of the node's own (the group commit's; with ``coalesce``, the other
+    commands'): to the URL's Redis, or to the primary Sentinel names at each
+    (re)connection (store/commit.py)."""
     if sentinel is None:
-        return CommitConnection.for_url(redis_url)
+        return CommitConnection.for_url(redis_url, coalesce)
     name = config.sentinel_master
 
     async def primary() -> tuple[str, int]:
         host, port = await sentinel.discover_master(name)
         return str(host), int(port)
 
-    return CommitConnection(primary)
+    return CommitConnection(primary, coalesce=coalesce)
 
 
 class _SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
