@@ -19,6 +19,7 @@ first. docs/deal.md has the test vectors.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -69,6 +70,11 @@ def shuffle(seed: object) -> tuple[int, ...]:
     return tuple(deck)
 
 
+# a room's deal is made again from its seed each time a game of it is replayed (a dozen
+# times a race: entries, results, analysis, replays): the last 2,048 seeds are kept
+_shuffled = functools.lru_cache(maxsize=2048)(shuffle)
+
+
 def column_index(col: int, row: int) -> int:
     """Index into the 52-card list of column ``col``, row ``row`` (both 0-based)."""
     return row * (15 - row) // 2 + (col - row)
@@ -84,7 +90,7 @@ class Deal:
     @classmethod
     def from_seed(cls, seed: object) -> Deal:
         text = seed_text(seed)
-        return cls(shuffle(text), text)
+        return cls(_shuffled(text), text)
 
     @classmethod
     def from_cards(cls, names: object) -> Deal:
