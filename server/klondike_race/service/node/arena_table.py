@@ -246,8 +246,17 @@ class ArenaTables:
             found = await self.store.arenas.entrants(arena_id, asked[i : i + READ_EVERY])
             entrants.update((e.who, e) for e in found)
 
+        made: dict[str, dict[str, Any]] = {}  # each row made once (the spans overlap)
+
         def rows(span: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
-            return [_row(entrants[w], rank, key) for w, rank, key in span if w in entrants]
+            out = []
+            for w, rank, key in span:
+                row = made.get(w)
+                if row is None and w in entrants:
+                    row = made[w] = _row(entrants[w], rank, key)
+                if row is not None:
+                    out.append(row)
+            return out
 
         near_rows = {who: rows(span) for who, span in spans.items()}
         return Read(version, rows(first), entrants, near_rows, frozenset(w for w, _, _ in first))
