@@ -266,7 +266,8 @@ async def main_async(args: argparse.Namespace) -> int:
             f"acks {len(tally.acks)}: p50 {1000 * pct(tally.acks, 0.5):.1f} ms, "
             f"p99 {1000 * pct(tally.acks, 0.99):.1f} ms; the server's own (frame read to ack "
             f"written) p50 {bucket_quantile(acks_before, acks_after, 0.5)}, "
-            f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}"
+            f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}, "
+            f"{within(acks_before, acks_after, '0.025')} within 25 ms"
         )
         print(
             f"CPU: server {100 * cpu['cpu_server']:.0f}%, its solver workers "
@@ -314,6 +315,12 @@ async def main_async(args: argparse.Namespace) -> int:
         server.wait(30)
         log.close()
         store.stop()
+
+
+def within(before: dict[str, int], after: dict[str, int], bound: str) -> str:
+    """The share of a histogram's observations between two scrapes at most ``bound``."""
+    total = after["+Inf"] - before.get("+Inf", 0)
+    return f"{100 * (after[bound] - before.get(bound, 0)) / total:.1f}%" if total else "n/a"
 
 
 def main() -> int:
