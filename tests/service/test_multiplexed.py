@@ -141,6 +141,14 @@ async def test_pipelines_transactions_and_their_errors(client: Multiplexed) -> N
     assert await client.get("a") == b"5"
     async with client.pipeline(transaction=False) as pipe:
         assert await pipe.execute() == []
+    # multi() makes a pipeline a transaction: refused when queued, it runs nothing
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.multi()
+        pipe.incr("a")
+        pipe.execute_command("GET")
+        with pytest.raises(ResponseError, match="wrong number of arguments"):
+            await pipe.execute()
+    assert await client.get("a") == b"5"
 
 
 async def test_scripts_are_loaded_again_after_a_flush(client: Multiplexed) -> None:

@@ -80,7 +80,7 @@ class Batch(Pipeline):
             if missing:
                 await self.line.call([("SCRIPT", "LOAD", s.script) for s in missing])
         commands = [_wire(args) for args, _ in stack]
-        if not self.is_transaction:
+        if not (self.is_transaction or self.explicit_transaction):  # (multi() makes one)
             replies = await self.line.call(commands, errors=False)
         else:
             got = await self.line.call([("MULTI",), *commands, ("EXEC",)], errors=False)
