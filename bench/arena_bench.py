@@ -59,7 +59,7 @@ from websockets.exceptions import ConnectionClosed
 from klondike_race.service.domain import arena as A
 from klondike_race.service.embedded import EmbeddedRedis, free_port
 from klondike_race.solver.pool import SolverPool
-from server_bench import CPU, ack_buckets, bucket_quantile, choose, cpu_seconds
+from server_bench import CPU, ack_buckets, bucket_quantile, choose, cpu_seconds, within
 
 DAY_MS = 86_400_000
 SCHEDULE = "bench every=day at=00:00 minutes=120 size=2 time_limit=300 draw=1\n"
@@ -315,12 +315,6 @@ async def main_async(args: argparse.Namespace) -> int:
         server.wait(30)
         log.close()
         store.stop()
-
-
-def within(before: dict[str, int], after: dict[str, int], bound: str) -> str:
-    """The share of a histogram's observations between two scrapes at most ``bound``."""
-    total = after["+Inf"] - before.get("+Inf", 0)
-    return f"{100 * (after[bound] - before.get(bound, 0)) / total:.1f}%" if total else "n/a"
 
 
 def main() -> int:

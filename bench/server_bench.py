@@ -594,6 +594,12 @@ def bucket_quantile(before: dict[str, int], after: dict[str, int], q: float) -> 
     return ">2.5s"
 
 
+def within(before: dict[str, int], after: dict[str, int], bound: str) -> str:
+    """The share of a histogram's observations between two scrapes at most ``bound``."""
+    total = after["+Inf"] - before.get("+Inf", 0)
+    return f"{100 * (after[bound] - before.get(bound, 0)) / total:.1f}%" if total else "n/a"
+
+
 def rss_kb(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

@@ -103,11 +103,11 @@ class Node:
 
         else:
             if config.commit_connection:
-                line = _commit_connection(config, redis_url, self._sentinel)
+                line = _own_connection(config, redis_url, self._sentinel)
             # the other commands on one connection too, unless writes WAIT for replicas
             # (a WAIT would hold up every command behind it there)
             if config.command_connection and not config.replica_acks:
-                commands = _commit_connection(config, redis_url, self._sentinel, True)
+                commands = _own_connection(config, redis_url, self._sentinel, True)
                 if commands is not None:
                     self.redis = Multiplexed(self.redis, commands)
         replicas = (config.replica_acks, config.replica_wait_ms)
@@ -427,7 +427,7 @@ class Node:
                 hub.feed(event)
 
 
-def _commit_connection(
+def _own_connection(
     config: Config, redis_url: str, sentinel: Sentinel | None, coalesce: bool = False
 ) -> CommitConnection | None:
     """A connection of the node's own (the group commit's; with ``coalesce``, the other
