@@ -8,6 +8,7 @@ import gc
 import json
 import sys
 import threading
+import types
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
@@ -94,19 +95,37 @@ async def until(check: Callable[[], bool], seconds: float = 30.0) -> None:
 @pytest.fixture(autouse=True)
 def asyncio_tasks_printed_before_a_timeout(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test still running 10 s before its timeout (pytest-timeout, pyproject.toml) prints
-    the stack of every task of each running event loop: what a hang awaits, which the
-    timeout's own thread stacks never show (its main thread only sits in the selector)."""
+    the stack of every task of each running event loop, then every suspended coroutine
+    and async generator (a task's stack shows only its outermost coroutine; these are the
+    awaits under it, libraries' included): what a hang awaits, which the timeout's own
+    thread stacks never show (its main thread only sits in the selector)."""
     limit = float(request.config.getini("timeout") or 0)
     if limit <= 20:
         yield
         return
 
     def print_tasks() -> None:
-        loops = [o for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop)]
+        # type(), not isinstance(): isinstance dereferences a weak proxy, which raises once
+        # its object is gone
+        objects = gc.get_objects()
+        loops = [o for o in objects if issubclass(type(o), asyncio.AbstractEventLoop)]
         for loop in (lp for lp in loops if lp.is_running()):
             print(f"\n~~~~ asyncio tasks of {loop!r} ~~~~", file=sys.stderr)
             for task in list(asyncio.all_tasks(loop)):
                 task.print_stack(limit=12, file=sys.stderr)
+        print("\n~~~~ suspended coroutines ~~~~", file=sys.stderr)
+        for o in objects:
+            kind = type(o)
+            frame = (
+                o.cr_frame
+                if kind is types.CoroutineType
+                else o.ag_frame
+                if kind is types.AsyncGeneratorType
+                else None
+            )
+            if frame is not None:
+                code = frame.f_code
+                print(f"{code.co_filename}:{frame.f_lineno} {code.co_name}", file=sys.stderr)
 
     timer = threading.Timer(limit - 10, print_tasks)
     timer.daemon = True
