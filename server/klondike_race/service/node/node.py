@@ -376,7 +376,7 @@ class Node:
         to swallow that cancellation (4 runs in 48 of test_redis_restart's outage test)
         and read on, and ``stop`` waited for it forever."""
         assert self._pubsub is not None
-        while not self.stopping:
+        while self._running():
             try:
                 message = await self._pubsub.get_message(timeout=LISTEN_POLL_S)
                 if message is not None and message.get("type") == "message":
@@ -384,7 +384,7 @@ class Node:
             except asyncio.CancelledError:
                 raise
             except Exception:
-                if self.stopping:
+                if not self._running():
                     return
                 log.exception("pubsub listener failed; reconnecting")
                 await asyncio.sleep(0.5)
@@ -395,6 +395,10 @@ class Node:
                     await self.attendance.rejoin(list(self.hubs.hubs.values()))
                 except Exception as err:
                     log.warning("pubsub resubscribe failed", error=repr(err))
+
+    def _running(self) -> bool:
+        """Not stopping (a call, which type checkers do not narrow across awaits)."""
+        return not self.stopping
 
     def _received(self, data: bytes) -> None:
         """``KEY|ORIGIN|JSON``: a room event (KEY is its code) or quick-match news
