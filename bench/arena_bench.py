@@ -19,6 +19,9 @@ them in cohorts. It prints:
   second);
 - acks: a move's acknowledgement latency, p50/p99, as the players measure it and as the
   server does (``kr_ack_latency_seconds``);
+- garbage collections: the server's own (``kr_gc_pause_seconds``), by generation: how
+  many, their p99 and longest (as histogram buckets), and how many took over 25 ms (a
+  collection holds every move waiting for its ack);
 - CPU, as shares of one core: the server, its solver workers (its descendants: the races'
   analyses, the arena's pool of certified deals), Redis, and the players (this process);
   on a machine of 2 cores they compete;
@@ -66,6 +69,21 @@ SCHEDULE = "bench every=day at=00:00 minutes=120 size=2 time_limit=300 draw=1\n"
 TABLE_FRAMES = ("arena", "arena_changes", "arena_you")  # what the table sends
 CLOSED = "(closed)"  # a player's inbox: the connection closed
 LAST_RACE_S = 60  # after the run, how long the races still on may take to finish
+PAUSES = "kr_gc_pause_seconds"  # the server's garbage collections, by generation
+
+
+def pauses(before: list[dict[str, int]], after: list[dict[str, int]]) -> str:
+    """Each generation's collections between two scrapes: how many, the bucket of their
+    p99 and of the longest, and how many took over 25 ms (the ack goal)."""
+    out = []
+    for generation, (b, a) in enumerate(zip(before, after, strict=True)):
+        n = a["+Inf"] - b.get("+Inf", 0)
+        over = n - (a["0.025"] - b.get("0.025", 0))
+        out.append(
+            f"generation {generation}: {n}, p99 {bucket_quantile(b, a, 0.99)}, "
+            f"the longest {bucket_quantile(b, a, 1.0)}, {over} over 25 ms"
+        )
+    return "; ".join(out)
 
 
 class Tally:
@@ -221,6 +239,7 @@ async def main_async(args: argparse.Namespace) -> int:
         before = int(rds.info("memory")["used_memory"])
         commands_before = int(rds.info("stats")["total_commands_processed"])
         acks_before = await ack_buckets(port)
+        pauses_before = [await ack_buckets(port, PAUSES, f'generation="{g}"') for g in range(3)]
         assert store.process is not None
         CPU.pids = {"server": server.pid, "redis": store.process.pid, "players": None}
         shares = CPU()
@@ -251,6 +270,7 @@ async def main_async(args: argparse.Namespace) -> int:
         used = int(rds.info("memory")["used_memory"]) - before
         own = sum(int(rds.memory_usage(k, samples=0) or 0) for k in rds.keys(f"arena:{{{arena}}}*"))
         acks_after = await ack_buckets(port)
+        pauses_after = [await ack_buckets(port, PAUSES, f'generation="{g}"') for g in range(3)]
         counted = rds.scard(f"arena:{{{arena}}}:counted")
         every = 1 / args.rate
         print(
@@ -269,6 +289,7 @@ async def main_async(args: argparse.Namespace) -> int:
             f"p99 {bucket_quantile(acks_before, acks_after, 0.99)}, "
             f"{within(acks_before, acks_after, '0.025')} within 25 ms"
         )
+        print(f"the server's garbage collections ({PAUSES}): {pauses(pauses_before, pauses_after)}")
         print(
             f"CPU: server {100 * cpu['cpu_server']:.0f}%, its solver workers "
             f"{100 * workers_cpu:.0f}%, Redis {100 * cpu['cpu_redis']:.0f}%, the players' "

@@ -569,15 +569,18 @@ class CPU:
         }
 
 
-async def ack_buckets(port: int, name: str = "kr_ack_latency_seconds") -> dict[str, int]:
-    """A histogram of the server's own (cumulative bucket counts) from /metrics."""
+async def ack_buckets(
+    port: int, name: str = "kr_ack_latency_seconds", labels: str = ""
+) -> dict[str, int]:
+    """A histogram of the server's own (cumulative bucket counts) from /metrics; of a
+    labelled one, the series of ``labels`` (as /metrics writes them: 'generation="0"')."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     text = (await reader.read()).decode()
     writer.close()
     out = {}
     for line in text.splitlines():
-        if line.startswith(name + "_bucket"):
+        if line.startswith(f"{name}_bucket{{{labels + ',' if labels else ''}le="):
             bound = line.split('le="', 1)[1].split('"', 1)[0]
             out[bound] = int(float(line.rsplit(" ", 1)[1]))
     return out

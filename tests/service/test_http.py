@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 
 from tests.conftest import until
 
@@ -19,18 +20,22 @@ async def get(port: int, path: str) -> tuple[int, str]:
     return int(head.split()[1]), body
 
 
+async def metrics(port: int) -> dict[str, float]:
+    status, text = await get(port, "/metrics")
+    assert status == 200
+    return {
+        name: float(value)
+        for name, value in (line.rsplit(" ", 1) for line in text.splitlines())
+        if not name.startswith("#")
+    }
+
+
 async def test_health_metrics_and_root(node) -> None:
     assert await get(node.port, "/healthz") == (200, "ok\n")
     clients = await start_race(node.port)
     await clients[0].move("draw")
     await clients[0].move({"from": "col1", "to": "col1", "count": 1})
-    status, text = await get(node.port, "/metrics")
-    assert status == 200
-    lines = {
-        name: float(value)
-        for name, value in (line.rsplit(" ", 1) for line in text.splitlines())
-        if not name.startswith("#")
-    }
+    lines = await metrics(node.port)
     assert lines["kr_connections"] == 2
     assert lines["kr_rooms"] == 1
     assert lines["kr_connections_total"] == 2
@@ -43,6 +48,15 @@ async def test_health_metrics_and_root(node) -> None:
     assert lines["process_open_fds"] > 0
     assert "process_cpu_seconds_total" in lines
     assert 'python_gc_collections_total{generation="0"}' in lines
+    # each collection's pause, by generation: a full collection is counted in its bucket
+    full = 'kr_gc_pause_seconds_count{generation="2"}'
+    gc.collect()
+    after = await metrics(node.port)
+    assert after[full] >= lines[full] + 1
+    assert after['kr_gc_pause_seconds_bucket{generation="2",le="+Inf"}'] == after[full]
+    assert after['kr_gc_pause_seconds_sum{generation="2"}'] > lines.get(
+        'kr_gc_pause_seconds_sum{generation="2"}', 0
+    )
     status, body = await get(node.port, "/")
     assert status == 200 and body
     assert (await get(node.port, "/../../etc/passwd"))[0] == 404
