@@ -4,11 +4,10 @@ file descriptors and garbage collections, and how long each collection held it."
 
 from __future__ import annotations
 
-import bisect
 import gc
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -16,7 +15,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
@@ -41,39 +40,28 @@ class _Live(Collector):
         )
 
 
-class _GCPauses(Collector):
-    """How long each garbage collection held the process, by generation (``gc.callbacks``,
-    installed once a process): a collection stops everything, the moves waiting for their
-    acknowledgement included. Process-wide, as the collector is: every node's registry in
-    one process reports the same."""
+# How long each garbage collection held the process, by generation (``gc.callbacks``,
+# installed once a process): a collection stops everything, the moves waiting for their
+# acknowledgement included. Process-wide, as the collector is: every node's registry in
+# one process reports this one histogram. (Its locks guard float additions only: nothing
+# allocated under them can start a collection, so the callback never waits on itself.)
+GC_PAUSES = Histogram(
+    "kr_gc_pause_seconds",
+    "How long each garbage collection held the process, by generation.",
+    ["generation"],
+    buckets=BUCKETS,
+    registry=None,
+)
+_BY_GENERATION = tuple(GC_PAUSES.labels(str(g)) for g in range(3))  # each shown from the start
+_gc_started = 0.0
 
-    counts: ClassVar[list[list[int]]] = [[0] * (len(BUCKETS) + 1) for _ in range(3)]
-    sums: ClassVar[list[float]] = [0.0, 0.0, 0.0]  # (counts: per generation, per bucket)
-    started = 0.0
 
-    @classmethod
-    def timed(cls, phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            cls.started = time.perf_counter()
-            return
-        took = time.perf_counter() - cls.started
-        generation = info["generation"]
-        cls.counts[generation][bisect.bisect_left(BUCKETS, took)] += 1
-        cls.sums[generation] += took
-
-    def collect(self) -> Iterator[Metric]:
-        family = HistogramMetricFamily(
-            "kr_gc_pause_seconds",
-            "How long each garbage collection held the process, by generation.",
-            labels=["generation"],
-        )
-        for generation, counts in enumerate(self.counts):
-            cumulative, buckets = 0, []
-            for bound, count in zip([*map(repr, BUCKETS), "+Inf"], counts, strict=True):
-                cumulative += count
-                buckets.append((bound, cumulative))  # (as the other histograms' bounds)
-            family.add_metric([str(generation)], buckets, self.sums[generation])
-        yield family
+def _gc_timed(phase: str, info: dict[str, Any]) -> None:
+    global _gc_started
+    if phase == "start":
+        _gc_started = time.perf_counter()
+    else:
+        _BY_GENERATION[info["generation"]].observe(time.perf_counter() - _gc_started)
 
 
 class Metrics:
@@ -113,9 +101,9 @@ class Metrics:
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
         GCCollector(registry=registry)
-        registry.register(_GCPauses())
-        if _GCPauses.timed not in gc.callbacks:
-            gc.callbacks.append(_GCPauses.timed)
+        registry.register(GC_PAUSES)
+        if _gc_timed not in gc.callbacks:
+            gc.callbacks.append(_gc_timed)
 
     def refused(self, reason: str) -> None:
         self.moves_refused.labels(reason).inc()
