@@ -46,8 +46,9 @@ if [ "${1:-}" = --latest ]; then
 else
   # the lock must match pyproject.toml (else one line says how to relock); then every
   # package at its locked version, nothing else, and `pip freeze` compared with the lock
+  # (no bytecode compiled at install: the suite's Python keeps its own, below)
   [ -x .venv/bin/python ] || python3 -m venv .venv
-  .venv/bin/python requirements/sync.py requirements-dev.txt
+  .venv/bin/python requirements/sync.py requirements-dev.txt --no-compile
 fi
 "$venv/bin/klondike-race" build-solver  # a no-op when the build is current
 
