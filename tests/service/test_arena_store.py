@@ -52,10 +52,12 @@ async def steps(store: Store) -> list[Any]:
                  i, w in enumerate(("ann", "bob", "cid", "ann"))])  # fmt: skip
     seen.append(await arenas.waiting(ARENA.id))
     # a race takes its players, all or none
-    seen.append(await arenas.take(ARENA.id, "RACE01", ["ann", "bob"]))
-    seen.append(await arenas.take(ARENA.id, "RACE02", ["bob", "cid"]))  # bob is taken
+    seen.append(await arenas.take(ARENA.id, "RACE01", {"ann": 1400, "bob": 1650}))
+    seen.append(await arenas.take(ARENA.id, "RACE02", {"bob": 1650, "cid": 1500}))  # bob is taken
     seen.append(await arenas.waiting(ARENA.id))
-    seen.append([(e.who, e.race, e.waiting_since) for e in await arenas.entrants(ARENA.id)])
+    seen.append(
+        [(e.who, e.race, e.rating, e.waiting_since) for e in await arenas.entrants(ARENA.id)]
+    )
     # pausing: out of the waiting list, points kept; an unknown player: nothing
     seen.append((await arenas.pause(ARENA.id, "cid"), await arenas.pause(ARENA.id, "zed")))
     seen.append(await arenas.pause(ARENA.id, "bob"))  # paused during his race
@@ -76,7 +78,7 @@ async def steps(store: Store) -> list[Any]:
     )
     seen.append(await arenas.waiting(ARENA.id))
     # two nodes counting one race at once: counted once
-    await arenas.take(ARENA.id, "RACE03", ["ann", "bob"])
+    await arenas.take(ARENA.id, "RACE03", {"ann": 1500, "bob": 1500})
     twice = {"ann": won(standings["ann"], 1), "bob": won(standings["bob"], 2)}
     seen.append(
         sorted(
@@ -102,7 +104,11 @@ def check(seen: list[Any]) -> None:
     assert seen[3] == {"ann": T0, "bob": T0 + 1, "cid": T0 + 2}
     assert seen[4] is True and seen[5] is False
     assert seen[6] == {"cid": T0 + 2}
-    assert seen[7] == [("ann", "RACE01", None), ("bob", "RACE01", None), ("cid", None, T0 + 2)]
+    assert seen[7] == [  # the ratings as the race started, kept for its count
+        ("ann", "RACE01", 1400, None),
+        ("bob", "RACE01", 1650, None),
+        ("cid", None, None, T0 + 2),
+    ]
     assert seen[8] == (True, False) and seen[9] is True
     assert seen[10] == {}
     assert seen[11] is True and seen[12] is False
@@ -152,13 +158,13 @@ async def results(store: Store) -> None:
     assert flags == {"ann": (), "bob": ("address",), "dan": ()}  # cid: nothing made
     # a race counted with its line on the arena's list and a speed flag; the arena is
     # not final while it runs
-    assert await arenas.take(arena.id, "RACE01", ["ann", "bob"])
+    assert await arenas.take(arena.id, "RACE01", {"ann": 1500, "bob": 1500})
     assert await arenas.seal(arena.id, arena.ends) == 0
     listed = {"code": "RACE01", "at": T0 + 1, "players": [{"player": "ann", "place": 1}]}
     standings = {"ann": won(Standing(), 1), "bob": won(Standing(), 2)}
     assert await arenas.count(arena.id, "RACE01", T0 + 1, standings, listed, {"ann": "speed"})
     assert not await arenas.count(arena.id, "RACE01", T0 + 2, standings, listed, {"bob": "speed"})
-    assert await arenas.take(arena.id, "RACE02", ["ann", "dan"])
+    assert await arenas.take(arena.id, "RACE02", {"ann": 1500, "dan": 1500})
     again = {"ann": won(standings["ann"], 1), "dan": won(Standing(), 2)}
     listed2 = {**listed, "code": "RACE02"}
     assert await arenas.count(arena.id, "RACE02", T0 + 3, again, listed2, {"ann": "speed"})
@@ -231,8 +237,8 @@ async def test_a_race_of_players_not_waiting_takes_nobody(
         store = Store(client, "node-a")
         await store.arenas.define(ARENA)
         await store.arenas.join(ARENA.id, "ann", "Ann", True, T0)
-        await store.arenas.take(ARENA.id, "RACE00", ["ann"])  # ann is in a race now
-        assert await store.arenas.take(ARENA.id, "RACE09", players) is False
+        await store.arenas.take(ARENA.id, "RACE00", {"ann": 1500})  # ann is in a race now
+        assert await store.arenas.take(ARENA.id, "RACE09", dict.fromkeys(players, 1500)) is False
         (ann,) = await store.arenas.entrants(ARENA.id)
         assert ann.race == "RACE00"
     finally:
@@ -249,7 +255,7 @@ async def test_an_arenas_keys_expire_with_its_definition(redis_url: str) -> None
         await store.arenas.define(ARENA, keep)
         await store.arenas.join(ARENA.id, "ann", "Ann", True, T0)
         await store.arenas.join(ARENA.id, "bob", "Bob", True, T0)
-        await store.arenas.take(ARENA.id, "RACE01", ["ann", "bob"])
+        await store.arenas.take(ARENA.id, "RACE01", {"ann": 1500, "bob": 1500})
         standings = {"ann": won(Standing(), 1), "bob": won(Standing(), 2)}
         await store.arenas.count(ARENA.id, "RACE01", T0 + 60_000, standings)
         await store.arenas.seal(ARENA.id, ARENA.ends)

@@ -11,10 +11,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+import redis.asyncio as aioredis
 
 from klondike_race.service.clock import Clock
 from klondike_race.service.config import Config
 from klondike_race.service.domain import arena as A
+from klondike_race.service.domain import rating
+from klondike_race.service.store.ratings import stats_key
 
 from .conftest import Client, guest, http, make_config, running, winnable
 
@@ -134,6 +137,44 @@ async def test_players_are_paired_as_they_wait_and_each_race_counts_once(
             await p.close()
 
 
+async def test_performance_goes_by_the_ratings_as_the_race_started(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """A race's count and its rating change are made at the same time: whichever is stored
+    first, the performance the count adds uses the opponents' ratings as the race started
+    (docs/rules.md, "Decision: performance")."""
+    clock, arena_id, config = running_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:
+        players = [await guest(node.port) for _ in range(2)]
+        for i, p in enumerate(players):
+            await p.request("join_arena", "arena", arena=arena_id, name=f"P{i}")
+        races = [await race_of(p) for p in players]
+        assert races[0]["room"]["code"] == races[1]["room"]["code"]
+        entrants = await node.store.arenas.entrants(arena_id)
+        assert [e.rating for e in entrants] == [rating.BASE] * 2  # as the race started
+        # both ratings move to 1,900 before the race is counted (as another race's step,
+        # or this race's own, stored first would)
+        stats = {**rating.empty_stats(), "mu": rating.MU + 400 / rating.SCALE}
+        assert rating.display(stats["mu"]) == 1900
+        direct = aioredis.Redis.from_url(redis_url)
+        for e in entrants:
+            await direct.hset(stats_key(e.who), "draw1", orjson.dumps(stats))
+        await direct.aclose()
+        assert await node.lobby.ratings_of([e.who for e in entrants], 1) == [1900] * 2
+        # both resign: a loss to the other for performance, by 500 below their 1,500
+        for p in players:
+            assert (await p.request("resign", "ack", seq=1))["type"] == "ack"
+        standings = []
+        for _ in range(50):
+            standings = [e.standing for e in await node.store.arenas.entrants(arena_id)]
+            if all(s.races == 1 for s in standings):
+                break
+            await asyncio.sleep(0.1)
+        assert [(s.races, s.performance) for s in standings] == [(1, 1000)] * 2
+        for p in players:
+            await p.close()
+
+
 async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redis_url: str) -> None:
     clock, arena_id, config = running_arena(tmp_path, redis_url)
     async with running(config, clock) as node:
@@ -148,7 +189,8 @@ async def test_a_paused_player_is_not_paired_and_comes_back(tmp_path: Path, redi
         # a race made for a player who no longer waits is abandoned: never counted
         arena = await node.arenas.find(arena_id)
         entrants = await node.store.arenas.entrants(arena_id)
-        assert await node.arenas._race(arena, [e for e in entrants if e.name == "Ann"]) == 0
+        ann_only = [e for e in entrants if e.name == "Ann"]
+        assert await node.arenas._race(arena, ann_only, {ann_only[0].who: 1500}) == 0
         assert await node.redis.zcard("rooms:arena") == 0  # owed no count
         back = await ann.request("join_arena", "arena", arena=arena_id, name="Ann")
         assert back["you"]["paused"] is False

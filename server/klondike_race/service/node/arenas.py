@@ -322,17 +322,19 @@ class Arenas:
             for e, r in zip(waiting, ratings, strict=True)
         ]
         by_who = {e.who: e for e in waiting}
+        rating = {w.player: w.rating for w in pool}
         gate = asyncio.Semaphore(RACES_AT_ONCE)
 
         async def race(group: tuple[str, ...]) -> int:
             async with gate:
-                return await self._race(arena, [by_who[w] for w in group])
+                return await self._race(arena, [by_who[w] for w in group], rating)
 
         return sum(await asyncio.gather(*(race(g) for g in A.pair(pool, arena.size, now).races)))
 
-    async def _race(self, arena: A.Arena, players: list[Any]) -> int:
-        """One race of ``players``: the room, then its players out of the waiting list
-        (all or none: else the room is left abandoned), then each told where it is."""
+    async def _race(self, arena: A.Arena, players: list[Any], rating: dict[str, int]) -> int:
+        """One race of ``players`` (``rating``: theirs now, which their race's count uses):
+        the room, then its players out of the waiting list (all or none: else the room is
+        left abandoned), then each told where it is."""
         tokens = [new_token(p.session) for p in players]
 
         def seat(room: Room, now: int) -> tuple[Room, list[str]]:
@@ -353,7 +355,8 @@ class Arenas:
             winnable_only=certified,  # the room says whether its deal was certified
         )
         room, pids = await self.rooms.create(options, deal, seat, arena=arena.id)
-        if not await self.store.arenas.take(arena.id, room.code, [p.who for p in players]):
+        taken = {p.who: rating[p.who] for p in players}
+        if not await self.store.arenas.take(arena.id, room.code, taken):
             await self.rooms.finish(room.code, "abandoned")
             return 0
         log.info("arena race", arena=arena.id, room=room.code, players=len(players))
@@ -400,11 +403,17 @@ class Arenas:
         ]
         ranks = {who: rank for who, rank, _ in ranking.ranks(keys)}
         resigned = all(prog.get("status") == "resigned" for prog in final.values())
-        draw = room.settings.draw
-        ratings = dict(zip(players, await self.lobby.ratings_of(players, draw), strict=True))
+        entrants = {e.who: e for e in await self.store.arenas.entrants(room.arena, players)}
+        # the ratings as the race started (its take kept them), not now: this race's own
+        # rating change may be stored already; read now only where none was kept
+        ratings = {
+            w: e.rating for w, e in entrants.items() if e.race == room.code and e.rating is not None
+        }
+        if unknown := [w for w in players if w not in ratings]:
+            now_rated = await self.lobby.ratings_of(unknown, room.settings.draw)
+            ratings.update(zip(unknown, now_rated, strict=True))
         sprinted = {s.who for s in room.seats if s.who and s.sprint}
         results = A.results(ranks, ratings, sprinted, all_resigned=resigned)
-        entrants = {e.who: e for e in await self.store.arenas.entrants(room.arena, players)}
         scored = {
             who: A.score(entrants[who].standing if who in entrants else A.Standing(), result)
             for who, result in results.items()

@@ -9,8 +9,9 @@ one script on one Redis and on a Redis Cluster alike:
 ==========================  ======  ===================================================
 ``arena:{ID}``              string  the arena (``Arena.to_dict`` JSON), set once
 ``arena:{ID}:players``      hash    player key -> JSON ``{name, guest, paused, race,
-                                    last, node, session, flags}``: ``race`` the code of
-                                    the race they are in (null between races), ``last``
+                                    rating, last, node, session, flags}``: ``race`` the
+                                    code of the race they are in (null between races),
+                                    ``rating`` theirs as that race started, ``last``
                                     the players of their last race (the pairing avoids
                                     them), ``node`` the node of their connection and
                                     ``session`` its account session (their seats are
@@ -142,6 +143,7 @@ class Entrant:
     standing: Standing
     waiting_since: int | None  # when they started waiting to be paired (None: not waiting)
     flags: tuple[str, ...] = ()  # fair play (domain/challenge.py's ADDRESS, SPEED)
+    rating: int | None = None  # their rating as their race (``race``) started
 
 
 # KEYS: keys_of(arena). ARGV: who, the entry JSON for a new player, the new standing's
@@ -202,18 +204,20 @@ redis.call('ZREM', KEYS[5], ARGV[1])
 return 1
 """
 
-# KEYS: keys_of(arena). ARGV: the race code, then its players. The race takes them out
-# of the waiting list, all or none (their rows show the race): 1, or 0 when one of them
-# no longer waits (paused, gone, paired elsewhere meanwhile).
+# KEYS: keys_of(arena). ARGV: the race code, then per player: who, their rating now. The
+# race takes them out of the waiting list, all or none (their rows show the race, their
+# entries keep the rating for its count): 1, or 0 when one of them no longer waits
+# (paused, gone, paired elsewhere meanwhile).
 TAKE = (
     """
-for i = 2, #ARGV do
+for i = 2, #ARGV, 2 do
   if not redis.call('ZSCORE', KEYS[5], ARGV[i]) then return 0 end
 end
-for i = 2, #ARGV do
+for i = 2, #ARGV, 2 do
   redis.call('ZREM', KEYS[5], ARGV[i])
   local e = cjson.decode(redis.call('HGET', KEYS[1], ARGV[i]))
   e['race'] = ARGV[1]
+  e['rating'] = tonumber(ARGV[i + 1])
   redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(e))
 end
 redis.call('INCR', KEYS[7])
@@ -369,10 +373,14 @@ class Arenas(Part):
         when they are not in the arena."""
         return bool(await self._durably(self._pause, [who], keys_of(arena)))
 
-    async def take(self, arena: str, race: str, players: Sequence[str]) -> bool:
-        """The race ``race`` takes ``players`` out of the waiting list, all or none: False
+    async def take(self, arena: str, race: str, players: Mapping[str, int]) -> bool:
+        """The race ``race`` takes ``players`` (each with their rating as it starts, kept
+        for the count: ``Entrant.rating``) out of the waiting list, all or none: False
         when one of them no longer waits."""
-        return bool(await self._durably(self._take, [race, *players], keys_of(arena)))
+        args: list[Any] = [race]
+        for who, rating in players.items():
+            args += [who, rating]
+        return bool(await self._durably(self._take, args, keys_of(arena)))
 
     async def count(
         self,
@@ -500,6 +508,7 @@ class Arenas(Part):
                     standing_of(standings.get(who)),
                     since.get(who),
                     tuple(e.get("flags") or ()),  # (an empty list comes back as {})
+                    e.get("rating") if e.get("race") else None,
                 )
             )
         return out
