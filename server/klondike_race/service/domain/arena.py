@@ -137,7 +137,8 @@ CREATE_FIELDS = ("starts", "minutes", "size", "time_limit", "settings", "private
 def created(arena_id: str, fields: Mapping[str, Any], now: int) -> Arena:
     """A player's arena from the fields of ``create_arena`` (the id, and a private arena's
     code, are the server's), or ``ServiceError``: ``bad_field`` (an unknown field, a
-    missing ``starts`` or ``minutes``, a value of the wrong type), ``bad_start`` (not
+    missing ``starts`` or ``minutes``, which the wire's decoder refuses first as
+    ``missing_field``, a value of the wrong type), ``bad_start`` (not
     from ``now`` to 24 h after it), then ``check``'s reasons; ``settings`` invalid as room
     settings: ``bad_settings``. Defaults: ``size`` 2, ``time_limit`` 300, ``settings``
     the default ones, ``private`` false."""

@@ -4,7 +4,7 @@ watch it: the arena's players here (paused ones too) and anyone who sends
 them, as a challenge's leaderboard does (node/leaderboards.py):
 
 - ``arena``: the whole table (its first ``KR_ARENA_TABLE_ROWS`` rows) in answer to
-  ``join_arena``, ``pause_arena``, ``watch_arena`` and ``create_arena``;
+  ``join_arena``, ``pause_arena`` and ``watch_arena``;
 - ``arena_changes``: at most every ``PUSH_EVERY_S``, when anything shown changed, the
   rows that changed or left (``row_changes``), where the arena is at and its top race:
   one frame for every connection holding the rows pushed last; one of its own for a
