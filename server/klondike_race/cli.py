@@ -1,7 +1,8 @@
 """The ``klondike-race`` command.
 
-``deal`` and ``verify`` live here; ``solve`` and ``serve`` are added by the solver and the
-service packages (each module's ``add_commands(subparsers)``), when present.
+``deal`` and ``verify`` live here; the others (``solve``, ``build-solver``, ``serve``,
+``replay``, ``challenge-remove``, ``challenge-removed``) are added by the solver's and the
+service's modules (each module's ``add_commands(subparsers)``), when present.
 """
 
 from __future__ import annotations

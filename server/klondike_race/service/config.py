@@ -100,8 +100,8 @@ class Config:
     away_s: int = 120  # KR_AWAY_S: the games of players away resigned once the others' ended
     waiting_abandoned_s: int = 1800  # KR_WAITING_ABANDONED_S: same for a waiting room
     solver_workers: int = 1  # KR_SOLVER_WORKERS: solver processes (created on first use)
-    solver_queue: int = 16  # KR_SOLVER_QUEUE: hint/finish/seed searches waiting at most
-    solver_hint_s: float = 3.0  # KR_SOLVER_HINT_S: budget of one hint search
+    solver_queue: int = 16  # KR_SOLVER_QUEUE: hint/finish/seed searches waiting or running
+    solver_hint_s: float = 3.0  # KR_SOLVER_HINT_S: budget of a hint (its searches share it)
     solver_finish_s: float = 5.0  # KR_SOLVER_FINISH_S: budget of a finish-it-for-me search
     solver_seed_s: float = 1.0  # KR_SOLVER_SEED_S: budget per seed tried (winnable-only)
     solver_seed_tries: int = 30  # KR_SOLVER_SEED_TRIES: seeds tried before giving up
