@@ -646,6 +646,31 @@ async def test_a_connection_that_stops_being_the_account_gives_up_its_seat(
         await c.close()
 
 
+async def test_a_signed_in_connection_that_says_hello_as_its_device_seats_a_guest(
+    node,
+) -> None:
+    """Found by an outside audit: a `hello` with the device alone made the connection the
+    device's guest but kept the account's session on it, so the guest's seats were given
+    under that session, and their tokens stopped resuming once the account signed out."""
+    dev = device()
+    ivy, made = await register(node.port, "Ivy" + secrets.token_hex(2), dev)
+    back = await ivy.request("hello", "identity", device=dev)
+    assert back["player"]["guest"] is True, back
+    room = await ivy.request("create", "welcome", name="Pip")
+    code, token = room["room"]["code"], room["token"]
+    assert room["room"]["players"][0]["who"] == back["player"]["id"]
+    await ivy.close()
+    # the account signs out everywhere: the guest's seat is no session's, it resumes
+    other, _ = await hello(node.port, session=made["session"])
+    out = await other.request("sign_out", "identity", everywhere=True)
+    assert out["type"] == "identity" and out["player"] is None, out  # (no device: nobody)
+    await other.close()
+    again = await Client.open(node.port)
+    resumed = await again.request("resume", "welcome", token=token)
+    assert resumed["type"] == "welcome" and resumed["room"]["code"] == code, resumed
+    await again.close()
+
+
 async def test_a_player_watches_their_finished_race_from_their_seat(node) -> None:
     """``already_player`` is for a race not finished: once it is, the seated connection
     may watch it (as a new connection of the same device may)."""

@@ -72,6 +72,8 @@ class Players:
             conn.guest = conn.identity = guest
         if account is not None:
             conn.identity = account
+        else:
+            conn.session = None  # the device's guest now: its seats are no session's
         await self._tell(conn)
 
     async def _tell(self, conn: Conn, session: str | None = None) -> None:
