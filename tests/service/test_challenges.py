@@ -127,6 +127,7 @@ def test_a_scheduled_challenge_is_read_strictly() -> None:
         ({"closes": "2026-12-06T00:00:00Z"}, "closes must come after"),
         ({"opens": "2026-12-07T00:00:00"}, "time zone"),
         ({"deals": []}, "1 to 20"),
+        ({"deals": [{"draw": 3}, {"draw": 1, "undo": True}]}, "undo is off"),
         ({"ranking": "places"}, "ranking"),
         ({"time_limit": 5}, "time_limit"),
         ({"colour": "red"}, "unknown field"),

@@ -154,6 +154,8 @@ def scheduled(entry: dict[str, Any], default_time_limit: int) -> Challenge:
     deals = tuple(Settings.from_dict(d) for d in entry["deals"])
     if not 1 <= len(deals) <= 20:
         raise ValueError(f"{cid}: 1 to 20 deals")
+    if any(d.undo for d in deals):
+        raise ValueError(f"{cid}: undo is off in challenges (ranked play)")
     ranking = entry.get("ranking", "single" if len(deals) == 1 else "places")
     if ranking not in RANKINGS or (ranking == "single") != (len(deals) == 1):
         raise ValueError(f"{cid}: ranking is single (one deal), places or foundation")
