@@ -115,6 +115,15 @@ async def test_a_race_counts_each_seat_and_tells_each_player_their_own(node) -> 
     assert not [m for m in anon.seen if m["type"] == "played"]
     assert (await stats(node.port, ka))["draw1"]["wins"] == 1
     assert (await stats(node.port, kb))["draw1"]["wins"] == 0
+    # a resume from the version before it gets it again, its own only (b's is skipped)
+    told = next(m for m in a.seen if m["type"] == "played")
+    again = await Client.open(node.port)
+    back = await again.request("resume", "resumed", token=a.token, since=told["v"] - 1)
+    assert back["type"] == "resumed", back
+    assert (await again.expect("played")) == {"type": "played", "v": told["v"], "played": won}
+    assert (await again.request("ping", "pong", id=2))["type"] == "pong"
+    assert [m["type"] for m in again.seen].count("played") == 1
+    await again.close()
     # a Draw 3 game is its own variant
     await practice(a, True, draw=3)
     both = await stats(node.port, ka)

@@ -206,9 +206,10 @@ class Lobby:
         behind = hub.sight(conn) is Sight.DELAYED_BOARDS
         leaderboard = None if behind else hub.leaderboard()
         flags = hub.flags(conn) if conn.role == "player" else None
+        seat = conn.player if conn.role == "player" else None
         for event in events:
             if event["v"] <= hub.version:
-                data = stored_event(event, phase, leaderboard, flags)
+                data = stored_event(event, phase, leaderboard, flags, seat)
                 if data is not None:
                     conn.send(data)
         return True

@@ -28,14 +28,19 @@ def dumps(message: Any) -> bytes:
 
 
 def stored_event(
-    event: dict[str, Any], phase: str, leaderboard: out.Standings | None, flags: Flags | None
+    event: dict[str, Any],
+    phase: str,
+    leaderboard: out.Standings | None,
+    flags: Flags | None,
+    player: str | None = None,
 ) -> bytes | None:
     """A room event as kept in Redis, as the message a resuming connection gets of it
     (progress without boards: a connection that sees boards resumes with a full welcome).
     A room is sent with the room's ``phase`` now, not as it was when the event was made,
     and, as every replayed event, with the ``leaderboard`` now (the stored events do not
     keep the standings after each; None: without one); ``flags``: a player's
-    ``can_hint``/``can_finish`` now (None: not a player's)."""
+    ``can_hint``/``can_finish`` now (None: not a player's); ``player``: the seat of the
+    connection, which alone gets its own ``played`` (None: no seat's, none)."""
     kind, v = event.get("type"), event["v"]
     if kind == "progress":
         progress: out.Progress = {
@@ -60,4 +65,7 @@ def stored_event(
         return encode({"type": "spectators", "v": v, "count": event["count"]})
     if kind == "analysis":
         return encode({"type": "analysis", "v": v, "analysis": event["analysis"]})
+    if kind == "played":  # each player their own game's, nobody else
+        own = event["played"].get(player) if player is not None else None
+        return None if own is None else encode({"type": "played", "v": v, "played": own})
     return None
