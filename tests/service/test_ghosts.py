@@ -53,6 +53,16 @@ async def test_a_ghost_plays_its_recorded_game_at_its_times(node) -> None:
     assert (await me.request("resign", "ack", seq=1))["type"] == "ack"
     while (await me.expect("room"))["room"]["phase"] != "finished":
         pass
+    # a rematch races the same recorded game again, on its deal
+    again = await me.request("rematch", "welcome")
+    assert again["type"] == "welcome", again
+    room2 = again["room"]
+    assert room2["code"] != room["code"] and room2["ghost"] and room2["phase"] == "racing"
+    assert room2["ghost_of"] == {"code": code, "player": "p1"}
+    assert again["board"]["columns"] == welcome["board"]["columns"]  # the recorded deal
+    assert [p["name"] for p in room2["players"]] == ["Me", "Rec (ghost)"]
+    event = await me.expect("progress", timeout=10)
+    assert event["player"] == "p2" and event["progress"]["moves"] == 1, event
     await me.close()
 
 

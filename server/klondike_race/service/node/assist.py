@@ -13,7 +13,7 @@ from ..domain.errors import ServiceError
 from ..domain.options import RoomOptions
 from ..domain.room import FINISHED, finish, set_rematch
 from ..hub import RoomHub
-from ..wire import Join, encode_text
+from ..wire import GhostRequest, Join, encode_text
 from .conn import Conn
 from .lobby import Lobby
 from .race import Race, player_hub
@@ -156,6 +156,12 @@ class Assist:
         old = await self.rooms.load(hub.code)
         seat = old.seat(conn.player or "")
         name = seat.name if seat else "player"
+        if old.options.ghost and old.ghost is not None:
+            # a ghost race again: the same recorded game, on its deal (a new deal would
+            # leave the ghost nothing to play)
+            again = GhostRequest(old.ghost["code"], old.ghost["player"], name)
+            await self.lobby.race_ghost(conn, again)
+            return
         if old.rematch is None:
             options = replace(old.options, quick=False)  # a rematch room waits for its players
             new, pid, secret = await self.lobby.new_room(name, options, None, conn)
