@@ -180,7 +180,17 @@ async def test_one_attempt_per_player_through_reconnects_and_devices(daily, redi
     listed = await a.request("challenges", "challenges")
     you = next(c for c in listed["challenges"] if c["id"] == cid)["deals"][0]["you"]
     assert you["code"] == room["code"] and you["status"] == "playing" and you["rank"] >= 1
-    for cl in (a, b, c, e):
+    # the attempt ended, its player watches it from a connection, then asks for it there:
+    # the seat is theirs (a new seat is what a watched race refuses, not one's own)
+    assert (await b.request("resign", "ack", seq=3))["type"] == "ack"
+    f = await Client.open(daily.port)
+    await f.request("hello", "identity", device=dev)
+    watched = await f.request("watch", "welcome", code=room["code"])
+    assert watched["type"] == "welcome" and watched["role"] == "spectator", watched
+    back = await f.request("attempt", "welcome", challenge=cid, name="Gus")
+    assert back["type"] == "welcome" and back["player"] == welcome["player"], back
+    assert back["room"]["code"] == room["code"] and back["seq"] == 3
+    for cl in (a, b, c, e, f):
         await cl.close()
 
 

@@ -216,11 +216,9 @@ class Lobby:
 
     async def join(self, conn: Conn, m: Join) -> None:
         """A seat in a waiting room; a player already seated there (from another device)
-        gets their own seat back, with a token of this device's, in any phase."""
-        if m.code in conn.watched:
-            raise ServiceError(
-                "watched_this_race", "a connection that watched this race cannot join it"
-            )
+        gets their own seat back, with a token of this device's, in any phase (a new seat
+        is refused to a connection that watched the race: its own one is not)."""
+        watched = m.code in conn.watched
         secret, hashed = new_token(conn.session)
         seat: list[str] = []
         who, guest = seat_owner(conn)
@@ -234,6 +232,10 @@ class Lobby:
             if mine is not None:
                 seat[:] = [mine.id]
                 return add_device(room, mine.id, hashed)
+            if watched:
+                raise ServiceError(
+                    "watched_this_race", "a connection that watched this race cannot join it"
+                )
             new, pid = add_player(room, name, hashed, self.clock.now_ms(), who, guest)
             seat[:] = [pid]
             return new
