@@ -24,11 +24,25 @@ from klondike_race.service.domain.room import (
     add_player,
     finish,
     phase_at,
+    random_deal,
     sprint,
     start,
 )
 
 ROLES = list(V.Role)
+
+
+def test_a_random_deal_is_never_one_stuck_from_the_start(monkeypatch) -> None:
+    """Seed 00000000000000c7 is stuck from the start in Draw 3 (no card can ever move), not
+    in Draw 1: drawn at random for a Draw 3 race, it is drawn again."""
+    stuck, fine = "00000000000000c7", "00000000000000c8"
+    assert Game(Deal.from_seed(stuck), Settings(draw=3)).over
+    assert not Game(Deal.from_seed(fine), Settings(draw=3)).over
+    drawn = iter([stuck, stuck, fine])
+    monkeypatch.setattr("secrets.token_hex", lambda n: next(drawn))
+    assert random_deal(Settings(draw=3)) == {"seed": fine}
+    drawn = iter([stuck])
+    assert random_deal(Settings(draw=1)) == {"seed": stuck}  # a deal like any in Draw 1
 
 
 # ---- visibility --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ RoomError reasons: ``room_full``, ``not_waiting``, ``not_host``, ``not_in_room``
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -54,6 +55,16 @@ def sprint_ends_at(start_at: int | None, time_limit: int | None) -> int | None:
     if start_at is None or time_limit is None:
         return None
     return start_at + sprint_limit(time_limit) * 1000
+
+
+def random_deal(settings: Settings) -> dict[str, Any]:
+    """A fresh random deal (``{"seed"}``, 16 hex digits) whose game is not over before its
+    first move: about 3 Draw 3 deals in 1,000 are stuck from the start (docs/rules.md),
+    and a race on one would end as it starts. Those are drawn again."""
+    while True:
+        seed = secrets.token_hex(8)
+        if not Game(Deal.from_seed(seed), settings).over:
+            return {"seed": seed}
 
 
 def commitment(salt: str, deal_id: str) -> str:

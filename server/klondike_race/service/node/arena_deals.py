@@ -23,6 +23,7 @@ import structlog
 from ..clock import Clock
 from ..config import Config
 from ..domain import arena as A
+from ..domain.room import random_deal
 from ..store import Store
 from .solving import Solving
 
@@ -56,7 +57,7 @@ class ArenaDeals:
         seed = await self.store.arena_deals.take(arena.id)
         if seed is not None:
             return {"seed": seed}, True
-        return {"seed": secrets.token_hex(8)}, False
+        return random_deal(arena.settings), False
 
     async def run(
         self, arena_ids: Callable[[], list[str]], find: Callable[[str], Awaitable[A.Arena]]

@@ -26,6 +26,7 @@ from ..domain.room import (
     add_player,
     all_ready,
     as_ended,
+    random_deal,
     remove_player,
     set_ready,
     start,
@@ -74,7 +75,7 @@ class Lobby:
 
     # ---- new rooms --------------------------------------------------------------------
     async def create(self, conn: Conn, m: Create) -> None:
-        deal: dict[str, Any] = {"seed": secrets.token_hex(8)}
+        deal: dict[str, Any] | None = None  # (a random one: new_room's)
         if m.deal is not None:
             if not self.config.dev:
                 raise ServiceError("deal_not_allowed", "explicit deals need a dev server")
@@ -112,7 +113,7 @@ class Lobby:
         solver proves winnable. ``reveal_at``: the deal stays secret until then (a
         practice game on a challenge's deal)."""
         if deal is None:
-            deal = {"seed": secrets.token_hex(8)}
+            deal = random_deal(options.settings)
         if options.winnable_only:
             settings = options.settings.to_dict()
             deal = {"seed": await self.solving.winnable_seed(deal["seed"], settings)}
@@ -416,7 +417,7 @@ class Lobby:
 
         settings = Settings(draw=_draw_of(ticket1))
         room, pids = await self.rooms.create(
-            RoomOptions(settings=settings, quick=True), {"seed": secrets.token_hex(8)}, seat
+            RoomOptions(settings=settings, quick=True), random_deal(settings), seat
         )
         for ticket, pid, secret, held in (
             (ticket1, pids[0], secret1, p1),
