@@ -21,7 +21,9 @@ async def test_http_answers_get_and_head_only_and_odd_paths_with_404(node) -> No
     for method in ("POST", "PUT", "DELETE", "TRACE", "PATCH"):
         status, headers, _ = await http(node.port, method, "/")
         assert status == 405 and headers["Allow"] == "GET, HEAD", method
-    for path in ("/" + "b" * 256, "/js/" + "x" * 300 + ".js", "/%00", "/missing.js"):
+    odd = ("/" + "b" * 256, "/js/" + "x" * 300 + ".js", "/%00", "/missing.js")
+    apis_misspelt = ("/api/arenasX", "/api/challengesx", "/api/players", "/api/replays")
+    for path in (*odd, *apis_misspelt):
         status, _, body = await http(node.port, "GET", path)
         assert (status, body) == (404, b"not found\n"), path
     assert (await http(node.port, "GET", "/healthz"))[0] == 200  # nothing broke

@@ -103,7 +103,7 @@ class Routes:
             answer.headers["Allow"] = "GET, HEAD"
             return answer
         path, _, query = request.path.partition("?")
-        api = next((p for p in self.apis if path.startswith(p)), None)
+        api = next((p for p in self.apis if _under(path, p)), None)
         if api is not None:
             status, body = await self.apis[api](path[len(api) :], query)
             answer = response(status, orjson.dumps(body), "application/json")
@@ -151,3 +151,9 @@ class Routes:
         if path == "/index.html":
             return response(200, PLACEHOLDER, "text/html; charset=utf-8")
         return response(404, b"not found\n", "text/plain")
+
+
+def _under(path: str, api: str) -> bool:
+    """Whether ``path`` is the API ``api``'s own path or one under it ("/api/arenasX" is
+    no path of "/api/arenas")."""
+    return path.startswith(api) and (api.endswith("/") or path[len(api) :][:1] in ("", "/"))
