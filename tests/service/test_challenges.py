@@ -227,7 +227,8 @@ async def test_refusals_change_nothing(daily, redis_url) -> None:
     assert status == 200 and body["challenges"] == [], body
     assert (await get(daily.port, "/api/challenges/daily-2001-01-01-draw1"))[0] == 404
     assert not list(rds.scan_iter("ch:daily-2001-*"))
-    assert (await get(daily.port, "/api/challenges?day=2026-13-01"))[0] == 400
+    for day in ("2026-13-01", "20261202", "2026-W49-3", "2026-12-02T00:00"):
+        assert (await get(daily.port, f"/api/challenges?day={day}"))[0] == 400, day
     assert (await get(daily.port, "/api/challenges?when=x"))[0] == 400
     assert (await get(daily.port, "/api/challenges/nope-nope"))[0] == 404
     # no API's path: the server's plain 404, as any unknown path

@@ -286,9 +286,12 @@ class Challenges:
             if set(params) - {"day"} or len(params.get("day", [""])) != 1:
                 return 400, _bad("the only parameter is day=YYYY-MM-DD")
             if "day" in params:
+                asked = params["day"][0]
                 try:
-                    day = date.fromisoformat(params["day"][0])
+                    day = date.fromisoformat(asked)
                 except ValueError:
+                    day = None
+                if day is None or day.isoformat() != asked:  # (not 20261202, 2026-W49-3)
                     return 400, _bad("day is YYYY-MM-DD")
                 found = [
                     await self.settled(c)
