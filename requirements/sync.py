@@ -9,14 +9,13 @@ Run with the virtualenv's own Python (tests/run.sh and deploy/run.sh do):
    is for, the build backend) at a version the requirement allows; else one line names the
    package and how to relock, and nothing is installed.
 2. `pip install --require-hashes --no-deps` the lock: every package at its locked version,
-   every file checked against its hash.
+   every file checked against its hash. With `--no-compile`, pip writes no bytecode for
+   them (tests/run.sh: its Python reads and writes bytecode in a cache of its own,
+   PYTHONPYCACHEPREFIX, so pip's would never be read; compiling every file of every
+   package took a third of a fresh install's time).
 3. Packages the lock does not name are uninstalled (with `--keep`, those another lock names
    at its locked version stay: deploy/run.sh keeps the test tools tests/run.sh installed).
 4. The project itself, editable, with no dependencies of its own choosing.
-   With `--no-compile`, pip writes no bytecode for what it installs (tests/run.sh: its
-   Python reads and writes bytecode in a cache of its own, PYTHONPYCACHEPREFIX, so pip's
-   would never be read; compiling every file of every package took a third of a fresh
-   install's time).
 5. `pip freeze` is compared with the lock; any difference is printed and the exit is 1.
 
 pip itself is the installer, not one of the project's packages: it is neither locked nor

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-import redis.asyncio as aioredis
 
 from klondike_race.service.clock import Clock
 from klondike_race.service.config import Config
@@ -156,10 +155,8 @@ async def test_performance_goes_by_the_ratings_as_the_race_started(
         # or this race's own, stored first would)
         stats = {**rating.empty_stats(), "mu": rating.MU + 400 / rating.SCALE}
         assert rating.display(stats["mu"]) == 1900
-        direct = aioredis.Redis.from_url(redis_url)
         for e in entrants:
-            await direct.hset(stats_key(e.who), "draw1", orjson.dumps(stats))
-        await direct.aclose()
+            await node.redis.hset(stats_key(e.who), "draw1", orjson.dumps(stats))
         assert await node.lobby.ratings_of([e.who for e in entrants], 1) == [1900] * 2
         # both resign: a loss to the other for performance, by 500 below their 1,500
         for p in players:

@@ -99,21 +99,18 @@ def test_seeds_are_secret_day_and_candidate_bound() -> None:
         assert ch.parse_daily(bad, (1, 3), 1800) is None
 
 
-def week_entry() -> dict:
-    return {
+def test_a_scheduled_challenge_is_read_strictly() -> None:
+    entry = {
         "id": "weekly-49",
         "opens": "2026-12-07T00:00:00Z",
         "closes": "2026-12-14T00:00:00Z",
         "deals": [{"draw": 3}] * 5,
         "ranking": "foundation",
     }
-
-
-def test_a_scheduled_challenge_is_read_strictly() -> None:
-    week = ch.scheduled(week_entry(), 1800)
+    week = ch.scheduled(entry, 1800)
     assert len(week.deals) == 5 and week.ranking == "foundation" and week.time_limit == 1800
     # without a time limit of its own, KR_CHALLENGE_TIME_LIMIT_S's (10 s or more) as it is
-    short = ch.scheduled(week_entry(), 30)
+    short = ch.scheduled(entry, 30)
     assert short.time_limit == 30
     base = {
         "id": "weekly-49",
