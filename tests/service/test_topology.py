@@ -68,6 +68,11 @@ class Racer:
     def resumes_since(self, t: float) -> int:
         return sum(1 for at in self.resumed_at if at >= t)
 
+    def since(self, t: float) -> tuple[object, ...]:
+        """Who this racer is, its resumes and acks since ``t`` and how its last three
+        connections or attempts ended: what a failure says of it."""
+        return (self.player, self.code, self.resumes_since(t), self.acks_since(t), self.lost[-3:])
+
     async def run(self, stop: asyncio.Event) -> None:
         delay = BACKOFF[0]
         while not stop.is_set():
@@ -165,9 +170,14 @@ class Probe:
 
 
 async def until(
-    check: Callable[[], bool], what: str, tasks: list[asyncio.Task[None]], timeout: float = 15.0
+    check: Callable[[], bool],
+    what: str,
+    tasks: list[asyncio.Task[None]],
+    timeout: float = 15.0,
+    state: Callable[[], object] | None = None,
 ) -> float:
-    """Wait for ``check``; fail at once if a racer failed. Returns the time it took."""
+    """Wait for ``check``; fail at once if a racer failed. Returns the time it took. On a
+    timeout the failure says ``state()`` too, when given."""
     start = time.monotonic()
     while not check():
         for task in tasks:
@@ -175,7 +185,8 @@ async def until(
                 task.result()  # a racer's assertion, raised here
                 raise AssertionError("a racer stopped")
         if time.monotonic() - start > timeout:
-            raise AssertionError(f"timed out waiting for {what}")
+            said = f": {state()}" if state is not None else ""
+            raise AssertionError(f"timed out waiting for {what}{said}")
         await asyncio.sleep(0.02)
     return time.monotonic() - start
 
@@ -305,6 +316,13 @@ async def test_the_production_topology_loses_no_acknowledged_move(tmp_path) -> N
             "every racer to resume and play on after the failover",
             tasks,
             timeout=30,
+            # each racer's resumes and acks since, and how its last connections ended;
+            # the primary each Sentinel names (a loaded machine once had them fail over
+            # again)
+            state=lambda: (
+                [r.since(primary_killed) for r in racers],
+                [s.primary_port() for s in sentinels],
+            ),
         )
         recovered_in = time.monotonic() - primary_killed
         await until(
