@@ -545,6 +545,45 @@ async def test_a_watcher_gets_the_table_then_only_the_rows_that_change(
             await c.close()
 
 
+async def test_a_race_counted_while_the_table_is_read_shows_no_row_out_of_place(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """The table's order and its rows' lines are read in round trips of their own: a race
+    counted between the two is read again, so no row shows its new points at its old
+    place (Ann's 2 points at Bob's rank, level with his 0)."""
+    clock, arena_id, config = upcoming_arena(tmp_path, redis_url)
+    async with running(config, clock) as node:
+        players = {name: await guest(node.port) for name in ("Ann", "Bob")}
+        keys = {}
+        for name, p in players.items():
+            joined = await p.request("join_arena", "arena", arena=arena_id, name=name)
+            keys[name] = joined["you"]["player"]
+            await p.close()
+        while node.tables.watchers:  # (no push of the node's own reads the table meanwhile)
+            await asyncio.sleep(0.01)
+        arenas = node.store.arenas
+        order_of = arenas.table
+
+        async def order_then_a_count(arena: str, top: int | None) -> tuple:
+            got = await order_of(arena, top)
+            arenas.table = order_of  # type: ignore[method-assign]  # (once)
+            won = A.Standing(points=2, streak=1, races=1, wins=1)
+            lost = A.Standing(races=1, history=(0,))
+            counted = {keys["Ann"]: won, keys["Bob"]: lost}
+            assert await arenas.count(arena_id, "race-1", clock.now_ms(), counted)
+            return got
+
+        arenas.table = order_then_a_count  # type: ignore[method-assign]
+        read = await node.tables.read(arena_id, [])
+        rows = {r["name"]: r for r in read.rows}
+        assert (rows["Ann"]["points"], rows["Bob"]["points"]) == (2, 0), rows
+        assert (rows["Ann"]["rank"], rows["Bob"]["rank"]) == (1, 2), rows
+        for r in read.rows:  # each row's key is its own line's
+            line = A.Standing(points=r["points"], wins=r["wins"])
+            assert r["key"] == A.table_key(line), r
+        assert read.v == await arenas.version(arena_id)
+
+
 async def test_a_player_outside_the_first_rows_gets_their_place_and_neighbours(
     tmp_path: Path, redis_url: str
 ) -> None:

@@ -228,23 +228,24 @@ class ArenaTables:
         """The table's version and first rows, and the entrants of those rows and of
         ``players``; with ``near``, the rows around the place of each of ``players``
         outside the first rows (the whole order is read)."""
-        version, order = await self.store.arenas.table(arena_id, None if near else self.top)
-        ranked = ranking.ranks(order)
-        first = ranked[: self.top]
-        spans: dict[str, list[tuple[str, int, int]]] = {}
-        if near:
-            at = {w: i for i, (w, _, _) in enumerate(ranked)}
-            for who in players:
-                i = at.get(who, -1)
-                if i >= self.top:
-                    spans[who] = ranked[max(0, i - REACH) : i + REACH + 1]
-        wanted = {w for w, _, _ in first} | set(players)
-        wanted |= {w for span in spans.values() for w, _, _ in span}
-        asked = sorted(wanted)
-        entrants: dict[str, Entrant] = {}
-        for i in range(0, len(asked), READ_EVERY):
-            found = await self.store.arenas.entrants(arena_id, asked[i : i + READ_EVERY])
-            entrants.update((e.who, e) for e in found)
+        for _ in range(3):  # until the rows' entrants are the order's (no count between)
+            version, order = await self.store.arenas.table(arena_id, None if near else self.top)
+            ranked = ranking.ranks(order)
+            first = ranked[: self.top]
+            spans: dict[str, list[tuple[str, int, int]]] = {}
+            if near:
+                at = {w: i for i, (w, _, _) in enumerate(ranked)}
+                for who in players:
+                    i = at.get(who, -1)
+                    if i >= self.top:
+                        spans[who] = ranked[max(0, i - REACH) : i + REACH + 1]
+            shown = {w for w, _, _ in first} | {w for s in spans.values() for w, _, _ in s}
+            entrants = await self._entrants(arena_id, sorted(shown))
+            # (the order and the entrants are read in round trips of their own: a race
+            # counted between them would show a row's new points at its old place)
+            if await self.store.arenas.version(arena_id) == version:
+                break
+        entrants.update(await self._entrants(arena_id, sorted(set(players) - shown)))
 
         made: dict[str, dict[str, Any]] = {}  # each row made once (the spans overlap)
 
@@ -260,6 +261,14 @@ class ArenaTables:
 
         near_rows = {who: rows(span) for who, span in spans.items()}
         return Read(version, rows(first), entrants, near_rows, frozenset(w for w, _, _ in first))
+
+    async def _entrants(self, arena_id: str, asked: list[str]) -> dict[str, Entrant]:
+        """The entrants of ``asked``, ``READ_EVERY`` at a time."""
+        entrants: dict[str, Entrant] = {}
+        for i in range(0, len(asked), READ_EVERY):
+            found = await self.store.arenas.entrants(arena_id, asked[i : i + READ_EVERY])
+            entrants.update((e.who, e) for e in found)
+        return entrants
 
 
 def top_race(rows: list[dict[str, Any]]) -> str | None:
