@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import gc
 
+import redis.asyncio as aioredis
+
 from tests.conftest import until
 
 from .conftest import Client, start_race
@@ -28,6 +30,29 @@ async def metrics(port: int) -> dict[str, float]:
         for name, value in (line.rsplit(" ", 1) for line in text.splitlines())
         if not name.startswith("#")
     }
+
+
+async def test_a_moves_ack_latency_counts_its_wait_behind_the_connections_earlier_move(
+    node, redis_url
+) -> None:
+    """``kr_ack_latency_seconds`` runs from a move's frame read: a second move sent
+    while the first waits for its group commit (Redis's writes held 0.3 s) waits as long
+    in the connection's queue, and its ack's latency says so."""
+    racer = (await start_race(node.port))[0]
+    before = await metrics(node.port)
+    admin = aioredis.Redis.from_url(redis_url)
+    try:
+        await admin.execute_command("CLIENT", "PAUSE", 300, "WRITE")
+        for seq in (1, 2):  # one after the other, the second before the first's ack
+            await racer.send_raw(f'{{"type":"move","seq":{seq},"action":"draw"}}')
+        for seq in (1, 2):
+            assert (await racer.expect("ack"))["seq"] == seq
+    finally:
+        await admin.aclose()
+    after = await metrics(node.port)
+    count, fast = "kr_ack_latency_seconds_count", 'kr_ack_latency_seconds_bucket{le="0.25"}'
+    assert after[count] - before.get(count, 0) == 2
+    assert after[fast] == before.get(fast, 0)  # both over 0.25 s, the second too
 
 
 async def test_health_metrics_and_root(node) -> None:

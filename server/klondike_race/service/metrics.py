@@ -91,7 +91,8 @@ class Metrics:
         )
         self.ack = Histogram(
             "kr_ack_latency_seconds",
-            "Move received to acknowledgement sent.",
+            "A move's frame read (its wait behind the connection's earlier messages too) to its"
+            " ack written.",
             buckets=BUCKETS,
             registry=registry,
         )

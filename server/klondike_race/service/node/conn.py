@@ -88,7 +88,7 @@ class Conn:
         self.table_you: Any = None
         self.entering: asyncio.Task[None] | None = None  # entering the race it was matched to
         # messages in order (node/dispatch.py): one at a time, the rest wait in ``inbox``
-        self.inbox: collections.deque[str | bytes] = collections.deque()
+        self.inbox: collections.deque[tuple[str | bytes, float]] = collections.deque()
         self.busy = False  # a message is being answered
         self.shut = False  # closing: nothing more is read
         self.idle: asyncio.Future[None] | None = None  # the handler waits for the last answer

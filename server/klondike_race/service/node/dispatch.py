@@ -138,13 +138,13 @@ class Connections:
         if conn.shut:
             return
         if conn.busy:
-            conn.inbox.append(raw)
+            conn.inbox.append((raw, time.perf_counter()))  # (its ack's time runs from now)
             if len(conn.inbox) == INBOX_HIGH:
                 conn.ws.transport.pause_reading()
             return
-        self._take(conn, raw)
+        self._take(conn, raw, time.perf_counter())
 
-    def _take(self, conn: Conn, raw: str | bytes) -> None:
+    def _take(self, conn: Conn, raw: str | bytes, arrived: float) -> None:
         """Answer ``raw``, then the messages waiting after it, while each is answered at
         once (a refused move, a ping); one that waits (a move's group commit, anything
         that reads the store) takes the next one when it is done (``_next``)."""
@@ -156,18 +156,18 @@ class Connections:
                 self._shut(conn, 1008, "message rate limit exceeded")
                 return
             conn.busy = True
-            if not self._receive(conn, raw):
+            if not self._receive(conn, raw, arrived):
                 return
             conn.busy = False
             if not conn.inbox:
                 self._idle(conn)
                 return
-            raw = conn.inbox.popleft()
+            raw, arrived = conn.inbox.popleft()
 
     def _next(self, conn: Conn) -> None:
         conn.busy = False
         if conn.inbox and not conn.shut:
-            self._take(conn, conn.inbox.popleft())
+            self._take(conn, *conn.inbox.popleft())
         else:
             self._idle(conn)
 
@@ -179,12 +179,13 @@ class Connections:
         if conn.idle is not None and not conn.idle.done():
             conn.idle.set_result(None)
 
-    def _receive(self, conn: Conn, raw: str | bytes) -> bool:
+    def _receive(self, conn: Conn, raw: str | bytes, arrived: float) -> bool:
         """One message: decoded, then answered, or refused with the reason. True when
         answered already; False when the answer goes on (it calls ``_next`` at its end).
         A move is checked and queued for the group commit at once and acknowledged from
-        the commit's callback; anything else that waits runs in a task."""
-        t0 = time.perf_counter()
+        the commit's callback; anything else that waits runs in a task. ``arrived``
+        (``time.perf_counter()``): when the frame came, the start of its ack's latency."""
+        t0 = arrived
         message: wire.Message | None = None
         try:
             message = wire.decode(raw)
@@ -312,6 +313,8 @@ class Connections:
                 await self.lobby.leave(conn)
             case wire.Quick():
                 await self.lobby.quick(conn, m.name, m.draw)
+            case wire.LeaveQueue():
+                await self.lobby.leave_queue(conn)
             case wire.Rooms():
                 await self.lobby.list_rooms(conn)
             case wire.Hint():
