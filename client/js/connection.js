@@ -192,6 +192,7 @@ function afterEntry() {
 }
 
 function onError(msg) {
+  if (msg.reason === 'not_queued') return; // Cancel crossed a match: its race shows
   if (account.onError(msg)) return; // shown in the account area
   if (arenaError(msg)) return;
   if (arenaMadeError(msg)) return; // shown under the form

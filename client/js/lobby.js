@@ -135,10 +135,11 @@ $('#btn-quick').addEventListener('click', () => {
 $('#btn-quick3').addEventListener('click', () => {
   if (needName()) net.send({ type: 'quick', name: playName(state), draw: 3 });
 });
-// the queue's one button
+// the queue's one button: out of the queue (`unqueued`), the connection kept; a match
+// that came first is entered as ever (`not_queued` then says nothing)
 $('#btn-cancel-quick').addEventListener('click', () => {
   store.update((s) => { s.view = 'lobby'; });
-  net.drop(); // the server drops the queue ticket with the connection; we reconnect
+  net.send({ type: 'leave_queue' });
 });
 $('#btn-refresh').addEventListener('click', () => net.send({ type: 'rooms' }));
 $('#count-racing').addEventListener('click', (e) => { // down to the live races (no route)

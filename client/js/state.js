@@ -348,6 +348,12 @@ function queued(state, msg) {
   return null;
 }
 
+// Out of the queue (Cancel): the lobby, unless a race came first.
+function unqueued(state) {
+  if (state.view === 'queue') state.view = 'lobby';
+  return null;
+}
+
 // A quick match found: its token (the room follows with a welcome).
 function matched(state, msg) {
   state.token = msg.token;
@@ -471,7 +477,8 @@ function error(state, msg) {
 
 const RECEIVE = {
   welcome: snapshot, resync: snapshot, resumed: snapshot, start, ack, refused, progress, room,
-  analysis, played, hint, finishing, boards, spectators, identity, rooms, queued, matched, left, pong,
+  analysis, played, hint, finishing, boards, spectators, identity, rooms, queued, unqueued,
+  matched, left, pong,
   challenges, leaderboard, leaderboard_changes: leaderboardChanges, leaderboard_you: leaderboardYou,
   arenas, arena, arena_changes: arenaChanges, arena_you: arenaYou, arena_race: arenaRaceMsg,
   arena_made: arenaMadeMsg, error,

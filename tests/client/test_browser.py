@@ -726,6 +726,15 @@ def test_quick_match_pairs_two_players_on_one_deal(players, button, draw) -> Non
     for p, name in ((ann, "Ann"), (ben, "Ben")):
         p.open()
         p.set_name(name)
+    # Cancel leaves the queue on the same connection (no reconnection), then Ann queues again
+    ann.page.evaluate("() => { window.queuedOn = window.kr.net.ws; }")
+    ann.page.click(button)
+    ann.screen("queue")
+    ann.page.click("#btn-cancel-quick")
+    ann.screen("lobby")
+    ann.page.wait_for_timeout(300)  # an `unqueued` crossing nothing leaves the lobby shown
+    assert ann.page.evaluate("() => window.kr.net.ws === window.queuedOn")
+    assert ann.state("s.view") == "lobby"
     ann.page.click(button)
     ann.screen("queue")
     assert ann.state("s.quickDraw") == draw

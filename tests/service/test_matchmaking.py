@@ -198,3 +198,27 @@ async def test_a_refused_watch_leaves_the_ticket_queued(node) -> None:
     assert (await ann.expect("welcome"))["room"]["quick"] is True
     for c in (ann, bob):
         await c.close()
+
+
+async def test_leave_queue_takes_the_ticket_out_and_keeps_the_connection(node) -> None:
+    """``leave_queue``: the ticket leaves the queue (``unqueued``, its draw), the
+    connection stays open and is never paired; with no ticket it is ``not_queued``."""
+    ann, bob = [await Client.open(node.port) for _ in range(2)]
+    got = await ann.request("leave_queue", "unqueued")
+    assert (got["type"], got.get("reason")) == ("error", "not_queued"), got
+    assert (await ann.request("quick", "queued", name="ann", draw=3))["type"] == "queued"
+    assert await ann.request("leave_queue", "unqueued") == {"type": "unqueued", "draw": 3}
+    assert (await bob.request("quick", "welcome", "queued", name="bob", draw=3))[
+        "type"
+    ] == "queued"
+    later = await ann.drain(0.8)  # the node re-pairs every 0.5 s
+    assert [m for m in later if m["type"] in ("welcome", "matched")] == [], later
+    assert (await ann.request("ping", "pong"))["type"] == "pong"  # still connected
+    again = await ann.request("leave_queue", "unqueued")
+    assert again.get("reason") == "not_queued", again
+    # queued again, the player is paired as ever
+    assert (await ann.request("quick", "welcome", "queued", name="ann", draw=3))[
+        "type"
+    ] == "welcome"
+    for c in (ann, bob):
+        await c.close()

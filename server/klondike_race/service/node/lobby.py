@@ -382,6 +382,15 @@ class Lobby:
         if conn.ticket == ticket:
             conn.send(encode_text({"type": "queued", "draw": draw}))
 
+    async def leave_queue(self, conn: Conn) -> None:
+        """Out of the quick-match queue (``unqueued``), the connection kept; a match made
+        before this came has entered it already, and leaves nothing to cancel."""
+        ticket = conn.ticket
+        if ticket is None:
+            raise ServiceError("not_queued", "not waiting for a quick match")
+        await self._drop_ticket(conn)
+        conn.send(encode_text({"type": "unqueued", "draw": _draw_of(ticket)}))
+
     async def ratings_of(self, whos: list[str], draw: int) -> list[int]:
         """Players' display ratings of a variant, Draw ``draw`` (1500 when unknown, or for
         no one), read together: what quick matches and arena pairing go by."""

@@ -68,6 +68,11 @@ class Leave:
 
 
 @dataclass(frozen=True, slots=True)
+class LeaveQueue:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
 class Rooms:
     pass
 
@@ -204,6 +209,7 @@ Message = (
     | MoveRequest
     | Resign
     | Leave
+    | LeaveQueue
     | Rooms
     | Hint
     | Finish

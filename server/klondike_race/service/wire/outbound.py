@@ -217,6 +217,11 @@ class Queued(TypedDict):
     draw: int
 
 
+class Unqueued(TypedDict):
+    type: Literal["unqueued"]
+    draw: int
+
+
 class Matched(TypedDict):
     type: Literal["matched"]
     token: str
@@ -329,6 +334,7 @@ ServerMessage = (
     | Left
     | Rooms
     | Queued
+    | Unqueued
     | Matched
     | Hint
     | Finishing
