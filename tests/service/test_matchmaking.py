@@ -208,9 +208,7 @@ async def test_leave_queue_takes_the_ticket_out_and_keeps_the_connection(node) -
     assert (got["type"], got.get("reason")) == ("error", "not_queued"), got
     assert (await ann.request("quick", "queued", name="ann", draw=3))["type"] == "queued"
     assert await ann.request("leave_queue", "unqueued") == {"type": "unqueued", "draw": 3}
-    assert (await bob.request("quick", "welcome", "queued", name="bob", draw=3))[
-        "type"
-    ] == "queued"
+    assert (await bob.request("quick", "welcome", "queued", name="bob", draw=3))["type"] == "queued"
     later = await ann.drain(0.8)  # the node re-pairs every 0.5 s
     assert [m for m in later if m["type"] in ("welcome", "matched")] == [], later
     assert (await ann.request("ping", "pong"))["type"] == "pong"  # still connected
