@@ -86,6 +86,41 @@ async def test_a_ghost_races_under_its_games_time_limit(node) -> None:
         await c.close()
 
 
+async def test_the_ghost_of_an_abandoned_game_resigns_after_its_last_move(node) -> None:
+    """A recorded game with no end in its log and no time limit (its room abandoned, as
+    the sweeper does, while it was being played): its ghost resigns after its last move,
+    so the race ends once the player's game does, and a rematch is open."""
+    ref = winnable(draw=1)
+    solo = await Client.open(node.port)
+    welcome = await solo.request(
+        "create", "welcome", name="Rec", practice=True, deal={"cards": ref["cards"]}
+    )
+    code = welcome["room"]["code"]
+    for seq, step in enumerate(ref["line"][:2], start=1):
+        assert (await solo.move(step, seq=seq))["type"] == "ack"
+    await solo.close()
+    await node.rooms.finish(code, "abandoned")
+    me = await Client.open(node.port)
+    got = await me.request("ghost", "welcome", code=code, player="p1", name="Me")
+    assert got["type"] == "welcome" and got["room"]["time_limit"] is None, got
+    ghost = []
+    while not ghost or ghost[-1]["status"] == "playing":
+        event = await me.expect("progress", timeout=10)
+        if event["player"] == "p2":
+            ghost.append(event["progress"])
+    assert [(g["moves"], g["status"]) for g in ghost] == [
+        (1, "playing"),
+        (2, "playing"),
+        (2, "resigned"),
+    ]
+    assert (await me.request("resign", "ack", seq=1))["type"] == "ack"
+    while (await me.expect("room"))["room"]["phase"] != "finished":
+        pass
+    again = await me.request("rematch", "welcome")
+    assert again["type"] == "welcome" and again["room"]["ghost"], again
+    await me.close()
+
+
 async def test_ghost_refusals(node) -> None:
     a, b = await start_race(node.port)
     running = a.seen[0]["room"]["code"]

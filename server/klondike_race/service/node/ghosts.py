@@ -120,8 +120,13 @@ class Ghosts:
         """Play the recorded moves at their times, from what the ghost has stored."""
         assert room.start_at is not None and room.ghost is not None
         recorded = await self.store.log.read(room.ghost["code"], room.ghost["player"])
+        if room.options.time_limit is None and not movelog.replay(self._game(room), recorded).over:
+            # a game with no end of its own (its room abandoned, no time limit to run
+            # out): its ghost resigns after its last move, or the race would never end
+            last = movelog.at_ms(recorded[-1]) if recorded else 0
+            recorded = [*recorded, movelog.entry(movelog.RESIGN, last)]
         stored = await self.store.log.read(room.code, GHOST)
-        game = movelog.replay(Game(room.game_deal, room.settings), stored)
+        game = movelog.replay(self._game(room), stored)
         for seq, line in enumerate(recorded[len(stored) :], start=len(stored) + 1):
             at_ms = movelog.at_ms(line)
             wait = room.start_at + at_ms - self.clock.now_ms()
@@ -144,6 +149,10 @@ class Ghosts:
                 own = OwnMove(board, orjson.Fragment(orjson.dumps(board)))
                 self.hubs.feed(room.code, v, body, own)
         await self._maybe_over(room)
+
+    @staticmethod
+    def _game(room: Room) -> Game:
+        return Game(room.game_deal, room.settings)
 
     async def _maybe_over(self, room: Room) -> None:
         """The ghost's game is over: the race ends if the player's is too."""
