@@ -153,7 +153,7 @@ if ('serviceWorker' in navigator) {
   const had = Boolean(navigator.serviceWorker.controller);
   navigator.serviceWorker.addEventListener('controllerchange', () => {
     if (had && !state.room && !state.replay && !state.profile && !state.daily
-      && viewOf(state) === 'lobby') location.reload();
+      && !state.arenaPage && viewOf(state) === 'lobby') location.reload();
   });
   navigator.serviceWorker.register('sw.js').catch(() => { /* none here: the page as ever */ });
 }

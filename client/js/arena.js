@@ -101,6 +101,14 @@ export function arenaError(msg) {
     watchTable();
     return true;
   }
+  if (msg.about === 'join_arena' && msg.reason === 'rate_limited' && state.arenaId) {
+    // the address's players are in already (it does not open again): watched, not played
+    toast(msg.message, 'error');
+    store.update((s) => { s.arenaPaused = true; });
+    keep();
+    watchTable();
+    return true;
+  }
   if ((msg.about === 'join_arena' || msg.about === 'watch_arena') && ERRORS[msg.reason]) {
     toast(ERRORS[msg.reason], 'error');
     if (!state.room) leave();

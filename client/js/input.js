@@ -382,13 +382,13 @@ export class Input {
   pileKey(pile) {
     const board = this.hooks.board();
     const sel = this.hooks.selection();
-    if (sel && sel.pile !== pile) {
+    if (sel && sel.pile !== pile && pile !== 'waste') { // (nothing moves to the waste)
       this.hooks.select(null);
       this.hooks.intent({ from: sel.pile, to: pile, count: sel.count }, null);
       return;
     }
-    if (pile === 'waste') {
-      if (sel) this.hooks.select(null, true);
+    if (pile === 'waste') { // picked again: put down; a pick elsewhere gives way to it
+      if (sel && sel.pile === 'waste') this.hooks.select(null, true);
       else if (board.waste.count) this.hooks.select({ pile, index: board.waste.fan.length - 1, count: 1 });
       return;
     }

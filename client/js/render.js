@@ -891,7 +891,10 @@ export class Renderer {
       if (scored) cells.push(row.score == null ? '' : row.score);
       cells.forEach((c, i) => {
         const td = document.createElement('td');
-        if (i === 1) td.append(playerName({ ...seated[row.player], name: row.name }));
+        if (i === 1) {
+          const you = row.player === state.player ? ' (you)' : '';
+          td.append(playerName({ ...seated[row.player], name: row.name }, you));
+        }
         else if (i === 5) {
           const badge = document.createElement('span');
           badge.className = `status-badge status-${c === SOLVED_WORDS ? 'solved' : row.status}`;

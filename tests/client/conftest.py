@@ -115,10 +115,15 @@ def daily_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DailyServ
 
 
 def scheduled_server(
-    folder: Path, schedule: str, offset_ms: int, server: type[ServerProcess] = ServerProcess
+    folder: Path,
+    schedule: str,
+    offset_ms: int,
+    server: type[ServerProcess] = ServerProcess,
+    **env: str,
 ) -> Iterator[Any]:
     """A server of its own (its own Redis, ``redis_url``) whose arenas come from
-    ``schedule`` and whose clock is ``offset_ms`` ahead: the arena tests' fixtures."""
+    ``schedule`` and whose clock is ``offset_ms`` ahead (``env``: more of its settings):
+    the arena tests' fixtures."""
     path = folder / "arenas.txt"
     path.write_text(schedule)
     store = EmbeddedRedis(folder / "redis", appendfsync="always").start()
@@ -129,6 +134,7 @@ def scheduled_server(
         KR_CLOCK_OFFSET_MS=str(offset_ms),
         KR_ARENAS_FILE=str(path),
         KR_DAILY_DRAWS="none",
+        **env,
     )
     srv.redis_url = store.url  # type: ignore[attr-defined]
     yield srv.start()

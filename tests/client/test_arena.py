@@ -8,7 +8,8 @@ table with one race each, and are paired again; a reload comes back into the are
 its race; Pause, then Leave back to the lobby. A player's place below the table's first
 rows shows under it. A third page only watches the arena: its table kept from the
 server's changes (a change to rows it does not hold: it asks for the whole table again),
-and its top race watched in outline, then back to the table. Then a player looks at the
+and its top race watched in outline, then back to the table; her Join is refused (two
+players an arena from one address: the others' pages share hers) and she watches on. Then a player looks at the
 recent results, creates a private arena through the lobby's form (a refusal first, in
 words), joins it, and a player in another browser opens its link and joins it too."""
 
@@ -30,10 +31,12 @@ SCHEDULE = "hourly every=hour at=:00 minutes=30 size=2 time_limit=60 draw=1\n"
 
 @pytest.fixture(scope="module")
 def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """A server (its own Redis) whose clock is 10 s into the hourly arena of its schedule."""
+    """A server (its own Redis) whose clock is 10 s into the hourly arena of its schedule,
+    two players an arena from one address (the pages' 127.0.0.1)."""
     now = time.time_ns() // 1_000_000
     offset = (now // HOUR_MS + 1) * HOUR_MS + 10_000 - now  # the next hour's start + 10 s
-    yield from scheduled_server(tmp_path_factory.mktemp("arenas"), SCHEDULE, offset)
+    folder = tmp_path_factory.mktemp("arenas")
+    yield from scheduled_server(folder, SCHEDULE, offset, KR_ATTEMPTS_PER_ADDRESS="2")
 
 
 @pytest.fixture
@@ -156,6 +159,14 @@ def test_two_players_race_in_an_arena_and_come_back_to_its_table(
     cat.screen("arena")
     cat.page.wait_for_selector("#btn-arena-tv:not([hidden])")
     cat.shot(artifacts / "arena-watching.png")
+    # Cat's Join is refused (Ann and Bob came from her address): said, and she watches on
+    arena_id = cat.state("s.arenaId")
+    cat.page.click("#btn-arena-pause")
+    cat.page.locator("#toast", has_text="2 players").wait_for()
+    assert cat.state("[s.arenaId, s.arenaPaused]") == [arena_id, True]
+    cat.screen("arena")
+    assert cat.page.text_content("#btn-arena-pause") == "Join"
+    assert cat.page.text_content("#arena-state") == "Watching: join to race in it."
     assert "Draw 1 arena" in (ann.page.text_content("#race-challenge") or "")
     table = ann.page.locator("#race-arena .arena-table")
     assert table.is_visible()

@@ -154,8 +154,9 @@ def test_two_players_race_and_a_spectator_watches(players, artifacts) -> None:
     rows = page.locator("#results-table tbody tr")
     assert rows.count() == 2
     first = rows.nth(0).locator("td").all_text_contents()
-    assert first[:4] == ["1", "Alice guest", "1/52", "3"]  # a guest, tagged
+    assert first[:4] == ["1", "Alice guest (you)", "1/52", "3"]  # a guest, tagged; her own
     assert first[5] == "resigned"
+    assert "(you)" not in rows.nth(1).locator("td").nth(1).inner_text()
     alice.shot(artifacts / "results.png", full_page=True)
     watcher.screen("results")
     assert code in (watcher.page.text_content("#results-sub") or "")
@@ -256,6 +257,14 @@ def test_keyboard_plays_every_kind_of_action(players) -> None:
     page = alice.page
     page.keyboard.press("d")  # draw
     page.wait_for_selector(f'{alice.pile("waste")} .card[data-card="8c"]')
+    page.keyboard.press("3")  # a pick, then W: the waste card picked instead (no move)
+    page.wait_for_selector(f"{alice.card('Jh')}.selected")
+    page.keyboard.press("w")
+    page.wait_for_selector(f"{alice.card('8c')}.selected")
+    assert page.locator(".card.selected").count() == 1
+    page.keyboard.press("w")  # W again puts it down
+    page.wait_for_selector(".card.selected", state="detached")
+    assert alice.state("[s.inflight, s.queue.length, s.board.moves]") == [None, 0, 1]
     page.keyboard.press("3")  # pick column 3's top card
     page.wait_for_selector(f"{alice.card('Jh')}.selected")
     page.keyboard.press("1")  # ... and put it on column 1

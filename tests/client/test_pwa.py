@@ -78,3 +78,20 @@ def test_the_app_installs_and_its_worker_keeps_the_shell_only(players) -> None:
     alice.context.set_offline(False)
     page.wait_for_selector('#conn-state[data-state="open"]')
     assert page.locator("#screen-lobby").is_visible()
+    # a new deploy's worker taking over (its `controllerchange`): a page showing the lobby
+    # reloads into the new version; one with a page over the lobby (the arenas' recent
+    # results) goes on
+    takeover = "() => navigator.serviceWorker.dispatchEvent(new Event('controllerchange'))"
+    assert page.evaluate("() => navigator.serviceWorker.controller !== null")
+    page.evaluate("() => { location.hash = '#/arenas'; }")
+    page.wait_for_function("() => document.body.dataset.route === 'arena'")
+    page.evaluate("() => { window.stayed = true; }")
+    page.evaluate(takeover)
+    page.wait_for_timeout(500)
+    assert page.evaluate("() => window.stayed === true")
+    page.evaluate("() => { history.back(); }")
+    page.wait_for_function("() => document.body.dataset.route === ''")
+    with page.expect_navigation():
+        page.evaluate(takeover)
+    page.wait_for_selector('#conn-state[data-state="open"]')
+    assert page.evaluate("() => window.stayed === undefined")
