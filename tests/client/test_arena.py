@@ -9,9 +9,10 @@ its race; Pause, then Leave back to the lobby. A player's place below the table'
 rows shows under it. A third page only watches the arena: its table kept from the
 server's changes (a change to rows it does not hold: it asks for the whole table again),
 and its top race watched in outline, then back to the table; her Join is refused (two
-players an arena from one address: the others' pages share hers) and she watches on. Then a player looks at the
-recent results, creates a private arena through the lobby's form (a refusal first, in
-words), joins it, and a player in another browser opens its link and joins it too."""
+players an arena from one address: the others' pages share hers) and she watches on.
+Then a player looks at the recent results, creates a private arena through the lobby's
+form (a refusal first, in words), joins it, and a player in another browser opens its
+link and joins it too."""
 
 from __future__ import annotations
 
