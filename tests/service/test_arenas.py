@@ -339,6 +339,8 @@ async def test_a_players_own_arena(tmp_path, redis_url) -> None:
             ({"time_limit": 1200}, "bad_time_limit"),  # over half of 20 minutes
             ({"settings": {"undo": True}}, "bad_settings"),
             ({"settings": {"draw": 2}}, "bad_settings"),
+            ({"settings": {"draw": "3"}}, "bad_settings"),  # written as create takes it: 3
+            ({"settings": {"foundation_to_column": "forbidden"}}, "bad_settings"),
             ({"colour": "red"}, "bad_field"),
             ({"size": "3"}, "bad_field"),
         ):

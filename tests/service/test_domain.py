@@ -41,6 +41,9 @@ def test_a_random_deal_is_never_one_stuck_from_the_start(monkeypatch) -> None:
     drawn = iter([stuck, stuck, fine])
     monkeypatch.setattr("secrets.token_hex", lambda n: next(drawn))
     assert random_deal(Settings(draw=3)) == {"seed": fine}
+    drawn = iter([stuck, fine])  # with undo on too (stuck, yet not over: undo may come)
+    assert not Game(Deal.from_seed(stuck), Settings(draw=3, undo=True)).over
+    assert random_deal(Settings(draw=3, undo=True)) == {"seed": fine}
     drawn = iter([stuck])
     assert random_deal(Settings(draw=1)) == {"seed": stuck}  # a deal like any in Draw 1
 

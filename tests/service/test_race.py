@@ -8,10 +8,11 @@ import hashlib
 import redis
 
 from klondike_race.engine import Deal, Game, Settings
+from klondike_race.service.clock import Clock
 from klondike_race.service.domain import ranking
 from klondike_race.service.store import moves_key, room_key
 
-from .conftest import Client, start_race, winnable
+from .conftest import Client, make_config, running, start_race, winnable
 
 
 async def test_head_to_head_race_to_a_win(node, redis_url) -> None:
@@ -170,3 +171,32 @@ async def test_a_resignation_is_no_move_for_the_time_that_breaks_a_tie(node) -> 
     assert order == [a.player, b.player, c.player], news["leaderboard"]
     for x in (a, b, c):
         await x.close()
+
+
+async def test_a_resigned_games_timed_score_stops_at_its_resignation(redis_url) -> None:
+    """Timed standard scoring takes 2 points a 10 s played: a game resigned early keeps
+    its score as it stood then in the results, however long the race runs on after it
+    (here 10 minutes); a game resigned later loses its 2 points a 10 s until then."""
+    clock = Clock()
+    settings = {"scoring": "standard", "timed": True}
+    async with running(make_config(redis_url), clock) as node:
+        ref = winnable(draw=1)
+        a, b = await start_race(node.port, deal={"cards": ref["cards"]}, settings=settings)
+        seq = 0
+        for seq, step in enumerate(ref["line"], start=1):  # until Ann has 30 points
+            assert (await b.move(step, seq=seq))["type"] == "ack"
+            if (await a.move(step, seq=seq))["board"]["score"] >= 30:
+                break
+        resigned = await a.request("resign", "ack", seq=seq + 1)
+        scored = resigned["board"]["score"]
+        assert scored >= 30, resigned["board"]  # (a second or two played: no 2 points off)
+        clock.shift(600_000)
+        assert (await b.request("resign", "ack", seq=seq + 1))["type"] == "ack"
+        room = await a.expect("room")
+        while room["room"]["phase"] != "finished":
+            room = await a.expect("room")
+        final = {p: board["score"] for p, board in room["boards"].items()}  # the results'
+        assert final[a.player] == scored, (scored, final)
+        assert final[b.player] < scored, final  # 2 a 10 s over 10 minutes
+        for x in (a, b):
+            await x.close()

@@ -132,6 +132,26 @@ class Settings:
         )
 
 
+    @classmethod
+    def from_wire(cls, values: object) -> Settings:
+        """``from_dict``, with each value written as the protocol writes it (the JSON of
+        ``to_dict``: ``3``, not ``"3"``; ``false``, not ``"forbidden"``): what a client
+        sends (``create``, ``create_arena``)."""
+        settings = cls.from_dict(values)
+        assert isinstance(values, dict)  # (from_dict refuses anything else)
+        canonical = settings.to_dict()
+        for key, value in values.items():
+            if type(value) is not type(canonical[key]) or value != canonical[key]:
+                raise _bad(f"{key!r} is written {_json(canonical[key])} here")
+        return settings
+
+
+def _json(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
 def _number(value: object, name: str) -> int:
     if isinstance(value, bool):
         raise _bad(f"{name} must be a number")

@@ -156,7 +156,7 @@ def created(arena_id: str, fields: Mapping[str, Any], now: int) -> Arena:
     if not isinstance(raw, dict):
         raise ServiceError("bad_field", "create_arena: 'settings' is an object")
     try:
-        settings = Settings.from_dict(raw)
+        settings = Settings.from_wire(raw)
     except EngineError as err:
         raise ServiceError("bad_settings", f"create_arena: settings: {err}") from None
     if not now <= starts <= now + CREATE_AHEAD_MS:

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ...engine import Deal, Game, Settings
+from ...engine import STUCK, Deal, Game, Settings
 from . import movelog
 from .arena import sprint_limit
 from .errors import RoomError
@@ -58,12 +58,12 @@ def sprint_ends_at(start_at: int | None, time_limit: int | None) -> int | None:
 
 
 def random_deal(settings: Settings) -> dict[str, Any]:
-    """A fresh random deal (``{"seed"}``, 16 hex digits) whose game is not over before its
-    first move: about 3 Draw 3 deals in 1,000 are stuck from the start (docs/rules.md),
-    and a race on one would end as it starts. Those are drawn again."""
+    """A fresh random deal (``{"seed"}``, 16 hex digits) not stuck before its first move:
+    about 3 Draw 3 deals in 1,000 are stuck from the start (docs/rules.md), and a race on
+    one would end as it starts (with undo on too: nothing to undo). Those are drawn again."""
     while True:
         seed = secrets.token_hex(8)
-        if not Game(Deal.from_seed(seed), settings).over:
+        if Game(Deal.from_seed(seed), settings).status != STUCK:
             return {"seed": seed}
 
 
