@@ -1,8 +1,8 @@
 // One board on screen, drawn from a board_view the server sent (engine/views.py):
 // {columns: [{down, up: [names]}], stock, waste: {count, fan}, foundations: {c,d,h,s}},
 // or an outline of one (spectators of rated play while the race runs, docs/protocol.md):
-// {outline: true, columns: [{down, up: count}], stock, waste: {count}, foundation}, drawn
-// as backs and blank face-up cards with their counts.
+// {outline: true, columns: [{down}], stock, waste: {count}, foundation}, drawn as backs
+// and counts, no face-up card.
 // It knows how to lay cards out at any size; it knows nothing of the rules.
 
 import {
@@ -50,9 +50,9 @@ function countBadge(n) {
   return badge;
 }
 
-// a column's face-up count, from a board (a list of cards) or an outline (a number)
+// a column's face-up count: its cards' (an outline's columns have none to show)
 export function upCount(column) {
-  return typeof column.up === 'number' ? column.up : column.up.length;
+  return column.up ? column.up.length : 0;
 }
 
 // The stock's top card, face down (stacked when more lie under it).
@@ -311,8 +311,8 @@ export class BoardView {
     if (keep) this.refocus(keep);
   }
 
-  // An outline: the stock and the face-down cards as backs, the waste, the foundations
-  // and each face-up run as blank cards, each pile with its count; no card is named.
+  // An outline: the stock and the face-down cards as backs, the waste and the foundations
+  // as blank cards, each pile with its count; no card is named, no face-up card drawn.
   paintOutline(board) {
     const stock = this.piles.stock;
     if (board.stock > 0) stock.append(stockBack(board.stock));
@@ -347,13 +347,8 @@ export class BoardView {
     board.columns.forEach((column, c) => {
       const name = COLUMNS[c];
       const pile = this.piles[name];
-      pile.setAttribute('aria-label', `${pileName(name)}: ${column.down} face down, ${column.up} face up`);
+      pile.setAttribute('aria-label', `${pileName(name)}: ${column.down} face down`);
       for (let i = 0; i < column.down; i += 1) pile.append(backElement());
-      for (let i = 0; i < column.up; i += 1) pile.append(blankElement());
-      if (column.up > 1) {
-        const run = pile.lastChild;
-        run.append(countBadge(column.up));
-      }
     });
   }
 

@@ -128,13 +128,15 @@ def delivery(kind: str, s: Sight) -> Delivery:
 
 def outline(board: Mapping[str, Any]) -> dict[str, Any]:
     """What an outline shows of a ``board`` (engine ``board_view``): each column's
-    face-down and face-up counts, the stock's and the waste's counts, the foundation
-    count and the progress, and no card: not a face-up one, not the waste's, not a
-    foundation's top (with the pile sizes of each move, a top that changed would say which
-    card lay where, in the stock or face down, on everyone's deal)."""
+    face-down count, the stock's and the waste's counts, the foundation count and the
+    progress, and no card: not a face-up one, not the waste's, not a foundation's top
+    (with the pile sizes of each move, a top that changed would say which card lay where,
+    in the stock or face down, on everyone's deal), and no column's face-up count (a card
+    that lands on a column whose top every racer of the deal saw dealt would be one of two:
+    docs/rules.md, "Who sees what")."""
     return {
         "outline": True,
-        "columns": [{"down": c["down"], "up": len(c["up"])} for c in board["columns"]],
+        "columns": [{"down": c["down"]} for c in board["columns"]],
         "waste": {"count": board["waste"]["count"]},
         **{k: board[k] for k in OUTLINE_FIELDS},
     }
