@@ -131,7 +131,6 @@ class Settings:
             undo=_switch(values.get("undo", False), "undo"),
         )
 
-
     @classmethod
     def from_wire(cls, values: object) -> Settings:
         """``from_dict``, with each value written as the protocol writes it (the JSON of
