@@ -68,11 +68,19 @@ async def test_a_ghost_plays_its_recorded_game_at_its_times(node) -> None:
 
 async def test_a_ghost_races_under_its_games_time_limit(node) -> None:
     """A game that ran out of time ends its log with no resignation: its ghost race has
-    the recorded game's time limit, so it ends (as the recorded game did) at the limit."""
+    the recorded game's time limit, so it ends (as the recorded game did) at the limit;
+    and it is ranked as the recorded game was (here by score)."""
     ref = winnable(draw=1)
     solo = await Client.open(node.port)
     welcome = await solo.request(
-        "create", "welcome", name="Rec", practice=True, time_limit=10, deal={"cards": ref["cards"]}
+        "create",
+        "welcome",
+        name="Rec",
+        practice=True,
+        time_limit=10,
+        deal={"cards": ref["cards"]},
+        settings={"scoring": "standard"},
+        rank_by="score",
     )
     assert (await solo.move(ref["line"][0], seq=1))["type"] == "ack"
     assert (await solo.request("resign", "ack", seq=2))["type"] == "ack"
@@ -82,6 +90,7 @@ async def test_a_ghost_races_under_its_games_time_limit(node) -> None:
     got = await me.request("ghost", "welcome", code=welcome["room"]["code"], player="p1", name="Me")
     room = got["room"]
     assert room["time_limit"] == 10 and room["ends_at"] == room["start_at"] + 10_000, room
+    assert room["rank_by"] == "score", room
     for c in (solo, me):
         await c.close()
 

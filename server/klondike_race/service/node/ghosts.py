@@ -74,6 +74,7 @@ class Ghosts:
             practice=True,
             ghost=True,
             time_limit=source.options.time_limit,
+            rank_by=source.options.rank_by,
         )
         ghost = {"code": source.code, "player": seat.id}
         room, (me,) = await self.rooms.create(
