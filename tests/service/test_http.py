@@ -36,13 +36,13 @@ async def test_a_moves_ack_latency_counts_its_wait_behind_the_connections_earlie
     node, redis_url
 ) -> None:
     """``kr_ack_latency_seconds`` runs from a move's frame read: a second move sent
-    while the first waits for its group commit (Redis's writes held 0.3 s) waits as long
+    while the first waits for its group commit (Redis's writes held 1 s) waits as long
     in the connection's queue, and its ack's latency says so."""
     racer = (await start_race(node.port))[0]
     before = await metrics(node.port)
     admin = aioredis.Redis.from_url(redis_url)
     try:
-        await admin.execute_command("CLIENT", "PAUSE", 300, "WRITE")
+        await admin.execute_command("CLIENT", "PAUSE", 1000, "WRITE")
         for seq in (1, 2):  # one after the other, the second before the first's ack
             await racer.send_raw(f'{{"type":"move","seq":{seq},"action":"draw"}}')
         for seq in (1, 2):
@@ -50,9 +50,9 @@ async def test_a_moves_ack_latency_counts_its_wait_behind_the_connections_earlie
     finally:
         await admin.aclose()
     after = await metrics(node.port)
-    count, fast = "kr_ack_latency_seconds_count", 'kr_ack_latency_seconds_bucket{le="0.25"}'
+    count, fast = "kr_ack_latency_seconds_count", 'kr_ack_latency_seconds_bucket{le="0.5"}'
     assert after[count] - before.get(count, 0) == 2
-    assert after[fast] == before.get(fast, 0)  # both over 0.25 s, the second too
+    assert after[fast] == before.get(fast, 0)  # both over 0.5 s, the second too
 
 
 async def test_health_metrics_and_root(node) -> None:
