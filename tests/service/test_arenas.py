@@ -682,6 +682,10 @@ async def test_an_arena_over_with_no_race_running_is_final_at_once(tmp_path, red
         while (await node.store.arenas.final_at(arena_id)) is None:
             assert time.monotonic() - began < 5, "not final within 5 s"
             await asyncio.sleep(0.05)
+        # each player's line follows the seal (the node that sealed it writes them next)
+        while not all([await node.store.arenas.lines_of(e.who) for e in entrants]):
+            assert time.monotonic() - began < 5, "the players' lines not written within 5 s"
+            await asyncio.sleep(0.05)
         lines = [await node.store.arenas.lines_of(e.who) for e in entrants]
         assert [[x["arena"] for x in got] for got in lines] == [[arena_id]] * 2
         for c in (ann, bob):
