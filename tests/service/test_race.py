@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 
+import orjson
 import redis
 
 from klondike_race.engine import Deal, Game, Settings
@@ -12,7 +13,7 @@ from klondike_race.service.clock import Clock
 from klondike_race.service.domain import ranking
 from klondike_race.service.store import moves_key, room_key
 
-from .conftest import Client, make_config, running, start_race, winnable
+from .conftest import Client, http, make_config, running, start_race, winnable
 
 
 async def test_head_to_head_race_to_a_win(node, redis_url) -> None:
@@ -198,5 +199,10 @@ async def test_a_resigned_games_timed_score_stops_at_its_resignation(redis_url) 
         final = {p: board["score"] for p, board in room["boards"].items()}  # the results'
         assert final[a.player] == scored, (scored, final)
         assert final[b.player] < scored, final  # 2 a 10 s over 10 minutes
+        # the replay ends each game on the same score as the results
+        status, _, body = await http(node.port, "GET", f"/api/replays/{room['room']['code']}")
+        assert status == 200
+        ends = {p["id"]: p["final"]["score"] for p in orjson.loads(body)["players"]}
+        assert ends == final, (ends, final)
         for x in (a, b):
             await x.close()

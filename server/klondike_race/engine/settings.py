@@ -12,6 +12,7 @@ untrusted input: anything unknown or out of range raises NotationError(``bad_set
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -141,14 +142,8 @@ class Settings:
         canonical = settings.to_dict()
         for key, value in values.items():
             if type(value) is not type(canonical[key]) or value != canonical[key]:
-                raise _bad(f"{key!r} is written {_json(canonical[key])} here")
+                raise _bad(f"{key!r} is written {json.dumps(canonical[key])} here")
         return settings
-
-
-def _json(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return f'"{value}"' if isinstance(value, str) else str(value)
 
 
 def _number(value: object, name: str) -> int:

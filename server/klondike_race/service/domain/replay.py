@@ -95,7 +95,7 @@ def player_replay(room: Room, pid: str, log: list[str], now: int) -> dict[str, A
         board = board_view(game, ms)
         frames.append({"at_ms": ms, "move": text, "board": delta(last, board)})
         last = board
-    elapsed = room.elapsed_at_end(pid, now)
+    elapsed = room.elapsed_at_end(pid, now, game, log)
     as_ended(game, room.ended_for(pid))
     final = board_view(game, elapsed)
     if final != last:

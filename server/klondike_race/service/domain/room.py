@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ...engine import STUCK, Deal, Game, Settings
+from ...engine import RESIGNED, STUCK, Deal, Game, Settings
 from . import movelog
 from .arena import sprint_limit
 from .errors import RoomError
@@ -267,14 +267,21 @@ class Room:
             return "time_limit"
         return self.end_reason
 
-    def elapsed_at_end(self, player: str | None, now: int) -> int:
-        """The race time at which ``player``'s game ended by the race's end (its time
-        limit, when that ended it; a sprinter's own, when sooner)."""
+    def elapsed_at_end(
+        self, player: str | None, now: int, game: Game | None = None, log: Sequence[str] = ()
+    ) -> int:
+        """The race time at which ``player``'s game (``game``, played from ``log``) ended:
+        the race's end (its time limit, when that ended it; a sprinter's own, when
+        sooner), or sooner its own resignation or, stuck, its last move (timed scoring
+        counts to it)."""
         ended = self.ended or self.ends_at() or now
         end = self.sprint_ends_at(player)
         if end is not None:
             ended = min(ended, end)
-        return max(0, ended - (self.start_at or ended))
+        elapsed = max(0, ended - (self.start_at or ended))
+        if game is not None and log and game.status in (RESIGNED, STUCK):
+            elapsed = min(elapsed, movelog.at_ms(log[-1]))
+        return elapsed
 
     def phase(self, now: int) -> str:
         start_at = None if self.status == WAITING else self.start_at

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...engine import RESIGNED, STUCK, board_view, progress
+from ...engine import board_view, progress
 from ..clock import Clock
 from ..config import Config
-from ..domain import movelog, played, ranking, rating
+from ..domain import played, ranking, rating
 from ..domain import visibility as V
 from ..domain.challenge import row as challenge_row
 from ..domain.errors import ServiceError
@@ -228,17 +228,13 @@ class RoomOps:
     async def results(
         self, room: Room
     ) -> tuple[events.Results, list[tuple[str, dict[str, Any], int]]]:
-        """Final boards and progress, replayed from the logs (out of time where it applies).
-        A game's time (timed scoring's) runs to its end: the race's, or its own resignation
-        or last move when it ended stuck before."""
+        """Final boards and progress, replayed from the logs (out of time where it applies)."""
         boards, progs, ranks = {}, {}, []
         now = self.clock.now_ms()
         logs = await self.store.log.read_each(room.code, [seat.id for seat in room.seats])
         for seat, log in zip(room.seats, logs, strict=True):
             game = room.game_of(log, seat.id)  # a sprinter's by their own time limit
-            elapsed = room.elapsed_at_end(seat.id, now)
-            if log and game.status in (RESIGNED, STUCK):
-                elapsed = min(elapsed, movelog.at_ms(log[-1]))
+            elapsed = room.elapsed_at_end(seat.id, now, game, log)
             last_ms = game.last_ms
             prog = {**progress(game, elapsed), "last_ms": last_ms}
             progs[seat.id] = prog
