@@ -132,7 +132,13 @@ function historyRow(h) {
   return `<tr data-code="${escapeHtml(h.code)}"><td class="date">${escapeHtml(date(h.at))}</td>`
     + `<td class="code">${escapeHtml(h.code)}</td><td>${escapeHtml(VARIANTS[h.variant] || h.variant || '')}</td>`
     + `<td>${escapeHtml(rank)}</td><td>${escapeHtml(RESULTS[h.result] || h.result || '')}</td>`
-    + `<td>${escapeHtml(change || (h.rated ? '' : 'unrated'))}</td><td>${replay}</td></tr>`;
+    + `<td>${escapeHtml(change || (h.rated ? '' : unrated(h)))}</td><td>${replay}</td></tr>`;
+}
+
+// Why a race moved no rating, when the server says (its seat shared an address with
+// another seat of the race: docs/rules.md, "Ratings and statistics").
+function unrated(h) {
+  return Array.isArray(h.flags) && h.flags.includes('address') ? 'unrated: shared address' : 'unrated';
 }
 
 const REPLAY_CODE = /^[A-Z0-9]{6}$/;

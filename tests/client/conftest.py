@@ -68,6 +68,9 @@ def server(redis_url: str) -> Iterator[ServerProcess]:
         KR_RATE="20",  # the server's own limits: the client must keep under them
         KR_BURST="40",
         KR_DAILY_DRAWS="none",  # no dailies: the daily tests have servers of their own
+        # a page with no X-Forwarded-For comes from 127.0.0.1; a test may give a page's
+        # context an address of its own (``extra_http_headers``)
+        KR_TRUST_FORWARDED="1",
     ).start()
     yield srv
     srv.stop()

@@ -398,7 +398,8 @@ def test_the_profiles_tables_on_a_phone(players) -> None:
 def test_profile_after_a_race(players) -> None:
     """A race between an account and a guest, both resigning: the server's own profile
     route shows the race in each player's figures and history (rated: a public race of
-    two)."""
+    two, from two client addresses; a second race from one address is unrated, and
+    says why)."""
     cid = players()
     cid.open(f"?seed={SEED}")
     account_form(cid, "register", name="Cid Racer", password="cid's password")
@@ -407,7 +408,8 @@ def test_profile_after_a_race(players) -> None:
     cid.page.click("#btn-create")
     cid.screen("room")
     code = cid.page.text_content("#room-code") or ""
-    dee = players()
+    # Dee's browser elsewhere: the server trusts its balancer's X-Forwarded-For
+    dee = players(extra_http_headers={"X-Forwarded-For": "198.51.100.7"})
     dee.join("Dee", code)
     dee_key = identity(dee)["player"]["id"]
     for p in (cid, dee):
@@ -452,3 +454,18 @@ def test_profile_after_a_race(players) -> None:
         assert viewer.page.url.endswith(f"#/players/{key}")
         draw1 = viewer.page.text_content('#profile-view .variant[data-variant="draw1"]') or ""
         assert "Draw 1" in draw1 and "(provisional)" in draw1
+    # the same entry had the two seats come from one address (docs/protocol.md, flags)
+    cells = cid.page.evaluate(
+        """async (key) => {
+            const { profileHtml } = await import(new URL('js/profile.js', location.href));
+            const data = await (await fetch('/api/players/' + key)).json();
+            data.history = data.history.map(
+                (h) => ({ ...h, rated: false, rating_after: h.rating_before, flags: ['address'] }));
+            const box = document.createElement('div');
+            box.innerHTML = profileHtml(data);
+            const cells = box.querySelectorAll('table.history tbody tr td');
+            return [...cells].map((td) => td.textContent);
+        }""",
+        dee_key,
+    )
+    assert cells[5] == "unrated: shared address", cells

@@ -420,6 +420,14 @@ async def test_an_arena_made_final_keeps_its_results(tmp_path, redis_url) -> Non
             status, _, body = await http(node.port, "GET", f"/api/players/{key}")
             assert status == 200
             lines[name] = orjson.loads(body)["arenas"]
+            # the race's two seats came from one address: it moved no rating
+            deadline = time.monotonic() + 5
+            while not orjson.loads(body)["history"]:  # (applied beside the count)
+                assert time.monotonic() < deadline, "the race never applied"
+                await asyncio.sleep(0.05)
+                body = (await http(node.port, "GET", f"/api/players/{key}"))[2]
+            (entry,) = orjson.loads(body)["history"]
+            assert (entry["rated"], entry.get("flags")) == (False, ["address"]), entry
         line = {"arena": arena_id, "title": "Draw 1 arena", "starts": arena.starts, "players": 2}
         assert lines == {
             "Ann": [{**line, "rank": 1, "points": 2, "races": 1, "wins": 1}],

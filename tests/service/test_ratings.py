@@ -5,21 +5,28 @@ read over HTTP. Real Redis, real WebSockets."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
 import time
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 import pytest
 import redis
 
+from klondike_race.engine import Settings
 from klondike_race.service.domain import rating
+from klondike_race.service.domain.options import RoomOptions
+from klondike_race.service.domain.room import FINISHED, Room, add_player
+from klondike_race.service.logs import configure
+from klondike_race.service.node import Node
 from klondike_race.service.store import room_key
 from klondike_race.service.store.ratings import GUEST_KEEP_S
 
-from .conftest import Client, winnable
+from .conftest import Client, make_config, winnable
 
 PASSWORD = "correct horse battery"
 PROFILE_KEYS = {"id", "name", "guest", "variants", "history", "daily", "arenas", "stats"}
@@ -66,15 +73,84 @@ def test_race_results_are_named_in_order() -> None:
     assert rating.result(2, {"foundation": 9, "status": "stuck"}) == "lost"
 
 
+def finished_room(addresses: list[str], **options: Any) -> Room:
+    """A finished race whose seats ``p1``, ``p2``, … (players ``g-1``, ``g-2``, …) were
+    taken from ``addresses`` (keyed, as seats keep them)."""
+    room = Room("ABCDEF", 0, {"seed": "1"}, "salt", RoomOptions(Settings(), **options))
+    for i, address in enumerate(addresses, 1):
+        room, _ = add_player(room, f"n{i}", "h", 0, f"g-{i}", True, address)
+    return Room.from_json({**room.to_json(), "status": FINISHED, "ended": 1})
+
+
+def settled_by_seat(room: Room) -> dict[str, rating.Outcome]:
+    """Each seat's outcome, in seat order the race's finishing order."""
+    composites = {s.id: i for i, s in enumerate(room.seats)}
+    outcomes = rating.settle(room, {}, composites, {}, 5)
+    return {o.who.replace("g-", "p"): o for o in outcomes}
+
+
+def test_seats_sharing_a_client_address_are_left_out_of_the_rating() -> None:
+    """A second identity costs nothing: seats taken from one address (the player's
+    scout, or their own throwaway to beat) move no rating; the others are rated among
+    themselves, when two or more are left."""
+    four = finished_room(["x", "y", "x", "z"], capacity=4)  # p1 and p3 share one
+    assert rating.shared_address(four) == {"p1", "p3"}
+    got = settled_by_seat(four)
+    for pid in ("p1", "p3"):
+        entry = got[pid].entry
+        assert entry["rated"] is False and entry["flags"] == ["address"]
+        assert entry["rating_before"] == entry["rating_after"] == 1500
+        assert (got[pid].stats["mu"], got[pid].stats["history"]) == (rating.MU, [])
+        assert got[pid].stats["races"] == 1  # still counted
+    start = (rating.MU, rating.SIGMA)
+    second, fourth = rating.rate([start, start], [2, 4])  # ranked among themselves
+    assert (got["p2"].stats["mu"], got["p2"].stats["sigma"]) == second
+    assert (got["p4"].stats["mu"], got["p4"].stats["sigma"]) == fourth
+    assert got["p2"].entry["rated"] is True and "flags" not in got["p2"].entry
+    assert got["p2"].entry["rating_after"] > 1500 > got["p4"].entry["rating_after"]
+    # the one seat left has nobody to be rated against; the two sharing are flagged
+    three = settled_by_seat(finished_room(["x", "x", "y"], capacity=3))
+    assert [o.entry["rated"] for o in three.values()] == [False] * 3
+    assert [o.entry.get("flags") for o in three.values()] == [["address"], ["address"], None]
+    # seats that kept no address (stored before seats kept one) share none
+    old = settled_by_seat(finished_room(["", ""]))
+    assert [o.entry["rated"] for o in old.values()] == [True, True]
+    # an unrated race flags the seats all the same
+    private = settled_by_seat(finished_room(["x", "x"], private=True))
+    assert [(o.entry["rated"], o.entry["flags"]) for o in private.values()] == [
+        (False, ["address"])
+    ] * 2
+
+
 # ---- helpers --------------------------------------------------------------------------
-async def guest(port: int) -> tuple[Client, str]:
-    c = await Client.open(port)
+@pytest.fixture
+async def node(redis_url: str) -> AsyncIterator[Node]:
+    """A node behind a trusted balancer (``KR_TRUST_FORWARDED``): each client of these
+    tests comes from an address of its own (``at``), as players on their own devices do
+    (seats sharing one are left out of the rating)."""
+    configure(json=False, level="warning")
+    node = Node(make_config(redis_url, trust_forwarded=True), redis_url)
+    node.port = await node.start()  # type: ignore[attr-defined]
+    yield node
+    await node.stop()
+
+
+ADDRESSES = (f"198.51.100.{n % 250 + 1}" for n in itertools.count())
+
+
+def at(address: str | None = None) -> dict[str, Any]:
+    """A connection's keywords: from ``address``, else from a new one."""
+    return {"additional_headers": {"X-Forwarded-For": address or next(ADDRESSES)}}
+
+
+async def guest(port: int, address: str | None = None) -> tuple[Client, str]:
+    c = await Client.open(port, **at(address))
     got = await c.request("hello", "identity", device=secrets.token_urlsafe(24))
     return c, got["player"]["id"]
 
 
 async def account(port: int, name: str) -> tuple[Client, str]:
-    c = await Client.open(port)
+    c = await Client.open(port, **at())
     got = await c.request("register", "identity", name=name, password=PASSWORD)
     assert got["type"] == "identity", got
     return c, got["player"]["id"]
@@ -196,7 +272,7 @@ async def test_a_race_moves_ratings_in_finishing_order(node, redis_url) -> None:
 
 async def test_a_tie_shares_a_rank_and_moves_nobody_apart(node, redis_url) -> None:
     (a, ka), (b, kb) = await guest(node.port), await guest(node.port)
-    anon = await Client.open(node.port)  # races at the default rating, nothing stored
+    anon = await Client.open(node.port, **at())  # races at the default rating, nothing stored
     code = await race([a, b, anon], [0, 0, "win"])
     await settled(redis_url, code)
     ra, rb = await draw1(node.port, ka), await draw1(node.port, kb)
@@ -276,6 +352,44 @@ async def test_the_rated_option_is_read_strictly(node) -> None:
     friendly = await c.request("create", "welcome", name="a", private=True, settings={"undo": True})
     assert friendly["room"]["settings"]["undo"] is True and friendly["room"]["rated"] is False
     await c.close()
+
+
+async def test_a_second_identity_at_the_players_address_moves_no_rating(node, redis_url) -> None:
+    """A public room and a quick match, each seated from one address (a player and their
+    second identity): counted, rated for nobody, each entry flagged; the seats keep the
+    address keyed, and no message carries it."""
+    rds = redis.Redis.from_url(redis_url)
+    home = next(ADDRESSES)
+    (a, ka), (b, kb) = await guest(node.port, home), await guest(node.port, home)
+    code = await race([a, b], ["win", 0])
+    await settled(redis_url, code)
+    # quick match: the same two
+    assert (await a.request("quick", "queued", name="ann"))["type"] == "queued"
+    got = await b.request("quick", "queued", "welcome", name="bob")  # (matched at once)
+    if got["type"] == "queued":
+        got = await b.expect("welcome", timeout=10)
+    quick = (await a.expect("welcome", timeout=10))["room"]
+    assert quick["quick"] and quick["rated"] and got["room"]["code"] == quick["code"]
+    for c in (a, b):
+        await c.expect("start")
+        got = await c.request("resign", "ack", seq=1)
+        assert got["type"] == "ack", got
+    await settled(redis_url, quick["code"])
+    for who in (ka, kb):
+        stats = await draw1(node.port, who)
+        assert stats["races"] == 2 and stats["rating"] == 1500 and stats["rating_history"] == []
+        history = (await profile(node.port, who))[1]["history"]
+        assert {e["code"] for e in history} == {code, quick["code"]}
+        assert all(e["rated"] is False and e["flags"] == ["address"] for e in history)
+    for room in (code, quick["code"]):
+        seats = orjson.loads(rds.hget(room_key(room), "state"))["seats"]
+        kept = {seat[7] for seat in seats}
+        assert len(kept) == 1 and len(kept.pop()) == 24  # one address, as a keyed hash
+    kept = orjson.loads(rds.hget(room_key(code), "state"))["seats"][0][7]
+    assert not any(kept in raw for c in (a, b) for raw in c.raw)
+    assert home not in (await profile(node.port, ka))[1].__repr__()
+    for c in (a, b):
+        await c.close()
 
 
 # ---- exactly once ---------------------------------------------------------------------

@@ -13,7 +13,9 @@ Which races count (docs/rules.md): a finished race of two or more seated players
 practice, not a practice continuation, not abandoned. Every counted race goes into the
 statistics and the race history; only **rated** ones move the rating: counted and public,
 or private with the host's ``rated`` option. Anonymous seats (``who`` "") race at the
-default rating; nothing is stored for them.
+default rating; nothing is stored for them. A seat taken from the client address of
+another seat of the race (``shared_address``: a second identity costs nothing) is left
+out of the rating: the others are rated among themselves, when two or more are left.
 
 A race's result for one player, first that applies: ``won`` (rank 1, alone or tied),
 ``solved`` (all 52 cards up but not first), ``resigned``, ``timed_out`` (the time limit
@@ -27,6 +29,7 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
+from .challenge import ADDRESS  # a history entry's flag: out of the rating (shared_address)
 from .room import FINISHED, Room
 
 MU, SIGMA = 25.0, 25.0 / 3.0
@@ -64,6 +67,16 @@ def counts(room: Room) -> bool:
 def rated(room: Room) -> bool:
     """Whether a race moves ratings: counted, and public or marked rated by its host."""
     return counts(room) and (not room.options.private or room.options.rated)
+
+
+def shared_address(room: Room) -> frozenset[str]:
+    """The seats (ids) taken from a client address another seat of ``room`` was taken
+    from too (a seat that kept none, '', shares nothing)."""
+    count: dict[str, int] = {}
+    for seat in room.seats:
+        if seat.address:
+            count[seat.address] = count.get(seat.address, 0) + 1
+    return frozenset(s.id for s in room.seats if count.get(s.address, 0) > 1)
 
 
 def rate(ratings: list[tuple[float, float]], ranks: list[int]) -> list[tuple[float, float]]:
@@ -130,11 +143,20 @@ def settle(
         (st["mu"], st["sigma"]) if s.who and (st := stored.get(s.who)) else (MU, SIGMA)
         for s in seats
     ]
-    is_rated = rated(room)
-    after = rate(before, ranks) if is_rated else before
+    shared = shared_address(room)
+    rating_seats = [i for i, s in enumerate(seats) if s.id not in shared] if rated(room) else []
+    if len(rating_seats) < 2:
+        rating_seats = []
+    after = list(before)
+    if rating_seats:
+        moved = rate([before[i] for i in rating_seats], [ranks[i] for i in rating_seats])
+    else:
+        moved = []
+    for i, new in zip(rating_seats, moved, strict=True):
+        after[i] = new
     kind = variant(room)
     out = []
-    for seat, rank, old, new in zip(seats, ranks, before, after, strict=True):
+    for i, (seat, rank, old, new) in enumerate(zip(seats, ranks, before, after, strict=True)):
         if not seat.who:
             continue
         prog = progress.get(seat.id, {})
@@ -155,6 +177,7 @@ def settle(
                 stats["fewest_moves"] is None or moves < stats["fewest_moves"]
             ):
                 stats["fewest_moves"] = moves
+        is_rated = i in rating_seats
         if is_rated:
             stats["mu"], stats["sigma"] = new
             point = [room.ended or now, display(new[0])]
@@ -171,6 +194,8 @@ def settle(
             "rating_after": display(stats["mu"]),
             "replay": f"/replay/{room.code}",
         }
+        if seat.id in shared:
+            entry["flags"] = [ADDRESS]
         out.append(Outcome(seat.who, stats, entry))
     return out
 

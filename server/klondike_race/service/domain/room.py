@@ -81,6 +81,9 @@ class Seat:
     who: str = ""  # the player's key (domain/players.py), "" for an anonymous player
     guest: bool = True
     sprint: bool = False  # an arena race's player racing with half the time limit
+    # the client address it was taken from, keyed (node/conn.py ``Addresses``; '' for a
+    # seat taken before seats kept it, or by the server: a ghost): never sent
+    address: str = ""
 
     def view(self) -> SeatView:
         return SeatView(self.id, self.name, self.ready, self.who or None, self.guest, self.sprint)
@@ -360,7 +363,8 @@ class Room:
             "end_reason": self.end_reason,
             "host": self.host,
             "seats": [
-                [s.id, s.name, s.token_hash, s.ready, s.who, s.guest, s.sprint] for s in self.seats
+                [s.id, s.name, s.token_hash, s.ready, s.who, s.guest, s.sprint, s.address]
+                for s in self.seats
             ],
             "next_seat": self.next_seat,
             "parent": self.parent,
@@ -411,9 +415,16 @@ def as_ended(game: Game, end_reason: str | None) -> Game:
 
 # ---- transitions ------------------------------------------------------------------------
 def add_player(
-    room: Room, name: str, token_hash: str, now: int, who: str = "", guest: bool = True
+    room: Room,
+    name: str,
+    token_hash: str,
+    now: int,
+    who: str = "",
+    guest: bool = True,
+    address: str = "",
 ) -> tuple[Room, str]:
-    """Seat a new player; a player already seated (``who``) gets no second seat."""
+    """Seat a new player (from the keyed client ``address``); a player already seated
+    (``who``) gets no second seat."""
     if room.seat_of(who) is not None:
         raise RoomError("already_seated", "you already have a seat in this room")
     phase = room.phase(now)
@@ -424,7 +435,7 @@ def add_player(
     if len(room.seats) >= room.options.capacity:
         raise RoomError("room_full", f"the room is full ({room.options.capacity} players)")
     pid = f"p{room.next_seat}"
-    seat = Seat(pid, name, token_hash, room.options.quick, who, guest)
+    seat = Seat(pid, name, token_hash, room.options.quick, who, guest, address=address)
     room = replace(
         room, seats=(*room.seats, seat), next_seat=room.next_seat + 1, host=room.host or pid
     )

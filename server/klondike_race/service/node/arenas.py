@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -47,8 +46,7 @@ from ..wire import (
 from ..wire.outbound import ArenaRace
 from .arena_deals import ArenaDeals
 from .arena_table import ArenaTables, top_race
-from .challenges import keyed
-from .conn import Conn, seat_owner
+from .conn import Addresses, Conn, seat_owner
 from .lobby import Lobby
 from .rooms import RoomOps, SeatToken, new_token
 
@@ -90,12 +88,12 @@ class Arenas:
         spawn: Spawn,
         clock: Clock,
         node: str,
-        secret: Callable[[], Awaitable[bytes]],
+        addresses: Addresses,
         deals: ArenaDeals,
     ) -> None:
         self.config = config
         self.deals = deals  # the races' deals (node/arena_deals.py)
-        self.secret = secret  # keys the client addresses kept (the challenges' secret)
+        self.addresses = addresses  # client addresses as kept (keyed hashes)
         self.store = store
         self.rooms = rooms
         self.lobby = lobby
@@ -218,7 +216,7 @@ class Arenas:
         name = conn.identity.name if conn.identity and conn.identity.name else m.name
         # a second identity costs nothing: players joining from one address are counted
         # (docs/rules.md, "Arena tournaments", "Fair play")
-        address = keyed(await self.secret(), f"address:{conn.address}")
+        address = await self.addresses.of(conn)
         limit = self.config.attempts_per_address
         await self.store.arenas.ending(arena)  # (before: a player in it is owed the end)
         got = await self.store.arenas.join(
@@ -340,7 +338,7 @@ class Arenas:
         def seat(room: Room, now: int) -> tuple[Room, list[str]]:
             pids = []
             for p, (_, hashed) in zip(players, tokens, strict=True):
-                room, pid = add_player(room, p.name, hashed, now, p.who, p.guest)
+                room, pid = add_player(room, p.name, hashed, now, p.who, p.guest, p.address)
                 pids.append(pid)
             return room, pids
 

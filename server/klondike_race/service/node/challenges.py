@@ -10,7 +10,6 @@ the solver proves winnable. Today's and tomorrow's dailies are prepared ahead.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import time
 from dataclasses import replace
@@ -34,7 +33,7 @@ from ..domain.room import commitment
 from ..fanout import Fanout
 from ..store import Store
 from ..wire import AttemptRequest, ChallengesRequest, Join, encode
-from .conn import Conn, seat_name, seat_owner
+from .conn import Addresses, Conn, keyed, seat_name, seat_owner
 from .leaderboards import TOP, Leaderboards, ranked_rows
 from .lobby import Lobby
 from .rooms import RoomOps, SeatToken
@@ -56,8 +55,10 @@ class Challenges:
         solving: Solving,
         fanout: Fanout,
         clock: Clock,
+        addresses: Addresses,
     ) -> None:
         self.clock = clock
+        self.addresses = addresses
         self.config = config
         self.store = store
         self.rooms = rooms
@@ -67,7 +68,6 @@ class Challenges:
         self.draws = config.daily_variants
         self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
         self.leaderboards = Leaderboards(config, store, fanout, self.find, self.ranks, clock)
-        self._secret: bytes | None = None
         self._ranks: dict[str, str] = {}  # challenge -> who it ranks, once fixed
         self._limits: dict[str, int] = {}  # challenge -> its attempts' time limit, fixed
         # challenge -> (monotonic time, board versions, overall rows) of the last reading
@@ -129,10 +129,7 @@ class Challenges:
         return got
 
     async def secret(self) -> bytes:
-        if self._secret is None:
-            given = self.config.challenge_secret
-            self._secret = given.encode() if given else await self.store.challenges.secret()
-        return self._secret
+        return await self.addresses.secret()
 
     # ---- deals --------------------------------------------------------------------------
     async def deal(self, c: Challenge, index: int, wait: bool = True) -> dict[str, Any] | None:
@@ -399,6 +396,7 @@ class Challenges:
             who=who,
             guest=guest,
             session=conn.session,
+            address=address,
             salt=deal["salt"],
             challenge=f"{c.id}/{index}",
             reveal_at=c.final_at(),
@@ -424,9 +422,8 @@ class Challenges:
         """The connection's client address as the store keeps it, a keyed hash, and
         player ``who``'s mark at it (a keyed hash of both: the store holds neither)."""
         secret = await self.secret()
-        address = f"address:{conn.address}"
-        mark = f"{address}/player:{who}"
-        return keyed(secret, address), keyed(secret, mark)
+        mark = f"address:{conn.address}/player:{who}"
+        return await self.addresses.of(conn), keyed(secret, mark)
 
     async def _practice(self, conn: Conn, c: Challenge, index: int, now: int, typed: str) -> None:
         if c.phase(now) == ch.UPCOMING:
@@ -474,11 +471,6 @@ class Challenges:
         sealed = ch.sealed(ch.WATCH, c.final_at(), now, own=mine == code)
         if sealed is not None:
             raise sealed
-
-
-def keyed(secret: bytes, text: str) -> str:
-    """A keyed hash of ``text`` (HMAC-SHA256 with the challenge secret, 96 bits)."""
-    return hmac.new(secret, text.encode(), "sha256").hexdigest()[:24]
 
 
 def _bad(message: str) -> dict[str, Any]:

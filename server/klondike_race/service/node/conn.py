@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import hmac
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
@@ -22,6 +24,7 @@ log = structlog.get_logger("klondike_race.node")
 class Conn:
     __slots__ = (
         "address",
+        "address_key",
         "arena",
         "board",
         "board_v",
@@ -59,6 +62,7 @@ class Conn:
     ) -> None:
         self.ws = ws
         self.address = address  # the client's IP address (rate limits)
+        self.address_key: str | None = None  # as the store keeps it (``Addresses.of``)
         self.identity: Identity | None = None  # who the player is, once said (hello)
         self.guest: Identity | None = None  # the device's guest identity (hello)
         self.session: str | None = None  # the signed-in session's token hash
@@ -99,6 +103,32 @@ class Conn:
     def send(self, data: str | bytes) -> None:
         """Queue a message (every server message goes through the node's fan-out, in order)."""
         self.fanout.push((self.ws,), data)
+
+
+def keyed(secret: bytes, text: str) -> str:
+    """A keyed hash of ``text`` (HMAC-SHA256 with the challenge secret, 96 bits)."""
+    return hmac.new(secret, text.encode(), "sha256").hexdigest()[:24]
+
+
+class Addresses:
+    """Client addresses as the store keeps them: a keyed hash (``keyed``) with the
+    challenge secret (``KR_CHALLENGE_SECRET``, else the one kept in Redis), read once."""
+
+    def __init__(self, given: str | None, load: Callable[[], Awaitable[bytes]]) -> None:
+        self._given = given
+        self._load = load
+        self._secret: bytes | None = None
+
+    async def secret(self) -> bytes:
+        if self._secret is None:
+            self._secret = self._given.encode() if self._given else await self._load()
+        return self._secret
+
+    async def of(self, conn: Conn) -> str:
+        """``conn``'s client address, keyed."""
+        if conn.address_key is None:
+            conn.address_key = keyed(await self.secret(), f"address:{conn.address}")
+        return conn.address_key
 
 
 def seat_owner(conn: Conn) -> tuple[str, bool]:

@@ -39,7 +39,7 @@ from ..store.ratings import GUEST_KEEP_S
 from ..wire import Create, GhostRequest, Join, Watch, encode, encode_text
 from ..wire.encode import stored_event
 from ..wire.outbound import Resumed
-from .conn import Conn, seat_name, seat_owner
+from .conn import Addresses, Conn, seat_name, seat_owner
 from .ghosts import Ghosts
 from .race import player_hub
 from .registry import Attendance
@@ -61,8 +61,10 @@ class Lobby:
         spawn: Spawn,
         open_here: Callable[[], int],
         clock: Clock,
+        addresses: Addresses,
     ) -> None:
         self.clock = clock
+        self.addresses = addresses  # a seat keeps its client address, keyed
         self.config = config
         self.store = store
         self.attendance = attendance
@@ -126,6 +128,7 @@ class Lobby:
             who,
             guest,
             conn.session if conn else None,
+            await self.addresses.of(conn) if conn else "",
             reveal_at=reveal_at,
             deal_of=deal_of,
             elapsed=elapsed,
@@ -224,6 +227,7 @@ class Lobby:
         seat: list[str] = []
         who, guest = seat_owner(conn)
         name = seat_name(conn, m.name)
+        address = await self.addresses.of(conn)
         # this connection's own seat here (anonymous, or its identity changed since)
         mine_here = conn.hub is not None and conn.hub.code == m.code and conn.role == "player"
         here = conn.player if mine_here else None
@@ -237,7 +241,7 @@ class Lobby:
                 raise ServiceError(
                     "watched_this_race", "a connection that watched this race cannot join it"
                 )
-            new, pid = add_player(room, name, hashed, self.clock.now_ms(), who, guest)
+            new, pid = add_player(room, name, hashed, self.clock.now_ms(), who, guest, address)
             seat[:] = [pid]
             return new
 
@@ -371,6 +375,7 @@ class Lobby:
             "who": who,
             "guest": guest,
             "session": conn.session,
+            "address": await self.addresses.of(conn),
         }
         ticket = f"{draw}.{secrets.token_hex(12)}"  # its variant, then its own part
         conn.ticket = ticket
@@ -420,9 +425,13 @@ class Lobby:
         (secret1, hash1), (secret2, hash2) = (new_token(p.get("session")) for p in (p1, p2))
 
         def seat(room: Room, now: int) -> tuple[Room, list[str]]:
-            room, first = add_player(room, p1["name"], hash1, now, p1["who"], p1["guest"])
-            room, second = add_player(room, p2["name"], hash2, now, p2["who"], p2["guest"])
-            return room, [first, second]
+            pids = []
+            for p, hashed in ((p1, hash1), (p2, hash2)):
+                room, pid = add_player(
+                    room, p["name"], hashed, now, p["who"], p["guest"], p.get("address", "")
+                )
+                pids.append(pid)
+            return room, pids
 
         settings = Settings(draw=_draw_of(ticket1))
         room, pids = await self.rooms.create(

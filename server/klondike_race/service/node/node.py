@@ -46,7 +46,7 @@ from .arena_table import ArenaTables
 from .arenas import Arenas
 from .assist import Assist
 from .challenges import Challenges
-from .conn import Conn
+from .conn import Addresses, Conn
 from .dispatch import Connections
 from .ghosts import Ghosts
 from .lobby import Lobby
@@ -142,16 +142,26 @@ class Node:
         host = HubHost(store, fanout, config, spawn, rooms.finish, race.time_out, clock, metrics)
         self.attendance = attendance = Attendance(hubs, host)
         ghosts = Ghosts(store, hubs, rooms, spawn, clock)
+        addresses = Addresses(config.challenge_secret, store.challenges.secret)
         self.lobby = lobby = Lobby(
-            config, store, attendance, rooms, solving, ghosts, spawn, lambda: len(conns), clock
+            config,
+            store,
+            attendance,
+            rooms,
+            solving,
+            ghosts,
+            spawn,
+            lambda: len(conns),
+            clock,
+            addresses,
         )
         self.challenges = challenges = Challenges(
-            config, store, rooms, lobby, solving, fanout, clock
+            config, store, rooms, lobby, solving, fanout, clock, addresses
         )
         self.arena_deals = deals = ArenaDeals(config, store, solving, clock)
         self.tables = tables = ArenaTables(config, store, fanout, clock)
         self.arenas = arenas = Arenas(
-            config, store, rooms, lobby, tables, spawn, clock, self.id, challenges.secret, deals
+            config, store, rooms, lobby, tables, spawn, clock, self.id, addresses, deals
         )
         self.sweeper = Sweeper(
             config,

@@ -293,14 +293,15 @@ class RoomOps:
         who: str = "",
         guest: bool = True,
         session: str | None = None,
+        address: str = "",
         **attempt: Any,
     ) -> tuple[Room, str, str]:
-        """A new room with one player seated: (room, player id, token secret; given
-        under the account ``session``)."""
+        """A new room with one player seated (from the keyed client ``address``):
+        (room, player id, token secret; given under the account ``session``)."""
         secret, hashed = new_token(session)
 
         def seat(room: Room, now: int) -> tuple[Room, list[str]]:
-            room, pid = add_player(room, name, hashed, now, who, guest)
+            room, pid = add_player(room, name, hashed, now, who, guest, address)
             return room, [pid]
 
         room, pids = await self.create(options, deal, seat, parent, **attempt)

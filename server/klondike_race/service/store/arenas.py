@@ -144,6 +144,7 @@ class Entrant:
     waiting_since: int | None  # when they started waiting to be paired (None: not waiting)
     flags: tuple[str, ...] = ()  # fair play (domain/challenge.py's ADDRESS, SPEED)
     rating: int | None = None  # their rating as their race (``race``) started
+    address: str = ""  # their connection's client address at their last join, keyed
 
 
 # KEYS: keys_of(arena). ARGV: who, the entry JSON for a new player, the new standing's
@@ -151,8 +152,8 @@ class Entrant:
 # client address's keyed hash ('' for none) and how many players may join from one.
 # A new player is added with the standing, counted at the address (flagged ``address``
 # when another joined from it first; refused when ``limit`` did); a paused one plays
-# on; either waits to be paired unless in a race, from the node and session given (the
-# row shows it: the table's version goes up). Returns 1 when new, 0 when they had joined
+# on; either waits to be paired unless in a race, from the node, session and address
+# given (the row shows it: the table's version goes up). Returns 1 when new, 0 when they had joined
 # before, minus the players joined from the address when it is full (nothing changed).
 JOIN = (
     """
@@ -180,6 +181,7 @@ e['paused'] = false
 e['name'] = ARGV[6]
 e['node'] = ARGV[7]
 e['session'] = ARGV[8]
+e['address'] = ARGV[9]
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(e))
 if e['race'] == nil or e['race'] == cjson.null then
   redis.call('ZADD', KEYS[5], 'NX', ARGV[5], ARGV[1])
@@ -509,6 +511,7 @@ class Arenas(Part):
                     since.get(who),
                     tuple(e.get("flags") or ()),  # (an empty list comes back as {})
                     e.get("rating") if e.get("race") else None,
+                    str(e.get("address") or ""),
                 )
             )
         return out
