@@ -256,6 +256,27 @@ def test_no_rematch_while_others_wait() -> None:
     assert got == A.Pairing((("b", "c"),), ("a",))  # the race's first in the table goes out
 
 
+def test_players_of_one_address_race_apart_while_others_wait() -> None:
+    """A second identity joined from the player's address is paired as a rematch is:
+    into another race when an exchange allows it, together when nobody else waits."""
+    a, b, c, d = (
+        A.Waiting(p, 10 - i, 1500, NOW, address=at)
+        for i, (p, at) in enumerate([("a", "home"), ("b", "home"), ("c", "x"), ("d", "")])
+    )
+    assert A.pair([a, b, c, d], 2, NOW).races == (("a", "c"), ("b", "d"))
+    assert A.pair([a, b], 2, NOW).races == (("a", "b"),)
+    # no address (unknown) is shared with nobody
+    e, f = A.Waiting("e", 9, 1500, NOW), A.Waiting("f", 8, 1500, NOW)
+    assert A.pair([w("a", 10), e, f, w("g", 7)], 2, NOW).races == (("a", "e"), ("f", "g"))
+    # in a race of three, the pair is split by the exchange with the race below
+    three = [
+        A.Waiting(p, 10 - i, 1500, NOW, address="home" if p in "ab" else p)
+        for i, p in enumerate("abcdef")
+    ]
+    got = A.pair(three, 3, NOW)
+    assert not any({"a", "b"} <= set(r) for r in got.races), got
+
+
 def test_a_rematch_when_nobody_else_waits() -> None:
     got = A.pair([w("a", 10, last="b"), w("b", 8, last="a")], 2, NOW)
     assert got == A.Pairing((("a", "b"),), ())

@@ -28,8 +28,8 @@ async def mm(redis_url: str) -> AsyncIterator[Matchmaking]:
     await client.aclose()
 
 
-def player(who: str = "") -> dict:
-    return {"name": who or "anon", "who": who, "guest": True}
+def player(who: str = "", address: str = "") -> dict:
+    return {"name": who or "anon", "who": who, "guest": True, "address": address}
 
 
 def tickets(pairs: list) -> list[tuple[str, str]]:
@@ -119,6 +119,23 @@ async def test_waiting_players_are_paired_once_their_windows_meet(node, redis_ur
     for c in (a, b):
         await c.close()
     await client.aclose()
+
+
+async def test_another_address_is_matched_before_the_same_one(mm) -> None:
+    """A ticket from the waiting one's client address (a second identity) is its match only
+    when no ticket from another address is in its window, whatever the ratings."""
+    assert await mm.match(T0, 1, "own", 1500, player("g-own", "home")) == []
+    assert await mm.match(T0 + 1, 1, "far", 1800, player("g-far", "elsewhere")) == []
+    assert await mm.match(T0 + 2, 1, "scout", 1300, player("g-scout", "home")) == []
+    # the next pass, 4 s on: the first's window (300 points) holds both; the scout,
+    # closer, is passed over
+    assert tickets(await mm.match(T0 + 4_000, 1)) == [("own", "far")]
+    # alone with the same address, it is matched (the race moves no rating)
+    again = await mm.match(T0 + 4_000, 1, "own2", 1300, player("g-own", "home"))
+    assert tickets(again) == [("scout", "own2")]
+    # a ticket that keeps no address (an older node's) shares none
+    assert await mm.match(T0, 1, "a", 1500, player("g-a")) == []
+    assert tickets(await mm.match(T0, 1, "b", 1500, player("g-b"))) == [("a", "b")]
 
 
 async def test_each_variant_has_its_own_queue(mm) -> None:

@@ -356,6 +356,7 @@ class Waiting:
     rating: int
     since: int  # epoch ms they started waiting
     last: frozenset[str] = frozenset()  # the opponents of their last race in this arena
+    address: str = ""  # their client address, keyed ('': unknown, shared with nobody)
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,8 +385,10 @@ def pair(waiting: Iterable[Waiting], size: int, now: int) -> Pairing:
        races in table order, then those sitting out in table order.
 
     A **repeated pair** is two players in one race where one was an opponent in the
-    other's last race. So a rematch happens only when no exchange of one player avoids it
-    (two players alone may always race again).
+    other's last race, or who joined from one client address (a second identity is a
+    scout on the same deal, and their race moves no rating). So a rematch, or a race of
+    one address, happens only when no exchange of one player avoids it (two players alone
+    may always race again).
 
     The races come out ordered by their highest player, each in table order; who keeps
     waiting, in table order."""
@@ -396,14 +399,18 @@ def pair(waiting: Iterable[Waiting], size: int, now: int) -> Pairing:
         raise ValueError(f"a race has {MIN_SIZE}-{MAX_SIZE} players")
     position = {w.player: i for i, w in enumerate(players)}
     last = {w.player: w.last for w in players}
+    address = {w.player: w.address for w in players}
     by_wait = sorted(players, key=lambda w: (w.since, position[w.player]))
     playing = len(players) // size * size
     chosen = {w.player for w in by_wait[:playing]}
     out = [w.player for w in players if w.player not in chosen]
 
+    def repeated(p: str, q: str) -> bool:
+        return q in last[p] or p in last[q] or (address[p] != "" and address[p] == address[q])
+
     def repeats(group: Iterable[str]) -> int:
         g = list(group)
-        return sum(1 for i, p in enumerate(g) for q in g[i + 1 :] if q in last[p] or p in last[q])
+        return sum(1 for i, p in enumerate(g) for q in g[i + 1 :] if repeated(p, q))
 
     races: list[list[str]] = []
     free = [w.player for w in players if w.player in chosen]

@@ -316,7 +316,9 @@ class Arenas:
         draw = arena.settings.draw
         ratings = await self.lobby.ratings_of([e.who for e in waiting], draw)
         pool = [
-            A.Waiting(e.who, e.standing.points, r, e.waiting_since or now, frozenset(e.last))
+            A.Waiting(
+                e.who, e.standing.points, r, e.waiting_since or now, frozenset(e.last), e.address
+            )
             for e, r in zip(waiting, ratings, strict=True)
         ]
         by_who = {e.who: e for e in waiting}

@@ -244,15 +244,16 @@ APPEND_MOVES, ROOM_CAS, SPECTATORS, ANALYSIS = room_scripts(ONE_REDIS)
 
 # KEYS: the queue of a variant (draw count D): ``mm:{D}:rating`` (ticket -> display
 # rating), ``mm:{D}:since`` (ticket -> when it came, ms), ``mm:{D}:players`` (ticket ->
-# player JSON: name, who, guest, node). ARGV: now (epoch ms), the variant, then
-# optionally a new ticket: ticket, display rating, player JSON. Quick match by rating:
-# the new ticket joins the waiting ones; then, oldest first, each waiting ticket is
-# paired with the closest-rated other one (the older of equals) that is not the same
-# player (``who``) and within its window: WINDOW points at first, + PER_S per second
-# waited, anyone after ANYONE_MS. The older ticket of a pair has waited longest, so its
-# window is the wider of the two. Tickets waiting over an hour, or without a player,
-# are dropped. Returns the pairs, each as older ticket, its player JSON, other ticket,
-# its player JSON.
+# player JSON: name, who, guest, session, address, node). ARGV: now (epoch ms), the
+# variant, then optionally a new ticket: ticket, display rating, player JSON. Quick match
+# by rating: the new ticket joins the waiting ones; then, oldest first, each waiting
+# ticket is paired with the closest-rated other one (the older of equals) that is not the
+# same player (``who``) and within its window: WINDOW points at first, + PER_S per second
+# waited, anyone after ANYONE_MS; one from another client address (``address``, keyed)
+# before any from the same (a second identity: a race that would move no rating). The
+# older ticket of a pair has waited longest, so its window is the wider of the two.
+# Tickets waiting over an hour, or without a player, are dropped. Returns the pairs,
+# each as older ticket, its player JSON, other ticket, its player JSON.
 QUICK_MATCH = """
 local now = tonumber(ARGV[1])
 local by_rating, by_since, players = KEYS[1], KEYS[2], KEYS[3]
@@ -268,8 +269,11 @@ for i = 1, #listed, 2 do
   local since = tonumber(listed[i + 1])
   local player = redis.call('HGET', players, t)
   if player and now - since <= 3600000 then
+    local held = cjson.decode(player)
+    local address = held['address']
+    if type(address) ~= 'string' then address = '' end
     waiting[#waiting + 1] = {t = t, since = since, player = player,
-      who = cjson.decode(player)['who'] or '',
+      who = held['who'] or '', address = address,
       rating = tonumber(redis.call('ZSCORE', by_rating, t) or '1500')}
   else
     redis.call('ZREM', by_since, t)
@@ -283,11 +287,15 @@ for i, a in ipairs(waiting) do
     local waited = now - a.since
     local window = WINDOW + PER_S * waited / 1000
     if waited >= ANYONE_MS then window = math.huge end
-    local best, gap = nil, nil
+    local best, gap, shared = nil, nil, nil
     for j, b in ipairs(waiting) do
       if j ~= i and not taken[j] and (a.who == '' or a.who ~= b.who) then
         local d = math.abs(a.rating - b.rating)
-        if d <= window and (gap == nil or d < gap) then best, gap = j, d end
+        local s = 0
+        if a.address ~= '' and a.address == b.address then s = 1 end
+        if d <= window and (gap == nil or s < shared or (s == shared and d < gap)) then
+          best, gap, shared = j, d, s
+        end
       end
     end
     if best then
