@@ -275,6 +275,19 @@ def test_players_of_one_address_race_apart_while_others_wait() -> None:
     ]
     got = A.pair(three, 3, NOW)
     assert not any({"a", "b"} <= set(r) for r in got.races), got
+    # an address more than ADDRESS_CROWD wait at is not told apart (a school's, a load
+    # test's): pairing goes by the table alone, as without addresses
+    crowd = [A.Waiting(f"p{i:04}", 0, 1500, NOW, address="nat") for i in range(2_000)]
+    plain = [A.Waiting(f"p{i:04}", 0, 1500, NOW) for i in range(2_000)]
+    assert A.pair(crowd, 2, NOW) == A.pair(plain, 2, NOW)
+    few = [
+        A.Waiting(p, 10 - i, 1500, NOW, address="home" if p < "f" else p)
+        for i, p in enumerate("abcdefgh")
+    ]  # five at "home": one more than told apart
+    assert A.ADDRESS_CROWD == 4
+    assert A.pair(few, 2, NOW).races == (("a", "b"), ("c", "d"), ("e", "f"), ("g", "h"))
+    # four at "home": told apart; d and e, left together, give way to h sitting out
+    assert A.pair(few[1:], 2, NOW) == A.Pairing((("b", "f"), ("c", "g"), ("e", "h")), ("d",))
 
 
 def test_a_rematch_when_nobody_else_waits() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -365,6 +366,9 @@ class Pairing:
     waiting: tuple[str, ...]  # who keeps waiting, in table order
 
 
+ADDRESS_CROWD = 4  # players waiting at one address told apart by pairing, at most
+
+
 def pair(waiting: Iterable[Waiting], size: int, now: int) -> Pairing:
     """The races to start now among the ``waiting`` players, for an arena of races of
     ``size``; the same for the same input, in any order.
@@ -386,9 +390,11 @@ def pair(waiting: Iterable[Waiting], size: int, now: int) -> Pairing:
 
     A **repeated pair** is two players in one race where one was an opponent in the
     other's last race, or who joined from one client address (a second identity is a
-    scout on the same deal, and their race moves no rating). So a rematch, or a race of
-    one address, happens only when no exchange of one player avoids it (two players alone
-    may always race again).
+    scout on the same deal, and their race moves no rating) shared by at most
+    ``ADDRESS_CROWD`` of the players waiting (more are a school's or a carrier's
+    address, or a load test, not told apart). So a rematch, or a race of one address,
+    happens only when no exchange of one player avoids it (two players alone may always
+    race again).
 
     The races come out ordered by their highest player, each in table order; who keeps
     waiting, in table order."""
@@ -399,7 +405,8 @@ def pair(waiting: Iterable[Waiting], size: int, now: int) -> Pairing:
         raise ValueError(f"a race has {MIN_SIZE}-{MAX_SIZE} players")
     position = {w.player: i for i, w in enumerate(players)}
     last = {w.player: w.last for w in players}
-    address = {w.player: w.address for w in players}
+    crowd = Counter(w.address for w in players)
+    address = {w.player: w.address if crowd[w.address] <= ADDRESS_CROWD else "" for w in players}
     by_wait = sorted(players, key=lambda w: (w.since, position[w.player]))
     playing = len(players) // size * size
     chosen = {w.player for w in by_wait[:playing]}
