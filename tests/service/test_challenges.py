@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import secrets
 import time
-from datetime import date
+from datetime import UTC, date, datetime
 
 import orjson
 import pytest
@@ -724,6 +725,39 @@ async def test_nodes_set_to_different_time_limits_agree_on_when_a_challenge_is_f
         watched = await eve.request("watch", "welcome", code=code)
         assert watched["type"] == "welcome" and "reveal" in watched["room"], watched
         for client in (ann, bob, eve):
+            await client.close()
+
+
+async def test_nodes_reading_different_schedules_keep_a_challenges_first_window(
+    redis_url, tmp_path
+) -> None:
+    """A scheduled challenge's opening and close say when it is final (its deal and every
+    attempt's replay open): a node whose KR_CHALLENGES_FILE gives it a later close (an
+    edited file, a node not yet restarted) keeps the window of the first node that read
+    it, so no attempt starts on it while the other already shows the results."""
+    clock = Clock()
+    now = clock.now_ms()
+    iso = lambda ms: datetime.fromtimestamp(ms / 1000, UTC).isoformat()  # noqa: E731
+    files = []
+    for closes in (now + 600_000, now + 7_200_000):  # the first node's, the later node's
+        entry = {"id": "weekly-t", "opens": iso(now - 60_000), "closes": iso(closes),
+                 "deals": [{"draw": 1}], "time_limit": 60}  # fmt: skip
+        files.append(tmp_path / f"{closes}.json")
+        files[-1].write_text(json.dumps([entry]))
+    first_config, later_config = (daily_config(redis_url, challenges_file=str(f)) for f in files)
+    async with running(first_config, clock) as first, running(later_config, clock) as later:
+        ann, bob = await guest(first.port), await guest(later.port)
+        listed = await ann.request("challenges", "challenges")  # the first to read it
+        (mine,) = [x for x in listed["challenges"] if x["id"] == "weekly-t"]
+        closes = now + 600_000
+        assert mine["closes"] == closes and mine["final_at"] == closes + 60_000, mine
+        listed = await bob.request("challenges", "challenges")
+        (theirs,) = [x for x in listed["challenges"] if x["id"] == "weekly-t"]
+        assert theirs == mine
+        clock.shift_to(closes + 1_000)  # closed, as the first node read it
+        got = await bob.request("attempt", "welcome", challenge="weekly-t", name="Bob")
+        assert (got["type"], got["reason"]) == ("error", "challenge_not_open"), got
+        for client in (ann, bob):
             await client.close()
 
 

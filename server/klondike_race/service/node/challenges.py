@@ -69,7 +69,8 @@ class Challenges:
         self.scheduled = load_scheduled(config.challenges_file, config.challenge_time_limit_s)
         self.leaderboards = Leaderboards(config, store, fanout, self.find, self.ranks, clock)
         self._ranks: dict[str, str] = {}  # challenge -> who it ranks, once fixed
-        self._limits: dict[str, int] = {}  # challenge -> its attempts' time limit, fixed
+        # challenge -> its attempts' time limit, opening and close, fixed (``settled``)
+        self._fixed: dict[str, tuple[int, int, int]] = {}
         # challenge -> (monotonic time, board versions, overall rows) of the last reading
         self._overall: dict[str, tuple[float, tuple[int, ...], list[dict[str, Any]]]] = {}
 
@@ -95,17 +96,24 @@ class Challenges:
         return c.closes + self.config.keep_daily_s * 1000 if c.daily else None
 
     async def settled(self, c: Challenge) -> Challenge:
-        """``c`` with its attempts' time limit as fixed for good by the first node that
-        asked (``KR_CHALLENGE_TIME_LIMIT_S``, or the schedule's, as that node was set):
-        every node then agrees when the challenge is final and its deals open, whatever
-        each is set to now."""
-        limit = self._limits.get(c.id)
-        if limit is None:
-            stored = await self.store.challenges.fixed(
+        """``c`` with its attempts' time limit, and a scheduled one's opening and close,
+        as fixed for good by the first node that asked (``KR_CHALLENGE_TIME_LIMIT_S``, or
+        the schedule's, as that node was set): every node then agrees when the challenge
+        opens, closes and is final and its deals open, whatever each is set to now (a
+        daily's window is its day)."""
+        fixed = self._fixed.get(c.id)
+        if fixed is None:
+            limit = await self.store.challenges.fixed(
                 c.id, "time_limit", str(c.time_limit), self._gone_at(c)
             )
-            limit = self._limits[c.id] = int(stored)
-        return c if limit == c.time_limit else replace(c, time_limit=limit)
+            window = f"{c.opens} {c.closes}"
+            if not c.daily:
+                window = await self.store.challenges.fixed(c.id, "window", window, None)
+            opens, closes = window.split()
+            fixed = self._fixed[c.id] = (int(limit), int(opens), int(closes))
+        if fixed == (c.time_limit, c.opens, c.closes):
+            return c
+        return replace(c, time_limit=fixed[0], opens=fixed[1], closes=fixed[2])
 
     def kept(self, c: Challenge, now: int) -> bool:
         """A daily exists from the day before it opens (nodes prepare tomorrow's) until

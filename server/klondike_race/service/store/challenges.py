@@ -50,8 +50,9 @@ class Challenges(Part):
         self, challenge: str, name: str, setting: str, expire_at: int | None = None
     ) -> str:
         """A setting of the challenge fixed for good by the first node that asks
-        (``setting``: this node's): ``ranking`` (who its leaderboards rank) and
-        ``time_limit`` (an attempt's seconds, which say when it is final). ``expire_at``
+        (``setting``: this node's): ``ranking`` (who its leaderboards rank),
+        ``time_limit`` (an attempt's seconds, which say when it is final) and a scheduled
+        challenge's ``window`` (its opening and close, epoch ms). ``expire_at``
         (epoch ms): when the key goes, with the challenge's other keys (None: kept)."""
         key = f"ch:{{{challenge}}}:{name}" if self.cluster else f"ch:{challenge}:{name}"
         async with self.redis.pipeline(transaction=False) as pipe:
