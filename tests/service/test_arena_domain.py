@@ -286,6 +286,11 @@ def test_players_of_one_address_race_apart_while_others_wait() -> None:
     ]  # five at "home": one more than told apart
     assert A.ADDRESS_CROWD == 4
     assert A.pair(few, 2, NOW).races == (("a", "b"), ("c", "d"), ("e", "f"), ("g", "h"))
+    # players of one address who raced last time: a rematch still counts (two repeats)
+    home = [A.Waiting(p, 0, 1500, NOW, frozenset(o), "home") for p, o in
+            (("a", "b"), ("b", "a"), ("c", "d"), ("d", "c"))]  # fmt: skip
+    assert A.pair(home, 2, NOW).races == (("a", "c"), ("b", "d"))
+    assert A.pair(home[:3], 2, NOW - 1) == A.Pairing((("b", "c"),), ("a",))
     # four at "home": told apart; d and e, left together, give way to h sitting out
     assert A.pair(few[1:], 2, NOW) == A.Pairing((("b", "f"), ("c", "g"), ("e", "h")), ("d",))
 

@@ -392,9 +392,9 @@ def pair(waiting: Iterable[Waiting], size: int, now: int) -> Pairing:
     other's last race, or who joined from one client address (a second identity is a
     scout on the same deal, and their race moves no rating) shared by at most
     ``ADDRESS_CROWD`` of the players waiting (more are a school's or a carrier's
-    address, or a load test, not told apart). So a rematch, or a race of one address,
-    happens only when no exchange of one player avoids it (two players alone may always
-    race again).
+    address, or a load test, not told apart); a pair that is both counts twice. So a
+    rematch, or a race of one address, happens only when no exchange of one player
+    avoids it (two players alone may always race again).
 
     The races come out ordered by their highest player, each in table order; who keeps
     waiting, in table order."""
@@ -412,12 +412,13 @@ def pair(waiting: Iterable[Waiting], size: int, now: int) -> Pairing:
     chosen = {w.player for w in by_wait[:playing]}
     out = [w.player for w in players if w.player not in chosen]
 
-    def repeated(p: str, q: str) -> bool:
-        return q in last[p] or p in last[q] or (address[p] != "" and address[p] == address[q])
+    def repeated(p: str, q: str) -> int:
+        """A pair's repeats: 1 for a rematch, 1 for one address, so both count 2."""
+        return (q in last[p] or p in last[q]) + (address[p] != "" and address[p] == address[q])
 
     def repeats(group: Iterable[str]) -> int:
         g = list(group)
-        return sum(1 for i, p in enumerate(g) for q in g[i + 1 :] if repeated(p, q))
+        return sum(repeated(p, q) for i, p in enumerate(g) for q in g[i + 1 :])
 
     races: list[list[str]] = []
     free = [w.player for w in players if w.player in chosen]

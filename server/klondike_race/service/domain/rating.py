@@ -143,7 +143,7 @@ def settle(
         (st["mu"], st["sigma"]) if s.who and (st := stored.get(s.who)) else (MU, SIGMA)
         for s in seats
     ]
-    shared = shared_address(room)
+    shared = shared_address(room) if rated(room) else frozenset()
     rating_seats = [i for i, s in enumerate(seats) if s.id not in shared] if rated(room) else []
     if len(rating_seats) < 2:
         rating_seats = []

@@ -404,7 +404,6 @@ class Challenges:
             who=who,
             guest=guest,
             session=conn.session,
-            address=address,
             salt=deal["salt"],
             challenge=f"{c.id}/{index}",
             reveal_at=c.final_at(),

@@ -128,7 +128,8 @@ class Lobby:
             who,
             guest,
             conn.session if conn else None,
-            await self.addresses.of(conn) if conn else "",
+            # (a practice game is one seat, never counted: its address is not kept)
+            await self.addresses.of(conn) if conn and not options.practice else "",
             reveal_at=reveal_at,
             deal_of=deal_of,
             elapsed=elapsed,

@@ -9,7 +9,9 @@ one script on one Redis and on a Redis Cluster alike:
 ==========================  ======  ===================================================
 ``arena:{ID}``              string  the arena (``Arena.to_dict`` JSON), set once
 ``arena:{ID}:players``      hash    player key -> JSON ``{name, guest, paused, race,
-                                    rating, last, node, session, flags}``: ``race`` the
+                                    rating, last, node, session, address, flags}``:
+                                    ``address`` their last join's client address
+                                    (keyed: pairing keeps one address apart), ``race`` the
                                     code of the race they are in (null between races),
                                     ``rating`` theirs as that race started, ``last``
                                     the players of their last race (the pairing avoids
