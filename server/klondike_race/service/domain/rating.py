@@ -80,7 +80,10 @@ def shared_address(room: Room) -> frozenset[str]:
 
 
 def rate(ratings: list[tuple[float, float]], ranks: list[int]) -> list[tuple[float, float]]:
-    """New (mu, sigma) of each player from a final ranking (1 = first; ties share a rank)."""
+    """New (mu, sigma) of each player from a final ranking (1 = first; ties share a rank;
+    only the order counts: [2, 4] rates as [1, 2])."""
+    if not ratings:
+        return []
     teams = [[_MODEL.rating(mu=mu, sigma=sigma)] for mu, sigma in ratings]
     out = _MODEL.rate(teams, ranks=[float(r) for r in ranks])
     return [(team[0].mu, team[0].sigma) for team in out]
@@ -143,15 +146,14 @@ def settle(
         (st["mu"], st["sigma"]) if s.who and (st := stored.get(s.who)) else (MU, SIGMA)
         for s in seats
     ]
+    # the seats rated: all of a rated race's but those sharing a client address, when
+    # two or more are left
     shared = shared_address(room) if rated(room) else frozenset()
-    rating_seats = [i for i, s in enumerate(seats) if s.id not in shared] if rated(room) else []
+    rating_seats = [i for i, s in enumerate(seats) if rated(room) and s.id not in shared]
     if len(rating_seats) < 2:
         rating_seats = []
     after = list(before)
-    if rating_seats:
-        moved = rate([before[i] for i in rating_seats], [ranks[i] for i in rating_seats])
-    else:
-        moved = []
+    moved = rate([before[i] for i in rating_seats], [ranks[i] for i in rating_seats])
     for i, new in zip(rating_seats, moved, strict=True):
         after[i] = new
     kind = variant(room)
