@@ -21,12 +21,11 @@ from klondike_race.engine import Settings
 from klondike_race.service.domain import rating
 from klondike_race.service.domain.options import RoomOptions
 from klondike_race.service.domain.room import FINISHED, Room, add_player
-from klondike_race.service.logs import configure
 from klondike_race.service.node import Node
 from klondike_race.service.store import room_key
 from klondike_race.service.store.ratings import GUEST_KEEP_S
 
-from .conftest import Client, make_config, winnable
+from .conftest import Client, make_config, running, winnable
 
 PASSWORD = "correct horse battery"
 PROFILE_KEYS = {"id", "name", "guest", "variants", "history", "daily", "arenas", "stats"}
@@ -128,11 +127,8 @@ async def node(redis_url: str) -> AsyncIterator[Node]:
     """A node behind a trusted balancer (``KR_TRUST_FORWARDED``): each client of these
     tests comes from an address of its own (``at``), as players on their own devices do
     (seats sharing one are left out of the rating)."""
-    configure(json=False, level="warning")
-    node = Node(make_config(redis_url, trust_forwarded=True), redis_url)
-    node.port = await node.start()  # type: ignore[attr-defined]
-    yield node
-    await node.stop()
+    async with running(make_config(redis_url, trust_forwarded=True)) as node:
+        yield node
 
 
 ADDRESSES = (f"198.51.100.{n % 250 + 1}" for n in itertools.count())

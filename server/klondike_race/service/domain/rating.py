@@ -24,6 +24,7 @@ ended the game), ``lost`` (anything else: stuck, or behind).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,11 +73,8 @@ def rated(room: Room) -> bool:
 def shared_address(room: Room) -> frozenset[str]:
     """The seats (ids) taken from a client address another seat of ``room`` was taken
     from too (a seat that kept none, '', shares nothing)."""
-    count: dict[str, int] = {}
-    for seat in room.seats:
-        if seat.address:
-            count[seat.address] = count.get(seat.address, 0) + 1
-    return frozenset(s.id for s in room.seats if count.get(s.address, 0) > 1)
+    count = Counter(s.address for s in room.seats if s.address)
+    return frozenset(s.id for s in room.seats if count[s.address] > 1)
 
 
 def rate(ratings: list[tuple[float, float]], ranks: list[int]) -> list[tuple[float, float]]:
@@ -148,8 +146,11 @@ def settle(
     ]
     # the seats rated: all of a rated race's but those sharing a client address, when
     # two or more are left
-    shared = shared_address(room) if rated(room) else frozenset()
-    rating_seats = [i for i, s in enumerate(seats) if rated(room) and s.id not in shared]
+    shared: frozenset[str] = frozenset()
+    rating_seats: list[int] = []
+    if rated(room):
+        shared = shared_address(room)
+        rating_seats = [i for i, s in enumerate(seats) if s.id not in shared]
     if len(rating_seats) < 2:
         rating_seats = []
     after = list(before)
