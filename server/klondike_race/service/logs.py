@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 
 import structlog
+
+
+class StderrLogger:
+    """Prints each line to ``sys.stderr`` as it is when the line is written. A line that
+    cannot be written (the stream closed, a broken pipe) is dropped: a log never stops the
+    work it describes (a connection's next message, a shutdown)."""
+
+    def msg(self, message: str) -> None:
+        with contextlib.suppress(OSError, ValueError):  # ValueError: a closed file
+            print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
+
+
+STDERR = StderrLogger()
 
 
 def configure(json: bool | None = None, level: str = "info") -> None:
@@ -23,6 +40,6 @@ def configure(json: bool | None = None, level: str = "info") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=lambda *_: STDERR,
         cache_logger_on_first_use=True,
     )
