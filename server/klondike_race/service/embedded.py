@@ -57,6 +57,14 @@ def die_with_parent() -> None:
             os.kill(os.getpid(), signal.SIGTERM)
 
 
+def solver_worker_start() -> None:
+    """First thing in each solver worker (node/solving.py): it dies with the fork server
+    it came from, and leaves Ctrl-C to its node (a terminal's SIGINT reaches the whole
+    process group; the node stops its pool itself)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+
+
 class EmbeddedRedis:
     """``start()`` a redis-server in ``data_dir``; ``url`` to reach it; ``stop()`` it. One
     at a time per folder: the redis-server holds the folder's lock (``_lock``)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
-import signal
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -19,7 +18,7 @@ from ..config import Config
 from ..domain import movelog
 from ..domain.errors import ServiceError
 from ..domain.room import Room
-from ..embedded import die_with_parent
+from ..embedded import solver_worker_start
 from ..store import Store
 from .registry import Hubs
 
@@ -46,11 +45,16 @@ class Solving:
             # forkserver: workers are not forked from this threaded, event-looping process.
             # The fork server dies with this process (SIGKILL included: it preloads
             # tether.py), and each worker with the fork server: no solver outlives its node.
+            # It also loads the solver before it forks them, and their start
+            # (``solver_worker_start``) comes from a module as cheap to import: a worker
+            # that had to import this one would load the whole node (0.7 s).
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["klondike_race.service.tether"])
+            context.set_forkserver_preload(
+                ["klondike_race.service.tether", "klondike_race.solver.jobs"]
+            )
             workers = max(1, self.config.solver_workers)
             self._executor = ProcessPoolExecutor(
-                max_workers=workers, mp_context=context, initializer=_worker_start
+                max_workers=workers, mp_context=context, initializer=solver_worker_start
             )
             self._pool = SolverPool(workers, executor=self._executor)
         return self._pool
@@ -197,10 +201,3 @@ class Solving:
         }
         v = await self.store.rooms.save_analysis(room.code, analysis)
         self.hubs.feed(room.code, v, {"type": "analysis", "analysis": analysis})
-
-
-def _worker_start() -> None:
-    """Each solver worker: dies with its node, and leaves Ctrl-C to it (a terminal's
-    SIGINT reaches the whole process group; the node stops its pool itself)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent()
