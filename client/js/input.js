@@ -7,6 +7,8 @@
 import { COLUMNS } from './cards.js';
 
 const DRAG_START = 6; // px of movement before a press becomes a drag
+// A double click or tap: two presses within this, timed by when each press happened (its
+// event's timeStamp), not by when a busy page got to it.
 const DOUBLE_MS = 400;
 const SAME_SPOT = 24; // px: a second tap this close, this soon, is the first one's double
 
@@ -110,14 +112,14 @@ export class Input {
     }
     if (!this.settled()) {
       if (!this.root.contains(e.target) || !e.target.closest('[data-pile]')) return;
-      this.press = { x: e.clientX, y: e.clientY, target: null, id: e.pointerId, type: e.pointerType, at: performance.now() };
+      this.press = { x: e.clientX, y: e.clientY, target: null, id: e.pointerId, type: e.pointerType, at: e.timeStamp };
       this.root.setPointerCapture(e.pointerId);
       e.preventDefault();
       return;
     }
     const target = this.targetAt(e.clientX, e.clientY) || this.targetOf(e.target);
     if (!target) return;
-    this.press = { x: e.clientX, y: e.clientY, target, id: e.pointerId, type: e.pointerType, at: performance.now() };
+    this.press = { x: e.clientX, y: e.clientY, target, id: e.pointerId, type: e.pointerType, at: e.timeStamp };
     if (target.index !== null) {
       this.root.setPointerCapture(e.pointerId);
       e.preventDefault(); // no text selection, no native drag
@@ -269,7 +271,7 @@ export class Input {
       if (!isFoundation(target.pile)) this.touchTap(target, press);
       return;
     }
-    const now = performance.now();
+    const now = press ? press.at : performance.now();
     const key = `${target.pile}:${target.index}`;
     const last = this.lastTap;
     this.lastTap = { key, at: now };
