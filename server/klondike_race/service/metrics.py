@@ -12,6 +12,7 @@ from typing import Any
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
 )
@@ -98,6 +99,12 @@ class Metrics:
         )
         self.redis = Histogram(
             "kr_redis_latency_seconds", "One Redis round trip.", buckets=BUCKETS, registry=registry
+        )
+        self.clock_correction = Gauge(
+            "kr_clock_correction_seconds",
+            "Redis's time minus this machine's clock: the node's clock reads the machine's"
+            " plus this.",
+            registry=registry,
         )
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)

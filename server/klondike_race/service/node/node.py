@@ -68,6 +68,7 @@ SESSIONS_CHECK_S = 2.0  # how often ended sessions are looked for (docs/protocol
 READY_PROBE_S = 0.5  # how often Redis is asked what /readyz answers (each try as long)
 READY_SILENT_S = 1.5  # Redis silent this long: the node is not ready
 UNREACHABLE = "redis unreachable"
+CLOCK_WARN_MS = 1000  # a machine's clock this far off Redis's is said in the log at start
 LISTEN_POLL_S = 1.0  # the pub/sub listener looks whether the node is stopping this often
 
 
@@ -235,15 +236,21 @@ class Node:
     async def probe_once(self) -> None:
         """Whether Redis answers (within ``READY_PROBE_S``) and, when moves wait for
         replicas (``KR_REPLICA_ACKS``), has that many connected (on a Redis Cluster each
-        primary's replicas are not looked at), kept for /readyz."""
+        primary's replicas are not looked at), kept for /readyz. Its answer to ``TIME``
+        keeps the node's clock on Redis's (``Clock.agree``)."""
         needed = self.store.replicas[0] if self.shards is None else 0
+        clock = self.clock
         try:
             async with asyncio.timeout(READY_PROBE_S):
-                await self.redis.ping()
+                sent = clock.machine_ms()
+                seconds, micros = await self.redis.time()
+                answered = clock.machine_ms()
                 info = await self.redis.info("replication") if needed else {}
         except (*UNAVAILABLE, OSError, TimeoutError):
             self._probed = UNREACHABLE
             return
+        clock.agree(seconds * 1000 + micros // 1000, sent, answered)
+        self.metrics.clock_correction.set(clock.correction_ms / 1000)
         self._answered = asyncio.get_running_loop().time()
         connected = int(info.get("connected_slaves", 0))
         self._probed = None
@@ -270,8 +277,13 @@ class Node:
 
     async def start(self) -> int:
         await self.redis.ping()
+        await self.probe_once()  # (its clock agreed with Redis's before anything reads it)
+        if abs(self.clock.correction_ms) > CLOCK_WARN_MS:
+            log.warning(
+                "this machine's clock is off Redis's; the node reads Redis's time",
+                redis_minus_machine_ms=self.clock.correction_ms,
+            )
         await self.store.sweeping.heartbeat(self.connections.open)
-        await self.probe_once()
         self.background.spawn(self._probe())
         self.background.spawn(self._heartbeat())
         self.background.spawn(self._sessions_ended())
