@@ -294,17 +294,17 @@ def double_tap(page: Page, x: float, y: float, apart_s: float, handled_after_s: 
     second dispatched ``handled_after_s`` after the first (Chrome's protocol, which
     Playwright's own taps use, takes each event's time)."""
     cdp = page.context.new_cdp_session(page)
+
+    def tap(at: float) -> None:  # (a finger down for 30 ms)
+        touch = {"type": "touchStart", "touchPoints": [{"x": x, "y": y}], "timestamp": at}
+        cdp.send("Input.dispatchTouchEvent", touch)
+        lift = {"type": "touchEnd", "touchPoints": [], "timestamp": at + 0.03}
+        cdp.send("Input.dispatchTouchEvent", lift)
+
     first = time.time()
-    for at in (first, first + apart_s):
-        if at > first:
-            page.wait_for_timeout(handled_after_s * 1000)
-        for kind, points, t in (
-            ("touchStart", [{"x": x, "y": y}], at),
-            ("touchEnd", [], at + 0.03),
-        ):
-            cdp.send(
-                "Input.dispatchTouchEvent", {"type": kind, "touchPoints": points, "timestamp": t}
-            )
+    tap(first)
+    page.wait_for_timeout(handled_after_s * 1000)
+    tap(first + apart_s)
     cdp.detach()
 
 
